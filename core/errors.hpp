@@ -1,0 +1,60 @@
+#pragma once
+// The one exception hierarchy of nodeflow. Every error the library raises is a
+// nodeflow::Error; messages name what is wrong and where (JSON path, node name,
+// attribute, axis, tensor name, dtype), so the command line prints them as-is.
+#include <stdexcept>
+#include <string>
+
+namespace nodeflow {
+
+/// Base of every nodeflow error.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// The graph document or its wiring is wrong: JSON syntax, unknown keys or ops,
+/// missing or duplicate names, cycles.
+class InvalidGraph : public Error {
+ public:
+  using Error::Error;
+};
+
+/// An attribute has the wrong type or a value outside its valid range.
+class InvalidAttribute : public Error {
+ public:
+  using Error::Error;
+};
+
+/// Shapes do not fit: shape inference, run-time inputs, overflowing element counts.
+class ShapeMismatch : public Error {
+ public:
+  using Error::Error;
+};
+
+/// A dtype the operator or the request does not support (including gradients of
+/// integer tensors).
+class UnsupportedDType : public Error {
+ public:
+  using Error::Error;
+};
+
+/// Reading or writing files (.npy, JSON) failed or the file is malformed.
+class IoError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// A failure while running a valid graph (e.g. a MaxUnpool index outside the
+/// output, backward before a training-mode forward).
+class RunError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// Prefixes the message of a nodeflow error with a location ("nodes[3] (pool1)")
+/// and rethrows it with its original type. Used at layer boundaries so that inner
+/// code can report relative paths.
+[[noreturn]] void rethrow_with_context(const std::string& where);
+
+}  // namespace nodeflow

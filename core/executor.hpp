@@ -1,0 +1,65 @@
+#pragma once
+// Runs a Graph: inference, and training-mode forward + backward.
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/graph.hpp"
+
+namespace nodeflow {
+
+using TensorMap = std::map<std::string, Tensor>;
+
+/// State of one training-mode forward pass: what each node saved for backward.
+/// It belongs to the run, not to the graph, so several runs (threads) can use
+/// one Graph at once. backward() consumes it.
+class TrainingRun {
+ public:
+  /// Graph outputs of the forward pass.
+  const TensorMap& outputs() const { return outputs_; }
+  /// What node `node_name` keeps for backward (empty after backward).
+  const std::vector<Tensor>& saved(const std::string& node_name) const;
+  bool consumed() const { return consumed_; }
+
+ private:
+  friend class Executor;
+  TensorMap outputs_;
+  TensorMap feeds_;                              ///< graph inputs (shape source for grads)
+  std::vector<std::vector<Tensor>> saved_;       ///< per step
+  std::vector<std::vector<TensorInfo>> input_infos_;  ///< per step, run-time input shapes
+  const Graph* graph_ = nullptr;
+  bool consumed_ = false;
+};
+
+/// Runs a graph. Stateless apart from the graph reference: every method is
+/// safe to call from several threads at once.
+class Executor {
+ public:
+  explicit Executor(const Graph& graph) : graph_(graph) {}
+
+  /// Inference. `feeds` holds every graph input (dtype must match; shape must
+  /// match the declared one, dynamic dims free). Returns every graph output.
+  /// Each intermediate tensor is freed once its last consumer has run.
+  /// Throws ShapeMismatch / UnsupportedDType / InvalidGraph naming the input,
+  /// RunError for failures inside a node (prefixed by the node name).
+  TensorMap run(const TensorMap& feeds) const;
+
+  /// Training-mode forward: nodes with training=true save what backward needs.
+  TrainingRun forward(const TensorMap& feeds) const;
+
+  /// Backward through the whole graph in reverse topological order, seeded with
+  /// `grad_outputs` (graph output name -> gradient of the output's dtype and
+  /// shape; outputs without one get zero). Returns gradients for every float
+  /// graph input and every trainable initializer ("<name>" -> gradient).
+  /// Throws RunError if `run` was already consumed, UnsupportedDType for a
+  /// gradient on an integer tensor, ShapeMismatch for a wrongly shaped seed.
+  TensorMap backward(TrainingRun& run, const TensorMap& grad_outputs) const;
+
+  const Graph& graph() const { return graph_; }
+
+ private:
+  const Graph& graph_;
+};
+
+}  // namespace nodeflow

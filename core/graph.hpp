@@ -1,0 +1,91 @@
+#pragma once
+// A network: graph inputs, initializers and nodes wired by tensor names
+// (graph-format.md). GraphDef is the plain description (what the JSON holds or
+// code builds); Graph is a validated, immutable, ready-to-run graph.
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/attributes.hpp"
+#include "core/node.hpp"
+#include "core/tensor.hpp"
+
+namespace nodeflow {
+
+struct GraphInput {
+  std::string name;
+  TensorInfo info;  ///< kDynamicDim for dimensions fixed only at run time
+};
+
+struct Initializer {
+  std::string name;
+  Tensor value;
+  bool trainable = false;
+};
+
+struct NodeDef {
+  std::string op_type;
+  std::string name;
+  std::vector<std::string> inputs;  ///< "" marks an absent optional input
+  /// Names of the produced outputs; when set, only these outputs are produced
+  /// (a prefix of the op's outputs). Unset: every output, named by default_output_name.
+  std::optional<std::vector<std::string>> specified_outputs_name;
+  Attributes attributes;
+  bool training = true;
+  double lda_coeff = 1.0;
+};
+
+struct GraphDef {
+  std::string name;
+  std::vector<GraphInput> inputs;
+  std::vector<std::string> outputs;
+  std::vector<Initializer> initializers;
+  std::vector<NodeDef> nodes;
+};
+
+/// Output i of node `node`: "node" for i = 0, "node:i" otherwise.
+std::string default_output_name(const std::string& node, std::size_t i);
+
+/// A validated graph. Construction checks everything (unknown ops and
+/// attributes, attribute values, missing or duplicate names, cycles, dtypes and
+/// shapes where known) and throws on the first problem, naming it
+/// ("nodes[3] (pool1).attributes.kernel_shape: ..."); a Graph that exists is valid.
+class Graph {
+ public:
+  explicit Graph(GraphDef def);
+  Graph(Graph&&) noexcept;
+  Graph& operator=(Graph&&) noexcept;
+  ~Graph();
+
+  const GraphDef& def() const { return def_; }
+  const std::string& name() const { return def_.name; }
+
+  /// One compiled node: the instance plus its wiring, in topological order.
+  struct Step {
+    std::size_t def_index;                  ///< index into def().nodes
+    std::unique_ptr<Node> node;
+    std::vector<std::string> inputs;        ///< "" for absent optional inputs
+    std::vector<std::string> outputs;       ///< produced outputs' names
+  };
+  /// Nodes in execution order (a topological order, stable with respect to the
+  /// document order).
+  const std::vector<Step>& steps() const { return steps_; }
+  /// Dtype and inferred shape of every tensor (inputs, initializers, node outputs).
+  const std::map<std::string, TensorInfo>& tensor_infos() const { return infos_; }
+  const TensorInfo& info(const std::string& tensor) const;
+  /// nullptr when `name` is not an initializer.
+  const Initializer* initializer(const std::string& name) const;
+  /// Number of scalar parameters in initializers (trainable or not).
+  std::int64_t parameter_count() const;
+
+ private:
+  GraphDef def_;
+  std::vector<Step> steps_;
+  std::map<std::string, TensorInfo> infos_;
+  std::map<std::string, std::size_t> initializer_index_;
+};
+
+}  // namespace nodeflow

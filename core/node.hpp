@@ -1,0 +1,75 @@
+#pragma once
+// The node interface: shape inference, forward and backward, and the per-node
+// settings every node carries (training, lda_coeff, output names).
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/attributes.hpp"
+#include "core/tensor.hpp"
+
+namespace nodeflow {
+
+/// What a node is built from: its op, name, validated attributes and the
+/// toolkit's training settings (graph-format.md).
+struct NodeConfig {
+  std::string op_type;
+  std::string name;
+  Attributes attributes;
+  bool training = true;    ///< keep state for backward and pass gradients on
+  double lda_coeff = 1.0;  ///< finite factor on the gradient sent to the inputs
+};
+
+/// Arguments of Node::infer. `inputs[i]` is nullptr for an absent optional input;
+/// `constants[i]` is the value of a non-trainable initializer input, else nullptr.
+struct InferContext {
+  std::vector<const TensorInfo*> inputs;
+  std::vector<const Tensor*> constants;
+  std::size_t num_outputs = 1;  ///< outputs the graph asks for (a prefix of the op's)
+};
+
+/// Arguments of Node::forward. Absent optional inputs are empty tensors.
+struct ForwardContext {
+  std::span<const Tensor> inputs;
+  std::span<Tensor> outputs;    ///< outputs.size() outputs are wanted; the node assigns them
+  std::vector<Tensor>* saved;   ///< non-null in training mode: append what backward needs
+};
+
+/// Arguments of Node::backward.
+struct BackwardContext {
+  std::span<const TensorInfo> inputs;     ///< dtype and shape of each forward input
+  std::span<const Tensor> saved;          ///< what forward appended
+  std::span<const Tensor> grad_outputs;   ///< empty tensor: zero gradient for that output
+  std::span<Tensor> grad_inputs;          ///< empty tensor: not wanted; else add (+=) into it
+  double scale = 1.0;                     ///< lda_coeff, applied to every input gradient
+};
+
+/// A node instance. Nodes are immutable after construction: all per-run state
+/// lives in the executor's run objects (ForwardContext::saved), so one graph can
+/// be run by several threads at once.
+class Node {
+ public:
+  explicit Node(NodeConfig config) : config_(std::move(config)) {}
+  virtual ~Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  const NodeConfig& config() const { return config_; }
+  const std::string& name() const { return config_.name; }
+  const std::string& op_type() const { return config_.op_type; }
+
+  /// Output dtypes and shapes (dynamic dims stay kDynamicDim). Throws ShapeMismatch,
+  /// UnsupportedDType or InvalidAttribute with messages relative to the node
+  /// (the graph prefixes "nodes[i] (name)").
+  virtual std::vector<TensorInfo> infer(const InferContext& ctx) const = 0;
+  virtual void forward(const ForwardContext& ctx) const = 0;
+  /// Gradient with respect to the float inputs; the default refuses.
+  virtual void backward(const BackwardContext& ctx) const;
+
+ private:
+  NodeConfig config_;
+};
+
+}  // namespace nodeflow

@@ -1,0 +1,48 @@
+#pragma once
+// The one registry of node types: op_type -> schema (inputs, outputs,
+// attributes) and factory. JSON validation, the command line and tests all
+// iterate it.
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/attributes.hpp"
+#include "core/node.hpp"
+
+namespace nodeflow {
+
+/// Declarative description of one op type.
+struct OpSchema {
+  std::string op_type;
+  std::string definition;             ///< source of the semantics, e.g. "ONNX MaxPool-22"
+  std::vector<std::string> inputs;    ///< input names in ONNX order
+  std::size_t min_inputs = 1;         ///< inputs after min_inputs are optional
+  std::vector<std::string> outputs;   ///< output names in ONNX order
+  std::size_t min_outputs = 1;        ///< outputs after min_outputs are optional
+  std::vector<AttrSpec> attributes;
+  std::function<std::unique_ptr<Node>(NodeConfig)> create;
+};
+
+class OpRegistry {
+ public:
+  /// The process-wide registry, filled with every built-in op on first use.
+  static OpRegistry& global();
+
+  /// Adds a schema; throws InvalidGraph if the op_type is already registered.
+  void add(OpSchema schema);
+  /// nullptr when unknown.
+  const OpSchema* find(const std::string& op_type) const;
+  /// Sorted op_type names.
+  std::vector<std::string> names() const;
+
+ private:
+  std::map<std::string, OpSchema> schemas_;
+};
+
+/// Registers the built-in ops (defined next to each node, in nodes/).
+void register_builtin_ops(OpRegistry& registry);
+
+}  // namespace nodeflow

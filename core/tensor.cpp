@@ -1,0 +1,77 @@
+#include "core/tensor.hpp"
+
+#include <cstring>
+#include <limits>
+#include <new>
+
+namespace nodeflow {
+namespace {
+constexpr std::size_t kAlign = 64;
+
+std::shared_ptr<std::byte[]> allocate(std::size_t bytes) {
+  const std::size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
+  void* p = ::operator new[](rounded == 0 ? kAlign : rounded, std::align_val_t(kAlign), std::nothrow);
+  if (!p) throw Error("cannot allocate " + std::to_string(bytes) + " bytes for a tensor");
+  std::memset(p, 0, rounded == 0 ? kAlign : rounded);
+  return std::shared_ptr<std::byte[]>(static_cast<std::byte*>(p), [](std::byte* q) {
+    ::operator delete[](q, std::align_val_t(kAlign));
+  });
+}
+}  // namespace
+
+Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+  numel_ = element_count(shape_);
+  const auto esize = static_cast<std::int64_t>(dtype_size(dtype_));
+  if (numel_ > (std::numeric_limits<std::int64_t>::max() - 64) / esize)
+    throw ShapeMismatch("tensor of shape " + to_string(shape_) + " and dtype " +
+                        std::string(dtype_name(dtype_)) + " overflows the byte count");
+  buffer_ = allocate(static_cast<std::size_t>(numel_ * esize));
+}
+
+void Tensor::check_type(DType requested) const {
+  if (requested != dtype_)
+    throw UnsupportedDType("tensor of dtype " + std::string(dtype_name(dtype_)) +
+                           " accessed as " + std::string(dtype_name(requested)));
+}
+
+Tensor Tensor::clone() const {
+  if (empty()) return {};
+  Tensor t(dtype_, shape_);
+  if (nbytes()) std::memcpy(t.raw(), raw(), nbytes());
+  return t;
+}
+
+Tensor Tensor::reshaped(Shape shape) const {
+  if (element_count(shape) != numel_)
+    throw ShapeMismatch("cannot reshape " + to_string(shape_) + " to " + to_string(shape));
+  Tensor t = *this;
+  t.shape_ = std::move(shape);
+  return t;
+}
+
+Tensor Tensor::cast(DType to) const {
+  if (to == dtype_) return clone();
+  Tensor out(to, shape_);
+  visit_dtype(dtype_, [&](auto from_tag) {
+    using From = decltype(from_tag);
+    visit_dtype(to, [&](auto to_tag) {
+      using To = decltype(to_tag);
+      const From* src = data<From>();
+      To* dst = out.data<To>();
+      for (std::int64_t i = 0; i < numel_; ++i) {
+        const double v = static_cast<double>(src[i]);
+        if constexpr (std::is_integral_v<To>) {
+          // Out-of-range float->int conversion is undefined behaviour: refuse it.
+          if (!(v >= static_cast<double>(std::numeric_limits<To>::lowest()) &&
+                v <= static_cast<double>(std::numeric_limits<To>::max())))
+            throw UnsupportedDType("cannot cast value " + std::to_string(v) + " to " +
+                                   std::string(dtype_name(to)));
+        }
+        dst[i] = static_cast<To>(v);
+      }
+    });
+  });
+  return out;
+}
+
+}  // namespace nodeflow
