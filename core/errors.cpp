@@ -24,4 +24,10 @@ void rethrow_with_context(const std::string& where) {
   }
 }
 
+std::string context_prefix(const std::string& where, const std::string& inner) {
+  for (const char* path : {"attributes.", "inputs[", "outputs[", "specified_outputs_name"})
+    if (inner.rfind(path, 0) == 0) return where + ".";
+  return where + ": ";
+}
+
 }  // namespace nodeflow

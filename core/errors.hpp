@@ -57,4 +57,18 @@ class RunError : public Error {
 /// code can report relative paths.
 [[noreturn]] void rethrow_with_context(const std::string& where);
 
+/// The separator between a location and an inner message: "." when the inner
+/// message starts with a relative JSON path ("attributes.kernel_shape: ..."),
+/// ": " for free text ("axis 3: ..."). Returns where + separator.
+std::string context_prefix(const std::string& where, const std::string& inner);
+
+/// Runs f(); a nodeflow::Error escaping it is rethrown with `where` prepended.
+template <typename F> decltype(auto) with_context(const std::string& where, F&& f) {
+  try {
+    return f();
+  } catch (const Error& e) {
+    rethrow_with_context(context_prefix(where, e.what()));
+  }
+}
+
 }  // namespace nodeflow

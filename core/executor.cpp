@@ -1,0 +1,241 @@
+#include "core/executor.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "core/errors.hpp"
+
+namespace nodeflow {
+namespace {
+
+std::string step_path(const Graph& g, const Graph::Step& s) {
+  return "nodes[" + std::to_string(s.def_index) + "] (" + g.def().nodes[s.def_index].name + ")";
+}
+
+// A run-time input must have the declared dtype and fit the declared shape
+// (dynamic dimensions are free).
+void check_feeds(const Graph& g, const TensorMap& feeds) {
+  std::set<std::string> declared;
+  for (const GraphInput& in : g.def().inputs) {
+    declared.insert(in.name);
+    auto it = feeds.find(in.name);
+    if (it == feeds.end() || it->second.empty())
+      throw InvalidGraph("graph input '" + in.name + "' is missing");
+    const Tensor& t = it->second;
+    if (t.dtype() != in.info.dtype)
+      throw UnsupportedDType("graph input '" + in.name + "': expected dtype " +
+                             std::string(dtype_name(in.info.dtype)) + ", got " +
+                             std::string(dtype_name(t.dtype())));
+    bool fits = t.rank() == in.info.shape.size();
+    for (std::size_t a = 0; fits && a < t.rank(); ++a)
+      fits = in.info.shape[a] == kDynamicDim || in.info.shape[a] == t.shape()[a];
+    if (!fits)
+      throw ShapeMismatch("graph input '" + in.name + "': expected shape " +
+                          to_string(in.info.shape) + ", got " + to_string(t.shape()));
+  }
+  for (const auto& [name, t] : feeds)
+    if (!declared.count(name)) throw InvalidGraph("'" + name + "' is not a graph input");
+}
+
+// Tensors of one pass, freed once their last consumer has run.
+class Workspace {
+ public:
+  Workspace(const Graph& g, const TensorMap& feeds) : graph_(g) {
+    for (const auto& [name, t] : feeds) values_[name] = t;
+    for (const auto& init : g.def().initializers) values_[init.name] = init.value;
+    for (const auto& step : g.steps())
+      for (const auto& t : step.inputs)
+        if (!t.empty()) ++remaining_[t];
+    for (const auto& out : g.def().outputs) kept_.insert(out);
+  }
+
+  std::vector<Tensor> inputs_of(const Graph::Step& step) const {
+    std::vector<Tensor> in;
+    for (const auto& t : step.inputs) in.push_back(t.empty() ? Tensor{} : values_.at(t));
+    return in;
+  }
+
+  void store(const Graph::Step& step, std::vector<Tensor>& outputs) {
+    const std::string where = step_path(graph_, step);
+    for (std::size_t k = 0; k < step.outputs.size(); ++k) {
+      const TensorInfo& want = graph_.info(step.outputs[k]);
+      const Tensor& got = outputs[k];
+      bool ok = !got.empty() && got.dtype() == want.dtype && got.rank() == want.shape.size();
+      for (std::size_t a = 0; ok && a < got.rank(); ++a)
+        ok = want.shape[a] == kDynamicDim || want.shape[a] == got.shape()[a];
+      if (!ok)
+        throw RunError(where + ": output '" + step.outputs[k] + "' has dtype " +
+                       std::string(dtype_name(got.dtype())) + " and shape " +
+                       to_string(got.shape()) + ", inferred " + std::string(dtype_name(want.dtype)) +
+                       " " + to_string(want.shape));
+      values_[step.outputs[k]] = std::move(outputs[k]);
+    }
+  }
+
+  // Drops the step's inputs that no later node reads (graph outputs stay).
+  void release_inputs(const Graph::Step& step) {
+    for (const auto& t : step.inputs)
+      if (!t.empty() && --remaining_[t] == 0 && !kept_.count(t)) values_.erase(t);
+  }
+
+  TensorMap outputs() const {
+    TensorMap out;
+    for (const auto& name : graph_.def().outputs) out[name] = values_.at(name);
+    return out;
+  }
+
+ private:
+  const Graph& graph_;
+  TensorMap values_;
+  std::map<std::string, std::size_t> remaining_;
+  std::set<std::string> kept_;
+};
+
+// One forward pass; `run` non-null in training mode.
+TensorMap forward_pass(const Graph& g, const TensorMap& feeds, TrainingRun* run,
+                       std::vector<std::vector<Tensor>>* saved,
+                       std::vector<std::vector<TensorInfo>>* input_infos) {
+  check_feeds(g, feeds);
+  Workspace ws(g, feeds);
+  for (std::size_t s = 0; s < g.steps().size(); ++s) {
+    const Graph::Step& step = g.steps()[s];
+    std::vector<Tensor> in = ws.inputs_of(step);
+    std::vector<Tensor> out(step.outputs.size());
+    const bool keep = run != nullptr && step.node->config().training;
+    ForwardContext ctx{in, out, keep ? &(*saved)[s] : nullptr};
+    with_context(step_path(g, step), [&] { step.node->forward(ctx); });
+    if (input_infos)
+      for (const Tensor& t : in)
+        (*input_infos)[s].push_back(t.empty() ? TensorInfo{} : TensorInfo{t.dtype(), t.shape()});
+    ws.store(step, out);
+    ws.release_inputs(step);
+  }
+  return ws.outputs();
+}
+
+}  // namespace
+
+const std::vector<Tensor>& TrainingRun::saved(const std::string& node_name) const {
+  if (graph_ == nullptr) throw RunError("this TrainingRun holds no training-mode forward");
+  for (std::size_t s = 0; s < graph_->steps().size(); ++s)
+    if (graph_->steps()[s].node->name() == node_name) return saved_[s];
+  throw RunError("node '" + node_name + "' is not in the graph");
+}
+
+TensorMap Executor::run(const TensorMap& feeds) const {
+  return forward_pass(graph_, feeds, nullptr, nullptr, nullptr);
+}
+
+TrainingRun Executor::forward(const TensorMap& feeds) const {
+  TrainingRun r;
+  r.graph_ = &graph_;
+  r.saved_.resize(graph_.steps().size());
+  r.input_infos_.resize(graph_.steps().size());
+  r.outputs_ = forward_pass(graph_, feeds, &r, &r.saved_, &r.input_infos_);
+  r.feeds_ = feeds;
+  return r;
+}
+
+TensorMap Executor::backward(TrainingRun& run, const TensorMap& grad_outputs) const {
+  if (run.graph_ == nullptr)
+    throw RunError("backward needs a training-mode forward first (Executor::forward)");
+  if (run.graph_ != &graph_) throw RunError("backward: the TrainingRun belongs to another graph");
+  if (run.consumed_)
+    throw RunError("backward was already run on this TrainingRun (its state is released)");
+  const Graph& g = graph_;
+
+  // Which tensors a gradient must reach: float graph inputs and trainable
+  // initializers, and every output of a training node that reads one of them.
+  std::set<std::string> wanted;
+  TensorMap grads;
+  for (const GraphInput& in : g.def().inputs)
+    if (is_float(in.info.dtype)) {
+      wanted.insert(in.name);
+      const Tensor& x = run.feeds_.at(in.name);
+      grads[in.name] = Tensor(x.dtype(), x.shape());
+    }
+  for (const Initializer& init : g.def().initializers)
+    if (init.trainable) {
+      wanted.insert(init.name);
+      grads[init.name] = Tensor(init.value.dtype(), init.value.shape());
+    }
+  const TensorMap leaves = grads;
+  for (const auto& step : g.steps()) {
+    if (!step.node->config().training) continue;
+    bool reads_wanted = false;
+    for (const auto& t : step.inputs) reads_wanted = reads_wanted || wanted.count(t) > 0;
+    if (reads_wanted)
+      for (const auto& out : step.outputs)
+        if (is_float(g.info(out).dtype)) wanted.insert(out);
+  }
+
+  // Seeds: graph outputs only, of their dtype and run-time shape.
+  for (const auto& [name, seed] : grad_outputs) {
+    const auto& outs = g.def().outputs;
+    if (std::find(outs.begin(), outs.end(), name) == outs.end())
+      throw InvalidGraph("gradient given for '" + name + "', which is not a graph output");
+    const Tensor& y = run.outputs_.at(name);
+    if (!is_float(y.dtype()))
+      throw UnsupportedDType("gradient given for output '" + name + "' of dtype " +
+                             std::string(dtype_name(y.dtype())) + " (not differentiable)");
+    if (seed.dtype() != y.dtype() || seed.shape() != y.shape())
+      throw ShapeMismatch("gradient for output '" + name + "': expected " +
+                          std::string(dtype_name(y.dtype())) + " " + to_string(y.shape()) +
+                          ", got " + std::string(dtype_name(seed.dtype())) + " " +
+                          to_string(seed.shape()));
+    if (!wanted.count(name)) continue;  // reaches no input: nothing to propagate
+    auto it = grads.find(name);
+    if (it == grads.end())
+      grads[name] = seed.clone();
+    else
+      it->second = [&] {  // an output that is also a graph input or initializer
+        Tensor sum = it->second.clone();
+        visit_float_dtype(sum.dtype(), [&](auto tag) {
+          using T = decltype(tag);
+          T* d = sum.data<T>();
+          const T* s = seed.data<T>();
+          for (std::int64_t i = 0; i < sum.numel(); ++i)
+            d[i] = static_cast<T>(static_cast<float>(d[i]) + static_cast<float>(s[i]));
+        });
+        return sum;
+      }();
+  }
+
+  run.consumed_ = true;
+  for (std::size_t s = g.steps().size(); s-- > 0;) {
+    const Graph::Step& step = g.steps()[s];
+    std::vector<Tensor> saved = std::move(run.saved_[s]);
+    run.saved_[s].clear();
+    if (!step.node->config().training) continue;  // stop-gradient
+    std::vector<Tensor> dy;
+    bool any = false;
+    for (const auto& out : step.outputs) {
+      auto it = grads.find(out);
+      dy.push_back(it == grads.end() ? Tensor{} : it->second);
+      any = any || it != grads.end();
+      if (it != grads.end() && !leaves.count(out)) grads.erase(it);  // consumed
+    }
+    if (!any) continue;
+    const auto& infos = run.input_infos_[s];
+    std::vector<Tensor> dx(step.inputs.size());
+    bool needed = false;
+    for (std::size_t k = 0; k < step.inputs.size(); ++k) {
+      const std::string& t = step.inputs[k];
+      if (t.empty() || !wanted.count(t)) continue;
+      auto it = grads.find(t);
+      if (it == grads.end()) it = grads.emplace(t, Tensor(infos[k].dtype, infos[k].shape)).first;
+      dx[k] = it->second;  // shares the buffer: backward adds into it
+      needed = true;
+    }
+    if (!needed) continue;
+    BackwardContext ctx{infos, saved, dy, dx, step.node->config().lda_coeff};
+    with_context(step_path(g, step), [&] { step.node->backward(ctx); });
+  }
+  run.input_infos_.clear();
+
+  TensorMap result;
+  for (const auto& [name, t] : leaves) result[name] = grads.at(name);
+  return result;
+}
+
+}  // namespace nodeflow
