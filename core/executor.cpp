@@ -228,7 +228,12 @@ TensorMap Executor::backward(TrainingRun& run, const TensorMap& grad_outputs) co
       needed = true;
     }
     if (!needed) continue;
-    BackwardContext ctx{infos, saved, dy, dx, step.node->config().lda_coeff};
+    std::vector<std::uint8_t> parameters;
+    for (const auto& t : step.inputs) {
+      const Initializer* init = g.initializer(t);
+      parameters.push_back(init != nullptr && init->trainable);
+    }
+    BackwardContext ctx{infos, saved, dy, dx, step.node->config().lda_coeff, parameters};
     with_context(step_path(g, step), [&] { step.node->backward(ctx); });
   }
   run.input_infos_.clear();

@@ -2,6 +2,7 @@
 // The node interface: shape inference, forward and backward, and the per-node
 // settings every node carries (training, lda_coeff, output names).
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -43,7 +44,16 @@ struct BackwardContext {
   std::span<const Tensor> saved;          ///< what forward appended
   std::span<const Tensor> grad_outputs;   ///< empty tensor: zero gradient for that output
   std::span<Tensor> grad_inputs;          ///< empty tensor: not wanted; else add (+=) into it
-  double scale = 1.0;                     ///< lda_coeff, applied to every input gradient
+  /// lda_coeff: the factor on the gradient sent to the previous layers.
+  double scale = 1.0;
+  /// Non-zero for inputs that are trainable initializers (the node's own
+  /// parameters): training.md says lda_coeff does not scale their gradients.
+  std::span<const std::uint8_t> parameter_inputs;
+
+  /// The factor to apply to the gradient of input k.
+  double scale_for(std::size_t k) const {
+    return k < parameter_inputs.size() && parameter_inputs[k] ? 1.0 : scale;
+  }
 };
 
 /// A node instance. Nodes are immutable after construction: all per-run state

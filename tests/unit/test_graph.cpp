@@ -1,0 +1,124 @@
+// Graph validation: names, wiring, cycles, output naming, topological order.
+#include <gtest/gtest.h>
+
+#include "core/graph.hpp"
+#include "core/registry.hpp"
+#include "support/test_ops.hpp"
+
+namespace nodeflow {
+namespace {
+
+NodeDef scale(const std::string& name, std::vector<std::string> in, double alpha = 2.0) {
+  NodeDef n;
+  n.op_type = "TestScale";
+  n.name = name;
+  n.inputs = std::move(in);
+  n.attributes["alpha"] = alpha;
+  return n;
+}
+
+GraphDef chain() {
+  testing::register_test_ops();
+  GraphDef g;
+  g.inputs.push_back({"x", {DType::Float32, {kDynamicDim, 3}}});
+  g.nodes = {scale("b", {"a"}), scale("a", {"x"})};  // document order is not execution order
+  g.outputs = {"b"};
+  return g;
+}
+
+std::string error_of(GraphDef def) {
+  try {
+    Graph g(std::move(def));
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Graph, SortsNodesTopologically) {
+  Graph g(chain());
+  ASSERT_EQ(g.steps().size(), 2u);
+  EXPECT_EQ(g.steps()[0].node->name(), "a");
+  EXPECT_EQ(g.steps()[1].node->name(), "b");
+  EXPECT_EQ(g.info("b").shape, (Shape{kDynamicDim, 3}));
+}
+
+TEST(Graph, DefaultOutputNamesAreNodeNameAndIndex) {
+  EXPECT_EQ(default_output_name("pool", 0), "pool");
+  EXPECT_EQ(default_output_name("pool", 1), "pool:1");
+}
+
+TEST(Graph, ReportsCycleNamingANodeOnIt) {
+  GraphDef d = chain();
+  d.nodes.push_back(scale("c", {"d"}));
+  d.nodes.push_back(scale("d", {"c"}));
+  const std::string msg = error_of(d);
+  EXPECT_NE(msg.find("cycle"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("c, d"), std::string::npos) << msg;
+}
+
+TEST(Graph, ReportsMissingTensorWithPath) {
+  GraphDef d = chain();
+  d.nodes[1].inputs = {"ghost"};
+  EXPECT_EQ(error_of(d),
+            "nodes[1] (a).inputs[0]: tensor 'ghost' is not a graph input, initializer or node output");
+}
+
+TEST(Graph, ReportsDuplicateNames) {
+  GraphDef d = chain();
+  d.nodes[0].name = "a";
+  EXPECT_EQ(error_of(d), "nodes[1] (a).name: duplicate node name 'a'");
+  d = chain();
+  d.nodes[0].specified_outputs_name = std::vector<std::string>{"x"};
+  EXPECT_EQ(error_of(d),
+            "nodes[0] (b).specified_outputs_name: tensor name 'x' is defined twice (names are "
+            "unique in the graph)");
+}
+
+TEST(Graph, ReportsUnknownOpAndAttribute) {
+  GraphDef d = chain();
+  d.nodes[0].op_type = "Nope";
+  EXPECT_NE(error_of(d).find("nodes[0] (b).op_type: unknown op_type 'Nope' (known: "), std::string::npos);
+  d = chain();
+  d.nodes[0].attributes["beta"] = std::int64_t{1};
+  EXPECT_EQ(error_of(d),
+            "nodes[0] (b).attributes.beta: unknown attribute 'beta' for TestScale (known: alpha)");
+  d = chain();
+  d.nodes[0].attributes["alpha"] = std::string("x");
+  EXPECT_EQ(error_of(d), "nodes[0] (b).attributes.alpha: expected a number, got \"x\"");
+}
+
+TEST(Graph, ReportsNonFiniteLdaCoeff) {
+  GraphDef d = chain();
+  d.nodes[0].lda_coeff = std::nan("");
+  EXPECT_EQ(error_of(d), "nodes[0] (b).lda_coeff: expected a finite number");
+}
+
+TEST(Graph, ReportsUndefinedGraphOutput) {
+  GraphDef d = chain();
+  d.outputs = {"zz"};
+  EXPECT_EQ(error_of(d), "outputs[0]: tensor 'zz' is not a graph input, initializer or node output");
+}
+
+TEST(Graph, ReportsOverflowingInputShape) {
+  GraphDef d = chain();
+  d.inputs[0].info.shape = {3037000500, 3037000500, 2, 2};
+  EXPECT_EQ(error_of(d),
+            "inputs[0] (x).shape: element count of [3037000500, 3037000500, 2, 2] overflows int64");
+}
+
+TEST(Graph, CountsParameters) {
+  GraphDef d = chain();
+  d.initializers.push_back({"w", Tensor(DType::Float32, {2, 3}), true});
+  d.initializers.push_back({"s", Tensor(DType::Int64, {4}), false});
+  EXPECT_EQ(Graph(std::move(d)).parameter_count(), 10);
+}
+
+TEST(Graph, RefusesTrainableIntegerInitializer) {
+  GraphDef d = chain();
+  d.initializers.push_back({"s", Tensor(DType::Int64, {4}), true});
+  EXPECT_NE(error_of(d).find("int64"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace nodeflow
