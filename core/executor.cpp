@@ -92,9 +92,18 @@ class Workspace {
 };
 
 // One forward pass; `run` non-null in training mode.
+// splitmix64: decorrelates the per-node seeds derived from one run seed.
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
 TensorMap forward_pass(const Graph& g, const TensorMap& feeds, TrainingRun* run,
                        std::vector<std::vector<Tensor>>* saved,
-                       std::vector<std::vector<TensorInfo>>* input_infos) {
+                       std::vector<std::vector<TensorInfo>>* input_infos, std::uint64_t seed,
+                       TensorMap* updates) {
   check_feeds(g, feeds);
   Workspace ws(g, feeds);
   for (std::size_t s = 0; s < g.steps().size(); ++s) {
@@ -102,8 +111,17 @@ TensorMap forward_pass(const Graph& g, const TensorMap& feeds, TrainingRun* run,
     std::vector<Tensor> in = ws.inputs_of(step);
     std::vector<Tensor> out(step.outputs.size());
     const bool keep = run != nullptr && step.node->config().training;
-    ForwardContext ctx{in, out, keep ? &(*saved)[s] : nullptr};
+    std::vector<std::pair<std::size_t, Tensor>> node_updates;
+    ForwardContext ctx{in, out, keep ? &(*saved)[s] : nullptr, mix(seed ^ mix(s)),
+                       keep ? &node_updates : nullptr};
     with_context(step_path(g, step), [&] { step.node->forward(ctx); });
+    for (auto& [k, value] : node_updates) {
+      const Initializer* init = k < step.inputs.size() ? g.initializer(step.inputs[k]) : nullptr;
+      if (init == nullptr || init->trainable)
+        throw RunError(step_path(g, step) + ": input " + std::to_string(k) +
+                       " is not a non-trainable initializer and cannot be updated");
+      (*updates)[init->name] = std::move(value);
+    }
     if (input_infos)
       for (const Tensor& t : in)
         (*input_infos)[s].push_back(t.empty() ? TensorInfo{} : TensorInfo{t.dtype(), t.shape()});
@@ -123,15 +141,15 @@ const std::vector<Tensor>& TrainingRun::saved(const std::string& node_name) cons
 }
 
 TensorMap Executor::run(const TensorMap& feeds) const {
-  return forward_pass(graph_, feeds, nullptr, nullptr, nullptr);
+  return forward_pass(graph_, feeds, nullptr, nullptr, nullptr, 0, nullptr);
 }
 
-TrainingRun Executor::forward(const TensorMap& feeds) const {
+TrainingRun Executor::forward(const TensorMap& feeds, std::uint64_t seed) const {
   TrainingRun r;
   r.graph_ = &graph_;
   r.saved_.resize(graph_.steps().size());
   r.input_infos_.resize(graph_.steps().size());
-  r.outputs_ = forward_pass(graph_, feeds, &r, &r.saved_, &r.input_infos_);
+  r.outputs_ = forward_pass(graph_, feeds, &r, &r.saved_, &r.input_infos_, seed, &r.updates_);
   r.feeds_ = feeds;
   return r;
 }

@@ -1,6 +1,7 @@
 #pragma once
 // Runs a Graph: inference, and training-mode forward + backward.
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -21,6 +22,9 @@ class TrainingRun {
   /// What node `node_name` keeps for backward (empty after backward).
   const std::vector<Tensor>& saved(const std::string& node_name) const;
   bool consumed() const { return consumed_; }
+  /// New values the nodes computed for non-trainable initializers
+  /// (BatchNormalization running statistics), by initializer name.
+  const TensorMap& initializer_updates() const { return updates_; }
 
  private:
   friend class Executor;
@@ -28,6 +32,7 @@ class TrainingRun {
   TensorMap feeds_;                              ///< graph inputs (shape source for grads)
   std::vector<std::vector<Tensor>> saved_;       ///< per step
   std::vector<std::vector<TensorInfo>> input_infos_;  ///< per step, run-time input shapes
+  TensorMap updates_;
   const Graph* graph_ = nullptr;
   bool consumed_ = false;
 };
@@ -46,7 +51,8 @@ class Executor {
   TensorMap run(const TensorMap& feeds) const;
 
   /// Training-mode forward: nodes with training=true save what backward needs.
-  TrainingRun forward(const TensorMap& feeds) const;
+  /// `seed` drives the random nodes (Dropout): the same seed gives the same masks.
+  TrainingRun forward(const TensorMap& feeds, std::uint64_t seed = 0) const;
 
   /// Backward through the whole graph in reverse topological order, seeded with
   /// `grad_outputs` (graph output name -> gradient of the output's dtype and

@@ -193,4 +193,18 @@ std::int64_t Graph::parameter_count() const {
   return n;
 }
 
+void Graph::set_initializer(const std::string& name, Tensor value) {
+  auto it = initializer_index_.find(name);
+  if (it == initializer_index_.end()) throw InvalidGraph("'" + name + "' is not an initializer");
+  Initializer& init = def_.initializers[it->second];
+  if (value.dtype() != init.value.dtype())
+    throw UnsupportedDType("initializer '" + name + "': expected dtype " +
+                           std::string(dtype_name(init.value.dtype())) + ", got " +
+                           std::string(dtype_name(value.dtype())));
+  if (value.shape() != init.value.shape())
+    throw ShapeMismatch("initializer '" + name + "': expected shape " + to_string(init.value.shape()) +
+                        ", got " + to_string(value.shape()));
+  init.value = std::move(value);
+}
+
 }  // namespace nodeflow

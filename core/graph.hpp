@@ -80,6 +80,11 @@ class Graph {
   const Initializer* initializer(const std::string& name) const;
   /// Number of scalar parameters in initializers (trainable or not).
   std::int64_t parameter_count() const;
+  /// Replaces an initializer's value (optimizer steps, running statistics).
+  /// The dtype and shape must stay the same (throws ShapeMismatch /
+  /// UnsupportedDType; InvalidGraph for an unknown name). Not safe while a run
+  /// of this graph is in flight on another thread.
+  void set_initializer(const std::string& name, Tensor value);
 
  private:
   GraphDef def_;

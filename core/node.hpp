@@ -6,6 +6,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/attributes.hpp"
@@ -35,7 +36,15 @@ struct InferContext {
 struct ForwardContext {
   std::span<const Tensor> inputs;
   std::span<Tensor> outputs;    ///< outputs.size() outputs are wanted; the node assigns them
-  std::vector<Tensor>* saved;   ///< non-null in training mode: append what backward needs
+  /// Non-null exactly when the node runs in training mode (a training-mode
+  /// forward and the node's `training` is true): append what backward needs.
+  std::vector<Tensor>* saved = nullptr;
+  /// Seed for this node in this run (Dropout masks); distinct per node and run.
+  std::uint64_t seed = 0;
+  /// Training mode only: new values for non-trainable initializer inputs,
+  /// as (input index, tensor) (BatchNormalization's running statistics). The
+  /// caller of the run decides whether to apply them (Graph::set_initializer).
+  std::vector<std::pair<std::size_t, Tensor>>* updates = nullptr;
 };
 
 /// Arguments of Node::backward.
