@@ -1,32 +1,58 @@
+// AveragePool (ONNX AveragePool-22) and GlobalAveragePool (ONNX
+// GlobalAveragePool-22, the same node with one window over all spatial axes).
+// Training keeps no state: backward needs only the input's shape.
 #include "core/errors.hpp"
-#include "core/registry.hpp"
+#include "nodes/pool_kernels.hpp"
+#include "nodes/pool_node.hpp"
 #include "nodes/pool_ops.hpp"
 
 namespace nodeflow {
 namespace {
 
-// Registered early so the library links; the kernels land in the next commits.
-class AveragePoolNode final : public Node {
+class AveragePoolNode final : public PoolNode {
  public:
-  using Node::Node;
-  std::vector<TensorInfo> infer(const InferContext&) const override {
-    throw RunError("AveragePool is not implemented yet");
+  using PoolNode::PoolNode;
+
+  void forward(const ForwardContext& ctx) const override {
+    const Tensor& x = ctx.inputs[0];
+    const PoolGeometry g = geometry(x);
+    Tensor y(x.dtype(), g.output_shape());
+    const bool include_pad = attributes().count_include_pad;
+    visit_float_dtype(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      average_pool_forward<T>(g, include_pad, x.values<T>(), y.values<T>());
+    });
+    ctx.outputs[0] = y;
   }
-  void forward(const ForwardContext&) const override {
-    throw RunError("AveragePool is not implemented yet");
+
+  void backward(const BackwardContext& ctx) const override {
+    if (!has_work(ctx)) return;
+    const PoolGeometry g = backward_geometry(ctx);
+    const bool include_pad = attributes().count_include_pad;
+    visit_float_dtype(ctx.inputs[0].dtype, [&](auto tag) {
+      using T = decltype(tag);
+      average_pool_backward<T>(g, include_pad, ctx.grad_outputs[0].values<T>(), ctx.scale,
+                               ctx.grad_inputs[0].values<T>());
+    });
   }
 };
 
-}  // namespace
-
-void register_average_pool(OpRegistry& registry) {
-  OpSchema s;
-  s.op_type = "AveragePool";
-  s.definition = "ONNX AveragePool-22";
+void register_average_kind(OpRegistry& registry, PoolKind kind) {
+  OpSchema s = pool_schema(kind);
   s.inputs = {"X"};
   s.outputs = {"Y"};
-  s.create = [](NodeConfig c) -> std::unique_ptr<Node> { return std::make_unique<AveragePoolNode>(std::move(c)); };
+  s.create = [kind](NodeConfig c) -> std::unique_ptr<Node> {
+    return std::make_unique<AveragePoolNode>(std::move(c), kind);
+  };
   registry.add(std::move(s));
+}
+
+}  // namespace
+
+void register_average_pool(OpRegistry& registry) { register_average_kind(registry, PoolKind::Average); }
+
+void register_global_average_pool(OpRegistry& registry) {
+  register_average_kind(registry, PoolKind::GlobalAverage);
 }
 
 }  // namespace nodeflow

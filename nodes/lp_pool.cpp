@@ -1,28 +1,49 @@
+// LpPool (ONNX LpPool-22): (sum |x|^p)^(1/p) over each window's input
+// elements. Training saves x and y (handles, no copies) for the backward.
 #include "core/errors.hpp"
-#include "core/registry.hpp"
+#include "nodes/pool_kernels.hpp"
+#include "nodes/pool_node.hpp"
 #include "nodes/pool_ops.hpp"
 
 namespace nodeflow {
 namespace {
 
-// Registered early so the library links; the kernels land in the next commits.
-class LpPoolNode final : public Node {
+class LpPoolNode final : public PoolNode {
  public:
-  using Node::Node;
-  std::vector<TensorInfo> infer(const InferContext&) const override {
-    throw RunError("LpPool is not implemented yet");
+  explicit LpPoolNode(NodeConfig config) : PoolNode(std::move(config), PoolKind::Lp) {}
+
+  void forward(const ForwardContext& ctx) const override {
+    const Tensor& x = ctx.inputs[0];
+    const PoolGeometry g = geometry(x);
+    Tensor y(x.dtype(), g.output_shape());
+    visit_float_dtype(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      lp_pool_forward<T>(g, attributes().p, x.values<T>(), y.values<T>());
+    });
+    ctx.outputs[0] = y;
+    if (ctx.saved) {
+      ctx.saved->push_back(x);
+      ctx.saved->push_back(y);
+    }
   }
-  void forward(const ForwardContext&) const override {
-    throw RunError("LpPool is not implemented yet");
+
+  void backward(const BackwardContext& ctx) const override {
+    if (!has_work(ctx)) return;
+    const PoolGeometry g = backward_geometry(ctx);
+    if (ctx.saved.size() != 2)
+      throw RunError("LpPool backward needs x and y saved by a training-mode forward");
+    visit_float_dtype(ctx.inputs[0].dtype, [&](auto tag) {
+      using T = decltype(tag);
+      lp_pool_backward<T>(g, attributes().p, ctx.saved[0].values<T>(), ctx.saved[1].values<T>(),
+                          ctx.grad_outputs[0].values<T>(), ctx.scale, ctx.grad_inputs[0].values<T>());
+    });
   }
 };
 
 }  // namespace
 
 void register_lp_pool(OpRegistry& registry) {
-  OpSchema s;
-  s.op_type = "LpPool";
-  s.definition = "ONNX LpPool-22";
+  OpSchema s = pool_schema(PoolKind::Lp);
   s.inputs = {"X"};
   s.outputs = {"Y"};
   s.create = [](NodeConfig c) -> std::unique_ptr<Node> { return std::make_unique<LpPoolNode>(std::move(c)); };

@@ -1,32 +1,73 @@
+// MaxPool (ONNX MaxPool-22, outputs Y and optional Indices) and GlobalMaxPool
+// (ONNX GlobalMaxPool-22, the same node with one window over all spatial
+// axes). Training saves only the argmax: one int64 tensor of Y's shape
+// holding row-major flat input indices; no copy of the input.
 #include "core/errors.hpp"
-#include "core/registry.hpp"
+#include "nodes/pool_kernels.hpp"
+#include "nodes/pool_node.hpp"
 #include "nodes/pool_ops.hpp"
 
 namespace nodeflow {
 namespace {
 
-// Registered early so the library links; the kernels land in the next commits.
-class MaxPoolNode final : public Node {
+class MaxPoolNode final : public PoolNode {
  public:
-  using Node::Node;
-  std::vector<TensorInfo> infer(const InferContext&) const override {
-    throw RunError("MaxPool is not implemented yet");
+  using PoolNode::PoolNode;
+
+  void forward(const ForwardContext& ctx) const override {
+    const Tensor& x = ctx.inputs[0];
+    const PoolGeometry g = geometry(x);
+    const bool want_indices = ctx.outputs.size() >= 2;
+    // Integer dtypes have no backward, so they keep no state.
+    const bool save = ctx.saved != nullptr && is_float(x.dtype());
+    Tensor y(x.dtype(), g.output_shape());
+    Tensor argmax = want_indices || save ? Tensor(DType::Int64, g.output_shape()) : Tensor();
+    std::span<std::int64_t> winners = argmax.empty() ? std::span<std::int64_t>() : argmax.values<std::int64_t>();
+    visit_dtype(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (!std::is_same_v<T, std::int64_t>) max_pool_forward<T>(g, x.values<T>(), y.values<T>(), winners);
+    });
+    ctx.outputs[0] = y;
+    if (want_indices) {
+      Tensor indices(DType::Int64, g.output_shape());
+      max_pool_indices(g, attributes().storage_order, winners, indices.values<std::int64_t>());
+      ctx.outputs[1] = indices;
+    }
+    if (save) ctx.saved->push_back(argmax);
   }
-  void forward(const ForwardContext&) const override {
-    throw RunError("MaxPool is not implemented yet");
+
+  void backward(const BackwardContext& ctx) const override {
+    if (!has_work(ctx)) return;
+    const PoolGeometry g = backward_geometry(ctx);
+    if (ctx.saved.size() != 1 || ctx.saved[0].dtype() != DType::Int64 ||
+        ctx.saved[0].shape() != g.output_shape())
+      throw RunError(std::string(pool_op_type(attributes().kind)) +
+                     " backward needs the argmax saved by a training-mode forward");
+    visit_float_dtype(ctx.inputs[0].dtype, [&](auto tag) {
+      using T = decltype(tag);
+      max_pool_backward<T>(ctx.saved[0].values<std::int64_t>(), ctx.grad_outputs[0].values<T>(), ctx.scale,
+                           ctx.grad_inputs[0].values<T>());
+    });
   }
 };
 
+OpSchema max_schema(PoolKind kind, std::vector<std::string> outputs) {
+  OpSchema s = pool_schema(kind);
+  s.inputs = {"X"};
+  s.outputs = std::move(outputs);
+  s.min_outputs = 1;
+  s.create = [kind](NodeConfig c) -> std::unique_ptr<Node> {
+    return std::make_unique<MaxPoolNode>(std::move(c), kind);
+  };
+  return s;
+}
+
 }  // namespace
 
-void register_max_pool(OpRegistry& registry) {
-  OpSchema s;
-  s.op_type = "MaxPool";
-  s.definition = "ONNX MaxPool-22";
-  s.inputs = {"X"};
-  s.outputs = {"Y"};
-  s.create = [](NodeConfig c) -> std::unique_ptr<Node> { return std::make_unique<MaxPoolNode>(std::move(c)); };
-  registry.add(std::move(s));
+void register_max_pool(OpRegistry& registry) { registry.add(max_schema(PoolKind::Max, {"Y", "Indices"})); }
+
+void register_global_max_pool(OpRegistry& registry) {
+  registry.add(max_schema(PoolKind::GlobalMax, {"Y"}));
 }
 
 }  // namespace nodeflow

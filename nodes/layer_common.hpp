@@ -1,0 +1,106 @@
+#pragma once
+// Pieces shared by the layer nodes (Conv, Gemm, MatMul, Add, activations,
+// Softmax, losses, BatchNormalization, Dropout, Flatten, Reshape): dtype
+// checks, the dtype kernels compute in, gradient accumulation and numpy
+// broadcasting.
+//
+// Kernels run in float32 or float64 only: float16 and bfloat16 tensors are
+// converted to float32 (their accumulator_t) on the way in and back on the way
+// out, so every Eigen-heavy template is instantiated twice, not four times.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/dtype.hpp"
+#include "core/shape.hpp"
+#include "core/tensor.hpp"
+
+namespace nodeflow {
+
+/// Throws UnsupportedDType unless `dtype` is float32, float64, float16 or bfloat16:
+/// "Conv does not take dtype int8 (input 0 (X); allowed: float32, float64, float16, bfloat16)".
+void check_float_input(const std::string& op, std::size_t index, const std::string& input_name,
+                       DType dtype);
+
+/// Throws UnsupportedDType when input `index` has another dtype than input 0:
+/// "input 1 (W) has dtype float64 but input 0 (X) has float32; Conv needs one dtype".
+void check_same_dtype(const std::string& op, std::size_t index, const std::string& input_name,
+                      DType dtype, const std::string& first_name, DType first);
+
+/// Throws UnsupportedDType unless `dtype` is int64 (labels, shapes).
+void check_int64_input(const std::string& op, std::size_t index, const std::string& input_name,
+                       DType dtype);
+
+/// The dtype kernels compute in: float32 for float16 and bfloat16, else `dtype`.
+DType compute_dtype(DType dtype);
+
+/// `t` converted to `dtype`; shares t's buffer when it already has that dtype.
+Tensor as_dtype(const Tensor& t, DType dtype);
+
+/// `t` in compute_dtype(t.dtype()) (shares the buffer when no conversion is needed).
+inline Tensor to_compute(const Tensor& t) { return as_dtype(t, compute_dtype(t.dtype())); }
+
+/// dst += scale * src element by element. Both are float tensors with the same
+/// element count (their shapes may differ, e.g. Flatten); src is converted.
+/// An empty dst (gradient not wanted) or an empty src (zero gradient) is a no-op.
+void accumulate_gradient(Tensor& dst, const Tensor& src, double scale);
+
+/// Calls f(float{}) or f(double{}) for a compute dtype (float32 or float64).
+template <typename F> void visit_compute_dtype(DType compute, F&& f) {
+  if (compute == DType::Float64)
+    f(double{});
+  else
+    f(float{});
+}
+
+/// numpy broadcasting (shapes aligned on the right; a dimension 1 stretches).
+/// Dynamic dimensions: (?, 1) -> ?, (?, n) -> n for n != 1, (?, ?) -> ?.
+/// Throws ShapeMismatch naming both shapes and the output axis that does not fit.
+Shape broadcast_shapes(const Shape& a, const Shape& b);
+
+/// Element strides that read a tensor of shape `shape` as if it were broadcast
+/// to `out` (0 along stretched or missing axes). `shape` must broadcast to `out`.
+std::vector<std::int64_t> broadcast_strides(const Shape& shape, const Shape& out);
+
+/// Calls f(i, ia, ib) for every flat index i of `out` in row-major order, with
+/// the flat offsets ia, ib given by the strides `sa`, `sb` (broadcast_strides).
+template <typename F>
+void for_each_broadcast(const Shape& out, const std::vector<std::int64_t>& sa,
+                        const std::vector<std::int64_t>& sb, F&& f) {
+  const std::size_t rank = out.size();
+  const std::int64_t total = element_count(out);
+  if (total == 0) return;
+  if (rank == 0) {
+    f(std::int64_t{0}, std::int64_t{0}, std::int64_t{0});
+    return;
+  }
+  std::vector<std::int64_t> index(rank, 0);
+  std::int64_t ia = 0;
+  std::int64_t ib = 0;
+  const std::int64_t inner = out[rank - 1];
+  const std::int64_t ia_step = sa[rank - 1];
+  const std::int64_t ib_step = sb[rank - 1];
+  for (std::int64_t i = 0; i < total; i += inner) {
+    for (std::int64_t j = 0; j < inner; ++j) f(i + j, ia + j * ia_step, ib + j * ib_step);
+    // Odometer over the outer axes; the offsets follow incrementally.
+    for (std::size_t a = rank - 1; a-- > 0;) {
+      ia += sa[a];
+      ib += sb[a];
+      if (++index[a] < out[a]) break;
+      ia -= sa[a] * out[a];
+      ib -= sb[a] * out[a];
+      index[a] = 0;
+    }
+  }
+}
+
+/// Product of dims [begin, end) of a static shape.
+std::int64_t dims_product(const Shape& shape, std::size_t begin, std::size_t end);
+
+/// Normalizes an ONNX axis attribute in [-rank, rank + extra) to [0, rank + extra).
+/// Throws InvalidAttribute("attributes.axis: expected an integer in [-r, r+extra-1] for
+/// input rank r, got v").
+std::size_t normalize_axis(std::int64_t axis, std::size_t rank, std::size_t extra = 0);
+
+}  // namespace nodeflow

@@ -1,0 +1,23 @@
+#pragma once
+// The one matrix product of the layer nodes (Conv's im2col, Gemm, MatMul and
+// their gradients). Its Eigen instantiation lives in matrix_product.cpp alone,
+// so the slow-to-compile product templates are built once.
+#include <cstdint>
+
+namespace nodeflow {
+
+/// c = alpha * op(a) * op(b) + beta * c over dense row-major matrices, where
+/// op(x) is x or its transpose. op(a) is m x k (a is stored k x m when
+/// trans_a), op(b) is k x n (b is stored n x k when trans_b), c is m x n.
+/// beta == 0 overwrites c without reading it. T is float or double.
+template <typename T>
+void matrix_product(std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
+                    bool trans_a, const T* b, bool trans_b, T beta, T* c);
+
+extern template void matrix_product<float>(std::int64_t, std::int64_t, std::int64_t, float,
+                                           const float*, bool, const float*, bool, float, float*);
+extern template void matrix_product<double>(std::int64_t, std::int64_t, std::int64_t, double,
+                                            const double*, bool, const double*, bool, double,
+                                            double*);
+
+}  // namespace nodeflow
