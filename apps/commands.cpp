@@ -1,0 +1,85 @@
+#include "apps/commands.hpp"
+
+#include <string>
+#include <vector>
+
+#include "apps/feeds.hpp"
+#include "apps/output_files.hpp"
+#include "core/executor.hpp"
+#include "serialization/json_reader.hpp"
+
+namespace nodeflow::cli {
+namespace {
+
+// Gradients backward returns: float graph inputs and trainable initializers.
+std::vector<std::string> differentiable_names(const Graph& graph) {
+  std::vector<std::string> names;
+  for (const auto& input : graph.def().inputs)
+    if (is_float(input.info.dtype)) names.push_back(input.name);
+  for (const auto& init : graph.def().initializers)
+    if (init.trainable) names.push_back(init.name);
+  return names;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& name : names) out += (out.empty() ? "" : ", ") + (name.empty() ? "\"\"" : name);
+  return out;
+}
+
+std::string described(const TensorInfo& info) {
+  return std::string(dtype_name(info.dtype)) + " " + to_string(info.shape);
+}
+
+}  // namespace
+
+void run_inference(const RunRequest& request) {
+  const Graph graph = load_graph_file(request.graph);
+  check_input_names(graph, request.inputs);
+  const OutputPlan plan = plan_output_files(request.outdir, graph.def().outputs, {});
+  const TensorMap feeds = read_inputs(graph, request.inputs);
+  const TensorMap outputs = Executor(graph).run(feeds);
+  write_planned_files(plan, outputs, {});
+}
+
+void run_backward(const RunRequest& request) {
+  const Graph graph = load_graph_file(request.graph);
+  check_input_names(graph, request.inputs);
+  check_grad_output_names(graph, request.grad_outputs);
+  const OutputPlan plan =
+      plan_output_files(request.outdir, graph.def().outputs, differentiable_names(graph));
+  const TensorMap feeds = read_inputs(graph, request.inputs);
+  const TensorMap seeds = read_grad_outputs(graph, request.grad_outputs);
+  const Executor executor(graph);
+  TrainingRun run = executor.forward(feeds);
+  const TensorMap outputs = run.outputs();
+  const TensorMap grads = executor.backward(run, seeds);
+  write_planned_files(plan, outputs, grads);
+}
+
+void check_graph(const std::filesystem::path& path, std::ostream& out) {
+  const Graph graph = load_graph_file(path);
+  const GraphDef& def = graph.def();
+  out << "graph " << (def.name.empty() ? path.filename().string() : def.name) << ": valid\n";
+  out << "inputs:\n";
+  for (const auto& input : def.inputs) out << "  " << input.name << ": " << described(input.info) << "\n";
+  if (!def.initializers.empty()) {
+    out << "initializers:\n";
+    for (const auto& init : def.initializers)
+      out << "  " << init.name << ": " << dtype_name(init.value.dtype()) << " "
+          << to_string(init.value.shape()) << (init.trainable ? " (trainable)" : "") << "\n";
+  }
+  out << "nodes (execution order):\n";
+  for (const auto& step : graph.steps())
+    out << "  " << step.node->name() << " (" << step.node->op_type() << "): " << joined(step.inputs)
+        << " -> " << joined(step.outputs) << "\n";
+  out << "tensors:\n";
+  for (const auto& [name, info] : graph.tensor_infos()) out << "  " << name << ": " << described(info) << "\n";
+  out << "outputs: " << joined(def.outputs) << "\n";
+  std::int64_t trainable = 0;
+  for (const auto& init : def.initializers)
+    if (init.trainable) trainable += init.value.numel();
+  out << "parameters: " << graph.parameter_count() << " (" << trainable << " trainable)\n";
+}
+
+}  // namespace nodeflow::cli

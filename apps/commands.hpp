@@ -1,0 +1,27 @@
+#pragma once
+// The verbs of `nodeflow` (graph-format.md, "Command line"). Each throws
+// nodeflow::Error (or std::exception) on a failure in the input or the run;
+// main turns that into exit status 1 and an `error:` line.
+#include <filesystem>
+#include <ostream>
+
+#include "apps/arguments.hpp"
+
+namespace nodeflow::cli {
+
+/// `nodeflow run`: inference; writes OUTDIR/<output>.npy for every graph output.
+/// Nothing is written unless the whole run succeeds.
+void run_inference(const RunRequest& request);
+
+/// `nodeflow backward`: training-mode forward, then backward seeded with the
+/// -g gradients (zero for outputs without one). Writes the outputs as `run`
+/// does and OUTDIR/<name>.grad.npy for every float graph input and trainable
+/// initializer.
+void run_backward(const RunRequest& request);
+
+/// `nodeflow check`: loads and validates the graph, then prints its inputs,
+/// initializers, nodes in execution order (op_type, inputs -> outputs), every
+/// tensor's dtype and shape, the outputs and the parameter count to `out`.
+void check_graph(const std::filesystem::path& graph, std::ostream& out);
+
+}  // namespace nodeflow::cli

@@ -1,0 +1,121 @@
+// `nodeflow`: the command line of graph-format.md ("Command line").
+// Exit status 0 on success, 1 on a failure in the input or the run (one stderr
+// line beginning `error:`), 2 on wrong usage (with the usage text).
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <exception>
+#include <iostream>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "apps/arguments.hpp"
+#include "apps/commands.hpp"
+
+namespace {
+
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+
+struct Arguments {
+  std::string graph;
+  std::vector<std::string> inputs;
+  std::vector<std::string> grad_outputs;
+  std::string outdir;
+};
+
+void add_graph_argument(CLI::App& verb, Arguments& args) {
+  verb.add_option("GRAPH", args.graph, "Graph document (nodeflow.graph JSON)")->required();
+}
+
+// Each -i/-g takes exactly one NAME=FILE; repeat the flag for more.
+void add_named_files(CLI::App& verb, const std::string& flags, std::vector<std::string>& into,
+                     const std::string& help) {
+  verb.add_option(flags, into, help)->allow_extra_args(false)->type_name("NAME=FILE.npy");
+}
+
+void print_usage_error(const CLI::App& app, const CLI::App* verb, const std::string& message) {
+  std::cerr << "nodeflow: " << message << "\n\n" << (verb ? verb->help() : app.help());
+}
+
+// Prints one `error:` line (the message may span several lines; the first one
+// carries the prefix that callers look for).
+int report_failure(const std::string& message) {
+  std::cerr << "error: " << message << "\n";
+  return kExitFailure;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Library diagnostics must never mix with `check` output on stdout.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("nodeflow"));
+  spdlog::set_level(spdlog::level::warn);
+
+  CLI::App app{"nodeflow: run, differentiate and check nodeflow graphs", "nodeflow"};
+  app.require_subcommand(1, 1);
+  Arguments args;
+
+  CLI::App* run = app.add_subcommand("run", "Inference: writes OUTDIR/<output>.npy for every graph output");
+  add_graph_argument(*run, args);
+  add_named_files(*run, "-i,--input", args.inputs, "Graph input from a .npy file (repeat per input)");
+  run->add_option("-o,--outdir", args.outdir, "Output directory (created if missing)")->required();
+
+  CLI::App* backward = app.add_subcommand(
+      "backward",
+      "Training-mode forward, then backward seeded with -g gradients (zero for outputs without one); "
+      "writes OUTDIR/<output>.npy and OUTDIR/<name>.grad.npy for float inputs and trainable initializers");
+  add_graph_argument(*backward, args);
+  add_named_files(*backward, "-i,--input", args.inputs, "Graph input from a .npy file (repeat per input)");
+  add_named_files(*backward, "-g,--grad", args.grad_outputs,
+                  "Gradient of a graph output from a .npy file (repeat per output)");
+  backward->add_option("-o,--outdir", args.outdir, "Output directory (created if missing)")->required();
+
+  CLI::App* check = app.add_subcommand("check", "Validate a graph; print nodes, tensor shapes and parameter count");
+  add_graph_argument(*check, args);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const CLI::App* verb = nullptr;
+    for (const CLI::App* candidate : {run, backward, check})
+      if (candidate->parsed()) verb = candidate;
+    if (e.get_exit_code() == 0) {  // --help
+      std::cout << (verb ? verb->help() : app.help());
+      return 0;
+    }
+    print_usage_error(app, verb, e.what());
+    return kExitUsage;
+  }
+
+  const CLI::App* verb = run->parsed() ? run : backward->parsed() ? backward : check;
+  try {
+    if (verb == check) {
+      nodeflow::cli::check_graph(args.graph, std::cout);
+      return 0;
+    }
+    nodeflow::cli::RunRequest request;
+    request.graph = args.graph;
+    request.inputs = nodeflow::cli::parse_named_files(args.inputs, "-i");
+    request.grad_outputs = nodeflow::cli::parse_named_files(args.grad_outputs, "-g");
+    request.outdir = args.outdir;
+    if (verb == run)
+      nodeflow::cli::run_inference(request);
+    else
+      nodeflow::cli::run_backward(request);
+    return 0;
+  } catch (const nodeflow::cli::UsageError& e) {
+    print_usage_error(app, verb, e.what());
+    return kExitUsage;
+  } catch (const std::bad_alloc&) {
+    return report_failure("out of memory");
+  } catch (const std::exception& e) {
+    // nodeflow::Error and anything else the standard library throws (e.g.
+    // filesystem errors): the message is the diagnosis.
+    return report_failure(e.what());
+  } catch (...) {
+    return report_failure("unknown failure");
+  }
+}

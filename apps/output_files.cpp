@@ -1,0 +1,85 @@
+#include "apps/output_files.hpp"
+
+#include <system_error>
+#include <utility>
+
+#include "core/errors.hpp"
+#include "serialization/npy.hpp"
+
+namespace nodeflow::cli {
+namespace {
+
+bool keeps_character(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+         c == '_' || c == '-';
+}
+
+// A file may be claimed once; the second claimant is reported with the first.
+void claim(std::map<std::string, std::string>& owners, const std::string& file,
+           const std::string& what) {
+  const auto [it, inserted] = owners.emplace(file, what);
+  if (!inserted)
+    throw Error(what + " and " + it->second + " would both be written to '" + file +
+                "' (characters outside [A-Za-z0-9._-] become '_'); nothing was written");
+}
+
+void write_one(const std::filesystem::path& file, const Tensor& value) {
+  // .npy has no bfloat16: it travels as float32 (exact widening).
+  if (value.dtype() == DType::BFloat16)
+    write_npy(file, value.cast(DType::Float32));
+  else
+    write_npy(file, value);
+}
+
+const Tensor& find_result(const TensorMap& results, const std::string& name, const char* kind) {
+  const auto it = results.find(name);
+  if (it == results.end())
+    throw Error(std::string("the run produced no ") + kind + " for '" + name + "'");
+  return it->second;
+}
+
+}  // namespace
+
+std::string tensor_file_stem(std::string_view tensor_name) {
+  std::string stem(tensor_name);
+  for (char& c : stem)
+    if (!keeps_character(c)) c = '_';
+  return stem;
+}
+
+OutputPlan plan_output_files(const std::filesystem::path& outdir,
+                             const std::vector<std::string>& outputs,
+                             const std::vector<std::string>& grads) {
+  OutputPlan plan;
+  std::map<std::string, std::string> owners;  // file name -> description of its tensor
+  for (const auto& name : outputs) {
+    const std::string file = tensor_file_stem(name) + ".npy";
+    claim(owners, file, "output '" + name + "'");
+    plan.outputs.emplace(name, outdir / file);
+  }
+  for (const auto& name : grads) {
+    const std::string file = tensor_file_stem(name) + ".grad.npy";
+    claim(owners, file, "the gradient of '" + name + "'");
+    plan.grads.emplace(name, outdir / file);
+  }
+  return plan;
+}
+
+void write_planned_files(const OutputPlan& plan, const TensorMap& outputs, const TensorMap& grads) {
+  // Look every tensor up first: a missing one must not leave half the files behind.
+  std::vector<std::pair<std::filesystem::path, const Tensor*>> files;
+  for (const auto& [name, file] : plan.outputs)
+    files.emplace_back(file, &find_result(outputs, name, "output"));
+  for (const auto& [name, file] : plan.grads)
+    files.emplace_back(file, &find_result(grads, name, "gradient"));
+  for (const auto& [file, value] : files) {
+    const auto dir = file.parent_path();
+    if (dir.empty()) continue;
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) throw IoError("cannot create output directory '" + dir.string() + "': " + ec.message());
+  }
+  for (const auto& [file, value] : files) write_one(file, *value);
+}
+
+}  // namespace nodeflow::cli
