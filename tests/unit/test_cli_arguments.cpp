@@ -1,0 +1,56 @@
+// Pieces of the `nodeflow` command that need no process: NAME=FILE arguments,
+// tensor-name -> file-name mapping and the collision check before writing.
+#include <gtest/gtest.h>
+
+#include "apps/arguments.hpp"
+#include "apps/output_files.hpp"
+#include "core/errors.hpp"
+
+namespace nodeflow::cli {
+namespace {
+
+TEST(CliArguments, NamedFileSplitsAtFirstEquals) {
+  const NamedFile f = parse_named_file("x=dir/a=b.npy", "-i");
+  EXPECT_EQ(f.name, "x");
+  EXPECT_EQ(f.file, std::filesystem::path("dir/a=b.npy"));
+}
+
+TEST(CliArguments, MalformedNamedFileIsUsageError) {
+  for (const char* bad : {"x.npy", "=x.npy", "x=", ""})
+    EXPECT_THROW(parse_named_file(bad, "-i"), UsageError) << bad;
+  EXPECT_THROW(parse_named_files({"x=a.npy", "x=b.npy"}, "-i"), UsageError);
+}
+
+TEST(CliFileNames, CharactersOutsideTheSafeSetBecomeUnderscore) {
+  EXPECT_EQ(tensor_file_stem("pool:1"), "pool_1");
+  EXPECT_EQ(tensor_file_stem("pool/out:0"), "pool_out_0");
+  EXPECT_EQ(tensor_file_stem("pool idx"), "pool_idx");
+  EXPECT_EQ(tensor_file_stem("image.in-2_B"), "image.in-2_B");
+  EXPECT_EQ(tensor_file_stem("\xc3\xa9"), "__");  // each byte of a UTF-8 character
+}
+
+TEST(CliFileNames, PlanPutsOutputsAndGradientsInOutdir) {
+  const OutputPlan plan = plan_output_files("out", {"y", "pool:1"}, {"x", "w"});
+  EXPECT_EQ(plan.outputs.at("pool:1"), std::filesystem::path("out/pool_1.npy"));
+  EXPECT_EQ(plan.outputs.at("y"), std::filesystem::path("out/y.npy"));
+  EXPECT_EQ(plan.grads.at("x"), std::filesystem::path("out/x.grad.npy"));
+  EXPECT_EQ(plan.grads.at("w"), std::filesystem::path("out/w.grad.npy"));
+}
+
+TEST(CliFileNames, CollisionsAreRefusedNamingBothTensors) {
+  try {
+    plan_output_files("out", {"a:b", "a_b"}, {});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("'a:b'"), std::string::npos) << message;
+    EXPECT_NE(message.find("'a_b'"), std::string::npos) << message;
+  }
+  EXPECT_THROW(plan_output_files("out", {"x.grad"}, {"x"}), Error);
+  EXPECT_THROW(plan_output_files("out", {}, {"w:0", "w_0"}), Error);
+  // An output and the gradient of the same tensor are different files.
+  EXPECT_NO_THROW(plan_output_files("out", {"x"}, {"x"}));
+}
+
+}  // namespace
+}  // namespace nodeflow::cli
