@@ -1,0 +1,270 @@
+// The conformance corpus (tests/conformance/<case>/), one test per case and
+// route: Api/Conformance.Case/<case> through the library, and
+// Cli/Conformance.Case/<case> through the installed `nodeflow` binary, run
+// exactly as tests/conformance/README.md describes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "conformance_case.hpp"
+#include "core/executor.hpp"
+#include "serialization/json_reader.hpp"
+#include "serialization/npy.hpp"
+#include "support/npy_compare.hpp"
+#include "support/subprocess.hpp"
+
+namespace nodeflow::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+enum class Route { Api, Cli };
+
+struct CaseParam {
+  Route route;
+  fs::path dir;
+};
+
+std::vector<CaseParam> discover(Route route) {
+  std::vector<CaseParam> params;
+  for (const auto& dir : list_conformance_cases(NODEFLOW_CONFORMANCE_DIR)) params.push_back({route, dir});
+  return params;
+}
+
+// Test names allow [A-Za-z0-9_] only; the corpus folder names already fit.
+std::string case_test_name(const ::testing::TestParamInfo<CaseParam>& info) {
+  std::string name = info.param.dir.filename().string();
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
+}
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+// The README's file-name rule, written out again here so that the harness does
+// not trust the command line's own implementation of it.
+std::string file_stem(const std::string& tensor) {
+  std::string stem = tensor;
+  for (char& c : stem)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) c = '_';
+  return stem;
+}
+
+template <typename V> std::set<std::string> keys(const std::map<std::string, V>& map) {
+  std::set<std::string> out;
+  for (const auto& [key, value] : map) out.insert(key);
+  return out;
+}
+
+// Every word of error_contains, case-insensitively, in `message`.
+void expect_error_words(const ConformanceCase& c, const std::string& verb, const std::string& message) {
+  const std::string haystack = lower(message);
+  for (const auto& word : c.error_contains)
+    EXPECT_NE(haystack.find(lower(word)), std::string::npos)
+        << verb << ": the error message lacks '" << word << "':\n" << message;
+}
+
+void expect_match(const Tensor& got, const fs::path& want_file, Tolerance tolerance, const std::string& what) {
+  const Tensor want = read_npy(want_file);
+  const std::string mismatch = tensor_mismatch(got, want, tolerance);
+  EXPECT_TRUE(mismatch.empty()) << what << " differs from " << want_file.string() << " (rtol "
+                                << tolerance.rtol << ", atol " << tolerance.atol << "):\n" << mismatch;
+}
+
+// --- Route Api: the library ------------------------------------------------
+
+// A .npy carries bfloat16 as float32; the graph's declared dtype decides.
+Tensor as_declared(Tensor value, DType declared) {
+  if (declared == DType::BFloat16 && value.dtype() == DType::Float32) return value.cast(DType::BFloat16);
+  return value;
+}
+
+// A result as its .npy file holds it (bfloat16 widened to float32, exactly).
+Tensor as_file(const Tensor& value) {
+  return value.dtype() == DType::BFloat16 ? value.cast(DType::Float32) : value;
+}
+
+std::map<std::string, Tensor> read_raw(const std::map<std::string, fs::path>& files) {
+  std::map<std::string, Tensor> tensors;
+  for (const auto& [name, file] : files) tensors.emplace(name, read_npy(file));
+  return tensors;
+}
+
+TensorMap declared_feeds(const Graph& graph, const std::map<std::string, Tensor>& raw) {
+  TensorMap feeds;
+  for (const auto& [name, value] : raw) feeds.emplace(name, as_declared(value, graph.info(name).dtype));
+  return feeds;
+}
+
+void compare_api_results(const ConformanceCase& c, const Graph& graph, const TensorMap& results,
+                         const std::map<std::string, fs::path>& expected, bool grads) {
+  ASSERT_EQ(keys(results), keys(expected))
+      << (grads ? "gradients returned" : "outputs returned") << " vs the case's expected files";
+  for (const auto& [name, file] : expected) {
+    const Tensor& got = results.at(name);
+    const DType declared = graph.info(name).dtype;
+    EXPECT_EQ(got.dtype(), declared) << "'" << name << "' has dtype " << dtype_name(got.dtype())
+                                     << ", the graph declares " << dtype_name(declared);
+    expect_match(as_file(got), file, grads ? c.grad_tolerance : c.tolerance_for(name),
+                 grads ? "gradient of '" + name + "'" : "output '" + name + "'");
+  }
+}
+
+void run_api_forward(const ConformanceCase& c) {
+  const Graph graph = load_graph_file(c.graph());
+  const TensorMap outputs = Executor(graph).run(declared_feeds(graph, read_raw(c.inputs)));
+  compare_api_results(c, graph, outputs, c.expected, false);
+}
+
+void run_api_backward(const ConformanceCase& c) {
+  const Graph graph = load_graph_file(c.graph());
+  const Executor executor(graph);
+  TrainingRun run = executor.forward(declared_feeds(graph, read_raw(c.inputs)));
+  compare_api_results(c, graph, run.outputs(), c.expected, false);
+  const TensorMap grads = executor.backward(run, declared_feeds(graph, read_raw(c.grad_outputs)));
+  compare_api_results(c, graph, grads, c.expected_grads, true);
+}
+
+// One verb of an error case through the library: `check` is loading; `run`
+// and `backward` are the whole pipeline, except that a case whose only verb is
+// `backward` must load and must fail in forward + backward.
+void run_api_error_verb(const ConformanceCase& c, const std::string& verb) {
+  const auto inputs = read_raw(c.inputs);
+  const auto seeds = read_raw(c.grad_outputs);
+  const bool backward_only = c.error_verbs == std::vector<std::string>{"backward"};
+  std::string message;
+  try {
+    if (backward_only) {
+      std::optional<Graph> graph;
+      try {
+        graph.emplace(load_graph_file(c.graph()));
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << "backward: the error must arise in forward + backward, but loading failed: " << e.what();
+        return;
+      }
+      const Executor executor(*graph);
+      TrainingRun run = executor.forward(declared_feeds(*graph, inputs));
+      executor.backward(run, declared_feeds(*graph, seeds));
+    } else {
+      const Graph graph = load_graph_file(c.graph());
+      if (verb == "run") {
+        Executor(graph).run(declared_feeds(graph, inputs));
+      } else if (verb == "backward") {
+        const Executor executor(graph);
+        TrainingRun run = executor.forward(declared_feeds(graph, inputs));
+        executor.backward(run, declared_feeds(graph, seeds));
+      } else {
+        ASSERT_EQ(verb, "check") << "unknown verb in error_verbs";
+      }
+    }
+    ADD_FAILURE() << verb << ": no error was raised";
+    return;
+  } catch (const Error& e) {
+    message = e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << verb << ": threw a non-nodeflow exception: " << e.what();
+    return;
+  }
+  expect_error_words(c, verb, message);
+}
+
+// --- Route Cli: the installed binary ---------------------------------------
+
+std::vector<std::string> named_file_args(const char* flag, const std::map<std::string, fs::path>& files) {
+  std::vector<std::string> args;
+  for (const auto& [name, file] : files) {
+    args.push_back(flag);
+    args.push_back(name + "=" + file.string());
+  }
+  return args;
+}
+
+std::vector<std::string> cli_command(const ConformanceCase& c, const std::string& verb, const fs::path& outdir) {
+  std::vector<std::string> argv = {NODEFLOW_INSTALLED_CLI, verb, c.graph().string()};
+  if (verb == "check") return argv;
+  for (const auto& arg : named_file_args("-i", c.inputs)) argv.push_back(arg);
+  if (verb == "backward")
+    for (const auto& arg : named_file_args("-g", c.grad_outputs)) argv.push_back(arg);
+  argv.push_back("-o");
+  argv.push_back(outdir.string());
+  return argv;
+}
+
+std::set<std::string> files_in(const fs::path& dir) {
+  std::set<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir)) names.insert(entry.path().filename().string());
+  return names;
+}
+
+void run_cli_case(const ConformanceCase& c, const fs::path& scratch) {
+  const fs::path outdir = scratch / "out";
+  const std::string verb = c.kind == "forward" ? "run" : "backward";
+  const ProcessResult result = run_process(cli_command(c, verb, outdir), scratch);
+  EXPECT_FALSE(result.sanitizer_report()) << result.describe();
+  ASSERT_EQ(result.exit_code, 0) << "nodeflow " << verb << ": " << result.describe();
+  std::set<std::string> want_files;
+  for (const auto& [name, file] : c.expected) want_files.insert(file_stem(name) + ".npy");
+  for (const auto& [name, file] : c.expected_grads) want_files.insert(file_stem(name) + ".grad.npy");
+  ASSERT_EQ(files_in(outdir), want_files) << "files written to OUTDIR";
+  for (const auto& [name, file] : c.expected)
+    expect_match(read_npy(outdir / (file_stem(name) + ".npy")), file, c.tolerance_for(name),
+                 "output '" + name + "'");
+  for (const auto& [name, file] : c.expected_grads)
+    expect_match(read_npy(outdir / (file_stem(name) + ".grad.npy")), file, c.grad_tolerance,
+                 "gradient of '" + name + "'");
+}
+
+void run_cli_error_verb(const ConformanceCase& c, const std::string& verb, const fs::path& scratch) {
+  const ProcessResult result = run_process(cli_command(c, verb, scratch / ("out-" + verb)), scratch);
+  EXPECT_FALSE(result.sanitizer_report()) << result.describe();
+  EXPECT_EQ(result.exit_code, 1) << "nodeflow " << verb << ": " << result.describe();
+  const bool has_error_line = result.err.rfind("error:", 0) == 0 || result.err.find("\nerror:") != std::string::npos;
+  EXPECT_TRUE(has_error_line) << "nodeflow " << verb << ": no stderr line begins with 'error:': "
+                              << result.describe();
+  expect_error_words(c, verb, result.err);
+}
+
+// --- The parameterized suite -------------------------------------------------
+
+class Conformance : public ::testing::TestWithParam<CaseParam> {};
+
+TEST_P(Conformance, Case) {
+  const ConformanceCase c = load_conformance_case(GetParam().dir);
+  SCOPED_TRACE("case " + c.dir.string());
+  const ScratchDir scratch("nodeflow-conformance");
+  const bool api = GetParam().route == Route::Api;
+  try {
+    if (c.kind == "error") {
+      for (const auto& verb : c.error_verbs) {
+        SCOPED_TRACE("verb " + verb);
+        if (api)
+          run_api_error_verb(c, verb);
+        else
+          run_cli_error_verb(c, verb, scratch.path());
+      }
+    } else if (!api) {
+      run_cli_case(c, scratch.path());
+    } else if (c.kind == "forward") {
+      run_api_forward(c);
+    } else {
+      run_api_backward(c);
+    }
+  } catch (const std::exception& e) {
+    FAIL() << "unexpected exception: " << e.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Api, Conformance, ::testing::ValuesIn(discover(Route::Api)), case_test_name);
+INSTANTIATE_TEST_SUITE_P(Cli, Conformance, ::testing::ValuesIn(discover(Route::Cli)), case_test_name);
+
+}  // namespace
+}  // namespace nodeflow::testing
