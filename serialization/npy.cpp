@@ -1,0 +1,194 @@
+#include "serialization/npy.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+#include "core/errors.hpp"
+#include "serialization/detail/npy_header.hpp"
+
+namespace nodeflow {
+namespace {
+
+struct Layout {
+  npy::Header header;
+  std::size_t data_offset = 0;
+};
+
+Layout decode_layout(std::span<const std::byte> head, const npy::Preamble& p,
+                     const std::string& source) {
+  const std::string_view text(reinterpret_cast<const char*>(head.data()) + p.header_begin,
+                              p.header_length);
+  return {npy::parse_header(text, source), p.header_begin + p.header_length};
+}
+
+void check_data_size(const Layout& l, std::uint64_t available, const std::string& source) {
+  const auto want = static_cast<std::uint64_t>(l.header.data_bytes);
+  if (available < want)
+    throw IoError(source + ": .npy data is truncated: shape " + to_string(l.header.shape) +
+                  " of " + std::string(dtype_name(l.header.dtype)) + " needs " +
+                  std::to_string(want) + " bytes, the file holds " + std::to_string(available));
+  if (available > want)
+    throw IoError(source + ": .npy file has " + std::to_string(available - want) +
+                  " bytes after the data of shape " + to_string(l.header.shape));
+}
+
+void swap_bytes(Tensor& t) {
+  const std::size_t item = dtype_size(t.dtype());
+  std::byte* p = t.raw();
+  for (std::int64_t i = 0; i < t.numel(); ++i, p += item) std::reverse(p, p + item);
+}
+
+/// Fortran (column-major) element order to C (row-major) order.
+Tensor to_c_order(const Tensor& f) {
+  Tensor c(f.dtype(), f.shape());
+  const Shape& shape = f.shape();
+  const std::size_t item = dtype_size(f.dtype());
+  // Column-major strides: the first axis is contiguous.
+  Shape f_stride;
+  std::int64_t stride = 1;
+  for (std::int64_t d : shape) {
+    f_stride.push_back(stride);
+    stride *= d;
+  }
+  Shape index(shape.size(), 0);
+  std::int64_t f_offset = 0;
+  for (std::int64_t i = 0; i < f.numel(); ++i) {
+    std::memcpy(c.raw() + static_cast<std::size_t>(i) * item,
+                f.raw() + static_cast<std::size_t>(f_offset) * item, item);
+    // Advance the row-major multi-index, last axis fastest.
+    for (std::size_t k = shape.size(); k-- > 0;) {
+      f_offset += f_stride[k];
+      if (++index[k] < shape[k]) break;
+      f_offset -= f_stride[k] * shape[k];
+      index[k] = 0;
+    }
+  }
+  return c;
+}
+
+Tensor finish(Tensor t, const npy::Header& h) {
+  if (h.swap_bytes) swap_bytes(t);
+  if (h.fortran_order && t.rank() > 1 && t.numel() > 0) return to_c_order(t);
+  return t;
+}
+
+std::string system_reason() { return std::strerror(errno); }
+
+}  // namespace
+
+Tensor parse_npy(std::span<const std::byte> bytes, const std::string& source) {
+  const npy::Preamble p = npy::parse_preamble(bytes, source);
+  if (bytes.size() - p.header_begin < p.header_length)
+    throw IoError(source + ": .npy header is truncated (" + std::to_string(p.header_length) +
+                  " bytes announced, " + std::to_string(bytes.size() - p.header_begin) +
+                  " present)");
+  const Layout l = decode_layout(bytes, p, source);
+  check_data_size(l, bytes.size() - l.data_offset, source);
+  Tensor t(l.header.dtype, l.header.shape);
+  if (t.nbytes()) std::memcpy(t.raw(), bytes.data() + l.data_offset, t.nbytes());
+  return finish(std::move(t), l.header);
+}
+
+Tensor read_npy(const std::filesystem::path& path) {
+  const std::string source = path.string();
+  std::error_code ec;
+  const std::uintmax_t file_size = std::filesystem::file_size(path, ec);
+  if (ec) throw IoError("cannot read " + source + ": " + ec.message());
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError("cannot open " + source + ": " + system_reason());
+
+  auto read = [&](std::byte* dst, std::size_t n) {
+    in.read(reinterpret_cast<char*>(dst), static_cast<std::streamsize>(n));
+    return static_cast<std::size_t>(in.gcount());
+  };
+  std::vector<std::byte> head(npy::kMinPreamble);
+  head.resize(read(head.data(), head.size()));
+  const std::size_t preamble = npy::preamble_size(head, source);
+  head.resize(preamble);
+  if (read(head.data() + npy::kMinPreamble, preamble - npy::kMinPreamble) !=
+      preamble - npy::kMinPreamble)
+    throw IoError(source + ": .npy preamble is truncated");
+  const npy::Preamble p = npy::parse_preamble(head, source);
+  if (file_size - preamble < p.header_length)
+    throw IoError(source + ": .npy header is truncated (" + std::to_string(p.header_length) +
+                  " bytes announced, " + std::to_string(file_size - preamble) + " present)");
+  head.resize(preamble + p.header_length);
+  if (read(head.data() + preamble, p.header_length) != p.header_length)
+    throw IoError(source + ": .npy header is truncated");
+  const Layout l = decode_layout(head, p, source);
+  check_data_size(l, file_size - l.data_offset, source);
+
+  Tensor t(l.header.dtype, l.header.shape);
+  // The file may change under us: trust only what is actually read.
+  if (read(t.raw(), t.nbytes()) != t.nbytes() || in.peek() != std::ifstream::traits_type::eof())
+    throw IoError(source + ": .npy file changed size while being read");
+  return finish(std::move(t), l.header);
+}
+
+std::string encode_npy(const Tensor& tensor) {
+  if (tensor.dtype() == DType::BFloat16) return encode_npy(tensor.cast(DType::Float32));
+  std::string out = npy::encode_header(tensor.dtype(), tensor.shape());
+  const std::size_t begin = out.size();
+  out.resize(begin + tensor.nbytes());
+  if (tensor.nbytes()) std::memcpy(out.data() + begin, tensor.raw(), tensor.nbytes());
+  if constexpr (std::endian::native == std::endian::big) {
+    const std::size_t item = dtype_size(tensor.dtype());
+    for (std::size_t i = begin; i < out.size(); i += item)
+      std::reverse(out.begin() + static_cast<std::ptrdiff_t>(i),
+                   out.begin() + static_cast<std::ptrdiff_t>(i + item));
+  }
+  return out;
+}
+
+void write_npy(const std::filesystem::path& path, const Tensor& tensor) {
+  const std::string bytes = encode_npy(tensor);
+  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
+  const std::string target = path.string();
+
+  // A name unique to this process and call, created exclusively so that two
+  // writers never share a temporary file.
+  static std::atomic<unsigned> counter{0};
+  std::filesystem::path tmp;
+  int fd = -1;
+  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
+    std::string name = ".";
+    name += path.filename().string();
+    name += ".tmp-";
+    name += std::to_string(::getpid());
+    name += '-';
+    name += std::to_string(counter.fetch_add(1));
+    tmp = dir / name;
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  if (fd < 0) throw IoError("cannot write " + target + ": " + system_reason());
+
+  auto fail = [&](const std::string& step) {
+    const std::string reason = system_reason();
+    if (fd >= 0) ::close(fd);
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    throw IoError("cannot write " + target + ": " + step + ": " + reason);
+  };
+  for (std::size_t done = 0; done < bytes.size();) {
+    const ::ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) fail("write");
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0) fail("fsync");
+  const int closed = ::close(fd);
+  fd = -1;
+  if (closed != 0) fail("close");
+  if (::rename(tmp.c_str(), path.c_str()) != 0) fail("rename");
+}
+
+}  // namespace nodeflow
