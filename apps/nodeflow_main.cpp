@@ -37,7 +37,7 @@ void add_named_files(CLI::App& verb, const std::string& flags, std::vector<std::
 }
 
 void print_usage_error(const CLI::App& app, const CLI::App* verb, const std::string& message) {
-  std::cerr << "nodeflow: " << message << "\n\n" << (verb ? verb->help() : app.help());
+  std::cerr << "nodeflow: " << message << "\n\n" << (verb ? verb->help("nodeflow") : app.help());
 }
 
 // Prints one `error:` line (the message may span several lines; the first one
@@ -65,8 +65,8 @@ int main(int argc, char** argv) {
 
   CLI::App* backward = app.add_subcommand(
       "backward",
-      "Training-mode forward, then backward seeded with -g gradients (zero for outputs without one); "
-      "writes OUTDIR/<output>.npy and OUTDIR/<name>.grad.npy for float inputs and trainable initializers");
+      "Training-mode forward and backward seeded with -g (zero for outputs without one); "
+      "also writes OUTDIR/<name>.grad.npy");
   add_graph_argument(*backward, args);
   add_named_files(*backward, "-i,--input", args.inputs, "Graph input from a .npy file (repeat per input)");
   add_named_files(*backward, "-g,--grad", args.grad_outputs,
@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
     for (const CLI::App* candidate : {run, backward, check})
       if (candidate->parsed()) verb = candidate;
     if (e.get_exit_code() == 0) {  // --help
-      std::cout << (verb ? verb->help() : app.help());
+      std::cout << (verb ? verb->help("nodeflow") : app.help());
       return 0;
     }
     print_usage_error(app, verb, e.what());

@@ -6,8 +6,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <optional>
+#include <ostream>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -30,9 +33,21 @@ struct CaseParam {
   fs::path dir;
 };
 
+// What gtest prints for a failing case.
+[[maybe_unused]] void PrintTo(const CaseParam& param, std::ostream* os) {
+  *os << (param.route == Route::Api ? "Api " : "Cli ") << param.dir.string();
+}
+
+// The corpus of this repository, or another one (e.g. a newer shared corpus)
+// named by the environment variable NODEFLOW_CONFORMANCE_DIR.
+fs::path corpus_dir() {
+  const char* override_dir = std::getenv("NODEFLOW_CONFORMANCE_DIR");
+  return override_dir && *override_dir ? fs::path(override_dir) : fs::path(NODEFLOW_CONFORMANCE_DIR);
+}
+
 std::vector<CaseParam> discover(Route route) {
   std::vector<CaseParam> params;
-  for (const auto& dir : list_conformance_cases(NODEFLOW_CONFORMANCE_DIR)) params.push_back({route, dir});
+  for (const auto& dir : list_conformance_cases(corpus_dir())) params.push_back({route, dir});
   return params;
 }
 
@@ -76,8 +91,10 @@ void expect_error_words(const ConformanceCase& c, const std::string& verb, const
 void expect_match(const Tensor& got, const fs::path& want_file, Tolerance tolerance, const std::string& what) {
   const Tensor want = read_npy(want_file);
   const std::string mismatch = tensor_mismatch(got, want, tolerance);
-  EXPECT_TRUE(mismatch.empty()) << what << " differs from " << want_file.string() << " (rtol "
-                                << tolerance.rtol << ", atol " << tolerance.atol << "):\n" << mismatch;
+  std::ostringstream tol;
+  tol << "rtol " << tolerance.rtol << ", atol " << tolerance.atol;
+  EXPECT_TRUE(mismatch.empty()) << what << " differs from " << want_file.string() << " (" << tol.str()
+                                << "):\n" << mismatch;
 }
 
 // --- Route Api: the library ------------------------------------------------
