@@ -31,7 +31,7 @@ class AveragePoolNode final : public PoolNode {
     const bool include_pad = attributes().count_include_pad;
     visit_float_dtype(ctx.inputs[0].dtype, [&](auto tag) {
       using T = decltype(tag);
-      average_pool_backward<T>(g, include_pad, ctx.grad_outputs[0].values<T>(), ctx.scale,
+      average_pool_backward<T>(g, include_pad, ctx.grad_outputs[0].values<T>(), ctx.scale_for(0),
                                ctx.grad_inputs[0].values<T>());
     });
   }

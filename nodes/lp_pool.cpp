@@ -35,7 +35,7 @@ class LpPoolNode final : public PoolNode {
     visit_float_dtype(ctx.inputs[0].dtype, [&](auto tag) {
       using T = decltype(tag);
       lp_pool_backward<T>(g, attributes().p, ctx.saved[0].values<T>(), ctx.saved[1].values<T>(),
-                          ctx.grad_outputs[0].values<T>(), ctx.scale, ctx.grad_inputs[0].values<T>());
+                          ctx.grad_outputs[0].values<T>(), ctx.scale_for(0), ctx.grad_inputs[0].values<T>());
     });
   }
 };

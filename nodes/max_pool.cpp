@@ -45,7 +45,7 @@ class MaxPoolNode final : public PoolNode {
                      " backward needs the argmax saved by a training-mode forward");
     visit_float_dtype(ctx.inputs[0].dtype, [&](auto tag) {
       using T = decltype(tag);
-      max_pool_backward<T>(ctx.saved[0].values<std::int64_t>(), ctx.grad_outputs[0].values<T>(), ctx.scale,
+      max_pool_backward<T>(ctx.saved[0].values<std::int64_t>(), ctx.grad_outputs[0].values<T>(), ctx.scale_for(0),
                            ctx.grad_inputs[0].values<T>());
     });
   }

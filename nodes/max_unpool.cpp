@@ -92,7 +92,7 @@ class MaxUnpoolNode final : public Node {
                             std::to_string(at) + " of the forward");
     visit_float_dtype(x.dtype, [&](auto tag) {
       using T = decltype(tag);
-      max_unpool_backward<T>(indices, dy.values<T>(), ctx.scale, dx.values<T>());
+      max_unpool_backward<T>(indices, dy.values<T>(), ctx.scale_for(0), dx.values<T>());
     });
   }
 
