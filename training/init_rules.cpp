@@ -1,0 +1,137 @@
+#include "training/init_rules.hpp"
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <utility>
+
+#include "training/random.hpp"
+
+namespace nodeflow::training {
+namespace {
+
+constexpr std::array<std::pair<InitKind, std::string_view>, 9> kNames{{
+    {InitKind::Zeros, "zeros"},
+    {InitKind::Ones, "ones"},
+    {InitKind::Constant, "constant"},
+    {InitKind::Uniform, "uniform"},
+    {InitKind::Normal, "normal"},
+    {InitKind::HeNormal, "he_normal"},
+    {InitKind::HeUniform, "he_uniform"},
+    {InitKind::GlorotNormal, "glorot_normal"},
+    {InitKind::GlorotUniform, "glorot_uniform"},
+}};
+
+std::string number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+
+void require_finite(double v, const char* what) {
+  if (!std::isfinite(v))
+    throw InvalidAttribute(std::string("init.") + what + " must be finite, got " + number(v));
+}
+
+template <typename T, typename Draw> void fill(Tensor& t, Draw&& draw) {
+  for (T& x : t.values<T>()) x = static_cast<T>(draw());
+}
+
+}  // namespace
+
+bool parse_init_kind(std::string_view name, InitKind& out) {
+  for (const auto& [kind, text] : kNames)
+    if (text == name) {
+      out = kind;
+      return true;
+    }
+  return false;
+}
+
+std::string_view init_kind_name(InitKind kind) {
+  for (const auto& [k, text] : kNames)
+    if (k == kind) return text;
+  return "zeros";
+}
+
+std::string init_kind_names() {
+  std::string all;
+  for (const auto& [kind, text] : kNames) all += (all.empty() ? "" : ", ") + std::string(text);
+  return all;
+}
+
+bool is_random(InitKind kind) {
+  return kind != InitKind::Zeros && kind != InitKind::Ones && kind != InitKind::Constant;
+}
+
+Fans compute_fans(const Shape& shape) {
+  if (shape.size() < 2)
+    throw ShapeMismatch("fan-based initialisation needs a tensor of rank >= 2 ([out, in, ...]), got " +
+                        to_string(shape));
+  std::int64_t receptive = 1;
+  for (std::size_t a = 2; a < shape.size(); ++a) receptive *= shape[a];
+  return {shape[1] * receptive, shape[0] * receptive};
+}
+
+Tensor make_initialized(const InitRule& rule, DType dtype, const Shape& shape) {
+  Tensor t(dtype, shape);
+  if (is_random(rule.kind) && !is_float(dtype))
+    throw UnsupportedDType("init rule '" + std::string(init_kind_name(rule.kind)) +
+                           "' draws random floats and cannot fill a " +
+                           std::string(dtype_name(dtype)) + " tensor");
+  // The draw for every random rule: a location-scale transform of one stream.
+  double scale = 0.0, shift = 0.0;
+  bool gaussian = false;
+  switch (rule.kind) {
+    case InitKind::Zeros: return t;
+    case InitKind::Ones:
+    case InitKind::Constant: {
+      const double v = rule.kind == InitKind::Ones ? 1.0 : rule.value;
+      require_finite(v, "value");
+      visit_dtype(dtype, [&](auto tag) { fill<decltype(tag)>(t, [&] { return v; }); });
+      return t;
+    }
+    case InitKind::Uniform:
+      require_finite(rule.low, "low");
+      require_finite(rule.high, "high");
+      if (rule.low > rule.high)
+        throw InvalidAttribute("init.low must not exceed init.high, got " + number(rule.low) +
+                               " > " + number(rule.high));
+      scale = rule.high - rule.low;
+      shift = rule.low;
+      break;
+    case InitKind::Normal:
+      require_finite(rule.mean, "mean");
+      require_finite(rule.std, "std");
+      if (rule.std < 0) throw InvalidAttribute("init.std must be >= 0, got " + number(rule.std));
+      gaussian = true;
+      scale = rule.std;
+      shift = rule.mean;
+      break;
+    case InitKind::HeNormal:
+    case InitKind::HeUniform:
+    case InitKind::GlorotNormal:
+    case InitKind::GlorotUniform: {
+      const Fans fans = compute_fans(shape);
+      const bool he = rule.kind == InitKind::HeNormal || rule.kind == InitKind::HeUniform;
+      const double fan = he ? static_cast<double>(rule.mode == FanMode::FanIn ? fans.fan_in : fans.fan_out)
+                            : static_cast<double>(fans.fan_in + fans.fan_out) / 2.0;
+      if (fan <= 0)
+        throw ShapeMismatch("fan-based initialisation of shape " + to_string(shape) + " has a zero fan");
+      // He: variance 2 / fan; Glorot: variance 2 / (fan_in + fan_out) = 1 / mean fan.
+      const double variance = (he ? 2.0 : 1.0) / fan;
+      gaussian = rule.kind == InitKind::HeNormal || rule.kind == InitKind::GlorotNormal;
+      const double bound = std::sqrt(3.0 * variance);  // U(-b, b) has variance b^2 / 3
+      scale = gaussian ? std::sqrt(variance) : 2.0 * bound;
+      shift = gaussian ? 0.0 : -bound;
+      break;
+    }
+  }
+  Rng rng(rule.seed);
+  visit_float_dtype(dtype, [&](auto tag) {
+    fill<decltype(tag)>(t, [&] { return shift + scale * (gaussian ? rng.normal() : rng.uniform()); });
+  });
+  return t;
+}
+
+}  // namespace nodeflow::training
