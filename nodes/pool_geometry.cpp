@@ -74,7 +74,8 @@ std::vector<std::int64_t> per_axis(const Attributes& attrs, const std::string& n
   std::vector<std::int64_t> v = get_ints(attrs, name);
   if (v.size() != count)
     throw InvalidAttribute("attributes." + name + ": expected " + std::to_string(count) +
-                           " values (" + what + "), got " + to_string(AttrValue(v)));
+                           (count == 1 ? " value (" : " values (") + what + "), got " +
+                           to_string(AttrValue(v)));
   return v;
 }
 
