@@ -37,6 +37,19 @@ void check_int64_input(const std::string& op, std::size_t index, const std::stri
                            ", got " + std::string(dtype_name(dtype)));
 }
 
+void require_saved(const std::string& op, std::size_t saved, std::size_t count) {
+  if (saved < count)
+    throw RunError(op + " backward needs the state of a training-mode forward (" +
+                   std::to_string(count) + " saved tensors, got " + std::to_string(saved) + ")");
+}
+
+void check_output_gradient(const std::string& op, std::size_t k, const Tensor& gradient,
+                           const Shape& expected) {
+  if (!gradient.empty() && gradient.shape() != expected)
+    throw ShapeMismatch(op + ": the gradient of output " + std::to_string(k) + " has shape " +
+                        to_string(gradient.shape()) + ", the output had " + to_string(expected));
+}
+
 DType compute_dtype(DType dtype) {
   return dtype == DType::Float16 || dtype == DType::BFloat16 ? DType::Float32 : dtype;
 }

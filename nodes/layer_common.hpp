@@ -46,6 +46,15 @@ inline Tensor to_compute(const Tensor& t) { return as_dtype(t, compute_dtype(t.d
 /// An empty dst (gradient not wanted) or an empty src (zero gradient) is a no-op.
 void accumulate_gradient(Tensor& dst, const Tensor& src, double scale);
 
+/// Throws RunError unless backward received at least `count` saved tensors
+/// (backward needs a training-mode forward of the node first).
+void require_saved(const std::string& op, std::size_t saved, std::size_t count);
+
+/// Throws ShapeMismatch unless the gradient of output `k` has the shape that
+/// output had in the forward (`expected`). An empty gradient passes (zero).
+void check_output_gradient(const std::string& op, std::size_t k, const Tensor& gradient,
+                           const Shape& expected);
+
 /// Calls f(float{}) or f(double{}) for a compute dtype (float32 or float64).
 template <typename F> void visit_compute_dtype(DType compute, F&& f) {
   if (compute == DType::Float64)
