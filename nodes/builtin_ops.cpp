@@ -1,4 +1,5 @@
 #include "core/registry.hpp"
+#include "nodes/layer_ops.hpp"
 #include "nodes/pool_ops.hpp"
 
 namespace nodeflow {
@@ -10,6 +11,21 @@ void register_builtin_ops(OpRegistry& registry) {
   register_global_average_pool(registry);
   register_global_max_pool(registry);
   register_max_unpool(registry);
+  register_conv(registry);
+  register_gemm(registry);
+  register_matmul(registry);
+  register_add(registry);
+  register_relu(registry);
+  register_sigmoid(registry);
+  register_tanh(registry);
+  register_flatten(registry);
+  register_reshape(registry);
+  register_dropout(registry);
+  register_batch_normalization(registry);
+  register_softmax(registry);
+  register_log_softmax(registry);
+  register_softmax_cross_entropy_loss(registry);
+  register_negative_log_likelihood_loss(registry);
 }
 
 }  // namespace nodeflow
