@@ -1,0 +1,40 @@
+#pragma once
+// Helpers for the layer-node tests (tests/unit/test_layer_*.cpp): patterned
+// inputs that numpy reproduces exactly, value extraction, shape inference of
+// a lone node, and a finite-difference check in training mode (for the nodes
+// whose inference-mode forward differs: BatchNormalization, Dropout).
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "core/node.hpp"
+#include "core/tensor.hpp"
+#include "support/gradcheck.hpp"
+
+namespace nodeflow::testing {
+
+/// Element i is ((i * mul) % mod - off) / div, in `dtype`. numpy:
+/// ((np.arange(n) * mul) % mod - off) / div; small dyadic values, so float32,
+/// float64 and numpy agree bit for bit on sums of a few products.
+Tensor pattern(Shape shape, std::int64_t mul, std::int64_t mod, std::int64_t off, double div,
+               DType dtype = DType::Float64);
+
+Tensor f64(Shape shape, std::initializer_list<double> values);
+Tensor i64(Shape shape, std::initializer_list<std::int64_t> values);
+
+/// Values of any float tensor as doubles.
+std::vector<double> as_doubles(const Tensor& t);
+
+/// Node::infer for a lone node: `inputs` (nullptr entries: absent) and the
+/// constant values of some of them (nullptr: not constant).
+std::vector<TensorInfo> infer(const Node& node, const std::vector<TensorInfo>& inputs,
+                              const std::vector<const Tensor*>& constants = {},
+                              std::size_t num_outputs = 1);
+
+/// check_gradient with the finite differences taken over training-mode
+/// forwards (ForwardContext::saved set, seed 0), the mode backward differentiates.
+GradCheckResult check_gradient_training(const Node& node, const std::vector<Tensor>& inputs,
+                                        const GradCheckOptions& options = {});
+
+}  // namespace nodeflow::testing
