@@ -1,0 +1,49 @@
+#pragma once
+// Shared pieces of the graph-document reader: parsing with a depth limit, JSON
+// paths and the bounded rendering of offending values, so that every message
+// reads "<path>: expected <what>, got <value>". Internal: not installed.
+#include <cstdint>
+#include <initializer_list>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+namespace nodeflow::json_detail {
+
+using Json = nlohmann::json;
+
+/// Containers nested deeper than this are refused before the parser runs.
+inline constexpr int kMaxDepth = 100;
+
+/// Parses `text` as one JSON document. Throws InvalidGraph("invalid JSON: ...")
+/// with the parser's line and column for a syntax error, and for nesting deeper
+/// than kMaxDepth.
+Json parse_json(std::string_view text);
+
+/// Compact JSON of `v` for messages, cut after about 200 characters ("...").
+/// A string at the top is shown in single quotes: 'nodeflow.grph'.
+std::string render(const Json& v);
+
+/// "path.key", or "key" at the top of the document.
+std::string child(const std::string& path, std::string_view key);
+/// "path[i]", or "path[i] (name)" when the element has a string "name".
+std::string element(const std::string& path, std::size_t i, const Json& item);
+
+/// Throws InvalidGraph("<path>: expected <what>, got <render(v)>").
+[[noreturn]] void expected(const std::string& path, const std::string& what, const Json& v);
+
+/// Refuses keys of `obj` outside `required` and `optional` (naming the known
+/// ones) and missing required keys. `obj` must be an object.
+void check_keys(const Json& obj, const std::string& path,
+                std::initializer_list<std::string_view> required,
+                std::initializer_list<std::string_view> optional);
+
+/// The integer value of a JSON integer that fits int64 (booleans and floats are
+/// not integers here); false otherwise.
+bool as_int64(const Json& v, std::int64_t& out);
+
+/// Required string member.
+std::string get_string(const Json& obj, const std::string& path, std::string_view key,
+                       const std::string& what);
+
+}  // namespace nodeflow::json_detail

@@ -1,0 +1,207 @@
+#include "serialization/json_reader.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <limits>
+
+#include "core/errors.hpp"
+#include "serialization/detail/json_parts.hpp"
+#include "serialization/detail/json_support.hpp"
+
+namespace nodeflow {
+namespace {
+
+using json_detail::child;
+using json_detail::element;
+using json_detail::expected;
+using json_detail::Json;
+
+constexpr std::string_view kFormat = "nodeflow.graph";
+constexpr std::int64_t kVersion = 1;
+
+std::string known_dtypes() {
+  std::string out;
+  for (DType t : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16, DType::Int8,
+                  DType::UInt8, DType::Int64})
+    out += (out.empty() ? "" : ", ") + std::string(dtype_name(t));
+  return out;
+}
+
+DType read_dtype(const Json& obj, const std::string& path) {
+  const Json& v = obj.at("dtype");
+  DType t{};
+  if (!v.is_string() || !parse_dtype(v.get_ref<const std::string&>(), t))
+    expected(child(path, "dtype"), "one of " + known_dtypes(), v);
+  return t;
+}
+
+/// Dimensions >= 0, or null (kDynamicDim) where `allow_dynamic`; the element count
+/// of the known dimensions must fit int64.
+Shape read_shape(const Json& obj, const std::string& path, bool allow_dynamic) {
+  const std::string where = child(path, "shape");
+  const Json& v = obj.at("shape");
+  const std::string what = allow_dynamic ? "a list of non-negative integers or null"
+                                         : "a list of non-negative integers";
+  if (!v.is_array()) expected(where, what, v);
+  Shape shape;
+  Shape known;
+  for (const Json& d : v) {
+    std::int64_t n = 0;
+    if (allow_dynamic && d.is_null()) {
+      shape.push_back(kDynamicDim);
+    } else if (json_detail::as_int64(d, n) && n >= 0) {
+      shape.push_back(n);
+      known.push_back(n);
+    } else {
+      expected(where, what, v);
+    }
+  }
+  if (is_static(shape)) {
+    element_count(shape, where);
+  } else {
+    try {
+      element_count(known, where);
+    } catch (const ShapeMismatch&) {
+      throw ShapeMismatch(where + ": element count of the known dimensions of " +
+                          to_string(shape) + " overflows int64");
+    }
+  }
+  return shape;
+}
+
+std::vector<std::string> read_names(const Json& v, const std::string& path, const std::string& what) {
+  if (!v.is_array()) expected(path, what, v);
+  std::vector<std::string> out;
+  out.reserve(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].is_string()) expected(path + "[" + std::to_string(i) + "]", "a tensor name (a string)", v[i]);
+    out.push_back(v[i].get<std::string>());
+  }
+  return out;
+}
+
+bool read_bool(const Json& obj, const std::string& path, std::string_view key, bool fallback) {
+  const auto it = obj.find(key);
+  if (it == obj.end()) return fallback;
+  if (!it->is_boolean()) expected(child(path, key), "true or false", *it);
+  return it->get<bool>();
+}
+
+const Json& required_list(const Json& doc, std::string_view key, const std::string& what) {
+  const Json& v = doc.at(key);
+  if (!v.is_array()) expected(std::string(key), what, v);
+  return v;
+}
+
+GraphInput read_input(const Json& item, const std::string& path) {
+  if (!item.is_object()) expected(path, "an object with name, dtype and shape", item);
+  json_detail::check_keys(item, path, {"name", "dtype", "shape"}, {});
+  GraphInput in;
+  in.name = json_detail::get_string(item, path, "name", "a tensor name (a string)");
+  in.info.dtype = read_dtype(item, path);
+  in.info.shape = read_shape(item, path, true);
+  return in;
+}
+
+Initializer read_initializer(const Json& item, const std::string& path) {
+  if (!item.is_object()) expected(path, "an object with name, dtype, shape and data", item);
+  json_detail::check_keys(item, path, {"name", "dtype", "shape", "data"}, {"trainable"});
+  Initializer init;
+  init.name = json_detail::get_string(item, path, "name", "a tensor name (a string)");
+  const DType dtype = read_dtype(item, path);
+  const Shape shape = read_shape(item, path, false);
+  if (element_count(shape) >
+      std::numeric_limits<std::int64_t>::max() / static_cast<std::int64_t>(dtype_size(dtype)))
+    throw ShapeMismatch(child(path, "shape") + ": byte count of " + to_string(shape) + " " +
+                        std::string(dtype_name(dtype)) + " values overflows int64");
+  init.value = json_detail::read_tensor_data(item.at("data"), dtype, shape, child(path, "data"));
+  init.trainable = read_bool(item, path, "trainable", false);
+  return init;
+}
+
+NodeDef read_node(const Json& item, const std::string& path, const OpRegistry& registry) {
+  if (!item.is_object()) expected(path, "an object with op_type, name and inputs", item);
+  json_detail::check_keys(item, path, {"op_type", "name", "inputs"},
+                          {"attributes", "specified_outputs_name", "training", "lda_coeff"});
+  NodeDef node;
+  node.name = json_detail::get_string(item, path, "name", "a node name (a string)");
+  node.op_type = json_detail::get_string(item, path, "op_type", "an op_type (a string)");
+  const OpSchema* schema = registry.find(node.op_type);
+  if (!schema) {
+    std::string known;
+    for (const auto& n : registry.names()) known += (known.empty() ? "" : ", ") + n;
+    throw InvalidGraph(child(path, "op_type") + ": unknown op_type " +
+                       json_detail::render(item.at("op_type")) + " (known: " +
+                       (known.empty() ? "none" : known) + ")");
+  }
+  node.inputs = read_names(item.at("inputs"), child(path, "inputs"), "a list of tensor names");
+  if (const auto it = item.find("attributes"); it != item.end())
+    node.attributes = json_detail::read_attributes(*it, *schema, path);
+  if (const auto it = item.find("specified_outputs_name"); it != item.end())
+    node.specified_outputs_name =
+        read_names(*it, child(path, "specified_outputs_name"), "a list of tensor names");
+  node.training = read_bool(item, path, "training", true);
+  if (const auto it = item.find("lda_coeff"); it != item.end()) {
+    if (!it->is_number() || !std::isfinite(it->get<double>()))
+      expected(child(path, "lda_coeff"), "a finite number", *it);
+    node.lda_coeff = it->get<double>();
+  }
+  return node;
+}
+
+}  // namespace
+
+GraphDef parse_graph_def(std::string_view text, const OpRegistry& registry) {
+  const Json doc = json_detail::parse_json(text);
+  if (!doc.is_object())
+    throw InvalidGraph(std::string("document: expected a JSON object, got ") + doc.type_name());
+  // Format and version first: a document of another version may have other keys.
+  if (const auto it = doc.find("format"); it != doc.end() &&
+                                                (!it->is_string() || it->get_ref<const std::string&>() != kFormat))
+    expected("format", "\"" + std::string(kFormat) + "\"", *it);
+  if (const auto it = doc.find("version"); it != doc.end()) {
+    std::int64_t v = 0;
+    if (!json_detail::as_int64(*it, v) || v != kVersion) expected("version", std::to_string(kVersion), *it);
+  }
+  json_detail::check_keys(doc, "", {"format", "version", "inputs", "outputs", "nodes"},
+                          {"name", "initializers"});
+
+  GraphDef def;
+  if (const auto it = doc.find("name"); it != doc.end()) {
+    if (!it->is_string()) expected("name", "a string", *it);
+    def.name = it->get<std::string>();
+  }
+  const Json& inputs = required_list(doc, "inputs", "a list of graph inputs");
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    def.inputs.push_back(read_input(inputs[i], element("inputs", i, inputs[i])));
+  def.outputs = read_names(doc.at("outputs"), "outputs", "a list of tensor names");
+  if (const auto it = doc.find("initializers"); it != doc.end()) {
+    if (!it->is_array()) expected("initializers", "a list of initializers", *it);
+    for (std::size_t i = 0; i < it->size(); ++i)
+      def.initializers.push_back(read_initializer((*it)[i], element("initializers", i, (*it)[i])));
+  }
+  const Json& nodes = required_list(doc, "nodes", "a list of nodes");
+  for (std::size_t i = 0; i < nodes.size(); ++i)
+    def.nodes.push_back(read_node(nodes[i], element("nodes", i, nodes[i]), registry));
+  return def;
+}
+
+Graph load_graph(std::string_view text) { return Graph(parse_graph_def(text)); }
+
+Graph load_graph_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) throw IoError("cannot read graph " + path.string() + ": " + ec.message());
+  std::ifstream in(path, std::ios::binary);
+  if (!in.is_open()) throw IoError("cannot open graph " + path.string() + ": " + std::strerror(errno));
+  std::string text;
+  text.reserve(static_cast<std::size_t>(size));
+  text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  if (in.bad()) throw IoError("cannot read graph " + path.string());
+  return load_graph(text);
+}
+
+}  // namespace nodeflow

@@ -1,0 +1,47 @@
+#pragma once
+// Reader of the graph document, "nodeflow.graph" version 1
+// (shared/spec/graph-format.md).
+#include <filesystem>
+#include <string_view>
+
+#include "core/graph.hpp"
+#include "core/registry.hpp"
+
+namespace nodeflow {
+
+/// Parses a graph document into a GraphDef without building the Graph.
+///
+/// Checks JSON syntax (InvalidGraph "invalid JSON: <parser message with line and
+/// column>"; NaN/Infinity tokens, trailing text, empty input and nesting deeper
+/// than 100 levels included), then the structure: a top-level object with
+/// `format` "nodeflow.graph", `version` 1, `inputs`, `outputs`, `nodes` (and
+/// optional `name`, `initializers`); no unknown keys anywhere; dtypes by name;
+/// shapes of non-negative integers (`null` -> kDynamicDim for graph inputs),
+/// whose element count must fit int64 (ShapeMismatch); initializer `data` as a
+/// flat row-major list of JSON numbers that fit the dtype (float16, bfloat16 and
+/// float32 rounded to nearest even) or {"base64": "..."} little-endian bytes of
+/// exactly the right length; node `op_type` known to `registry`; attribute values
+/// converted by their AttrKind in the op's schema (InvalidAttribute: an Int needs
+/// a JSON integer, true/false read as 1/0, 2.0 refused; a Float takes any number).
+/// Attribute ranges, names, wiring, cycles and shapes are the Graph
+/// constructor's job (validate_attributes and shape inference).
+///
+/// Every error names its JSON path and what was expected, e.g.
+/// `nodes[0] (pool1).attributes.kernel_shape: expected a list of positive
+/// integers, got [2.5, 2]` or `inputs[0] (x).shape: element count of [...]
+/// overflows int64`. Never crashes; any input either yields a GraphDef or throws.
+///
+/// A float32 written as a JSON number reads back to the same bits whenever it
+/// was written with 9 significant digits. JSON numbers are parsed to the nearest
+/// float64 first, so a decimal within 2^-54 (relative) of a float32 rounding
+/// boundary, but not on it, may round as the boundary does. The JSON integer
+/// `-0` is zero without a sign; a negative float zero is written `-0.0`.
+GraphDef parse_graph_def(std::string_view text, const OpRegistry& registry = OpRegistry::global());
+
+/// parse_graph_def, then Graph(def) (semantic validation). Throws the errors of both.
+Graph load_graph(std::string_view text);
+
+/// Reads the file (IoError naming the path if it cannot be read), then load_graph.
+Graph load_graph_file(const std::filesystem::path& path);
+
+}  // namespace nodeflow

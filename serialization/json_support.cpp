@@ -1,0 +1,218 @@
+#include "serialization/detail/json_support.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+
+#include "core/errors.hpp"
+
+namespace nodeflow::json_detail {
+namespace {
+
+constexpr std::size_t kRenderLimit = 200;
+
+/// Cuts `s` to at most `limit` bytes without splitting a UTF-8 sequence.
+std::string_view utf8_prefix(std::string_view s, std::size_t limit) {
+  if (s.size() <= limit) return s;
+  std::size_t n = limit;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xc0) == 0x80) --n;
+  return s.substr(0, n);
+}
+
+/// Text from the document shown inside a message: control characters escaped.
+std::string plain(std::string_view s) {
+  const std::string_view cut = utf8_prefix(s, kRenderLimit);
+  std::string out;
+  for (char ch : cut) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += ch;
+    }
+  }
+  if (cut.size() < s.size()) out += "...";
+  return out;
+}
+
+void render_to(const Json& v, std::string& out) {
+  if (out.size() > kRenderLimit) return;
+  switch (v.type()) {
+    case Json::value_t::object: {
+      out += '{';
+      bool first = true;
+      for (const auto& [key, item] : v.items()) {
+        if (out.size() > kRenderLimit) return;
+        if (!first) out += ", ";
+        first = false;
+        render_to(Json(std::string(utf8_prefix(key, kRenderLimit))), out);
+        out += ": ";
+        render_to(item, out);
+      }
+      out += '}';
+      return;
+    }
+    case Json::value_t::array: {
+      out += '[';
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        if (out.size() > kRenderLimit) return;
+        if (i) out += ", ";
+        render_to(v[i], out);
+      }
+      out += ']';
+      return;
+    }
+    case Json::value_t::string: {
+      const auto& s = v.get_ref<const std::string&>();
+      out += Json(std::string(utf8_prefix(s, kRenderLimit))).dump(-1, ' ', false,
+                                                                    Json::error_handler_t::replace);
+      return;
+    }
+    default:
+      out += v.dump();
+      return;
+  }
+}
+
+[[noreturn]] void syntax_error(std::string_view text, const nlohmann::json::exception& e) {
+  std::string message = e.what();
+  // Drop nlohmann's "[json.exception.parse_error.101] " tag; keep its position.
+  if (const auto tag_end = message.find("] "); message.rfind("[json.exception.", 0) == 0 &&
+                                              tag_end != std::string::npos)
+    message.erase(0, tag_end + 2);
+  if (const auto* pe = dynamic_cast<const nlohmann::json::parse_error*>(&e)) {
+    std::size_t start = pe->byte > 0 ? std::min<std::size_t>(pe->byte - 1, text.size()) : 0;
+    while (start > 0 && (std::isalpha(static_cast<unsigned char>(text[start - 1])) ||
+                         text[start - 1] == '-'))
+      --start;
+    std::string_view token = text.substr(start);
+    if (!token.empty() && token[0] == '-') token.remove_prefix(1);
+    for (std::string_view word : {"NaN", "nan", "Infinity", "inf", "Inf"})
+      if (token.substr(0, word.size()) == word) {
+        message += " (NaN is not a JSON number; NaN and infinities travel as base64)";
+        break;
+      }
+  }
+  throw InvalidGraph("invalid JSON: " + plain(message));
+}
+
+void check_depth(std::string_view text) {
+  int depth = 0;
+  bool in_string = false;
+  bool escaped = false;
+  std::size_t line = 1;
+  std::size_t line_start = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxDepth)
+        throw InvalidGraph("invalid JSON: nesting deeper than " + std::to_string(kMaxDepth) +
+                           " levels at line " + std::to_string(line) + ", column " +
+                           std::to_string(i - line_start + 1));
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+}
+
+}  // namespace
+
+Json parse_json(std::string_view text) {
+  check_depth(text);
+  try {
+    return Json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::exception& e) {
+    syntax_error(text, e);
+  }
+}
+
+std::string render(const Json& v) {
+  std::string out;
+  if (v.is_string()) {
+    out += '\'';
+    out += plain(v.get_ref<const std::string&>());
+    out += '\'';
+    return out;
+  }
+  render_to(v, out);
+  if (out.size() > kRenderLimit) {
+    out = std::string(utf8_prefix(out, kRenderLimit));
+    out += "...";
+  }
+  return out;
+}
+
+std::string child(const std::string& path, std::string_view key) {
+  return path.empty() ? plain(key) : path + "." + plain(key);
+}
+
+std::string element(const std::string& path, std::size_t i, const Json& item) {
+  std::string out = path + "[" + std::to_string(i) + "]";
+  if (item.is_object())
+    if (const auto it = item.find("name"); it != item.end() && it->is_string())
+      out += " (" + plain(it->get_ref<const std::string&>()) + ")";
+  return out;
+}
+
+void expected(const std::string& path, const std::string& what, const Json& v) {
+  throw InvalidGraph((path.empty() ? std::string("document") : path) + ": expected " + what +
+                     ", got " + render(v));
+}
+
+void check_keys(const Json& obj, const std::string& path,
+                std::initializer_list<std::string_view> required,
+                std::initializer_list<std::string_view> optional) {
+  for (const auto& [key, value] : obj.items()) {
+    bool known = false;
+    for (auto k : required) known = known || k == key;
+    for (auto k : optional) known = known || k == key;
+    if (known) continue;
+    std::string list;
+    for (auto k : required) list += (list.empty() ? "" : ", ") + std::string(k);
+    for (auto k : optional) list += (list.empty() ? "" : ", ") + std::string(k);
+    throw InvalidGraph(child(path, key) + ": unknown key '" + plain(key) + "' (known: " + list +
+                       ")");
+  }
+  for (auto k : required)
+    if (!obj.contains(k))
+      throw InvalidGraph((path.empty() ? std::string("document") : path) +
+                         ": missing required key '" + std::string(k) + "'");
+}
+
+bool as_int64(const Json& v, std::int64_t& out) {
+  if (v.is_number_integer() && !v.is_number_unsigned()) {
+    out = v.get<std::int64_t>();
+    return true;
+  }
+  if (v.is_number_unsigned() &&
+      v.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+    out = static_cast<std::int64_t>(v.get<std::uint64_t>());
+    return true;
+  }
+  return false;
+}
+
+std::string get_string(const Json& obj, const std::string& path, std::string_view key,
+                       const std::string& what) {
+  const Json& v = obj.at(key);
+  if (!v.is_string()) expected(child(path, key), what, v);
+  return v.get<std::string>();
+}
+
+}  // namespace nodeflow::json_detail
