@@ -1,0 +1,31 @@
+#pragma once
+// Replacing a file all at once: the bytes go to a temporary file next to the
+// target, which is flushed to disk and then renamed over it. A reader of the
+// target sees either the old file or the complete new one, never a prefix,
+// even if the process dies half-way (POSIX rename is atomic).
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <string_view>
+
+namespace nodeflow {
+
+/// Called after each block written to the temporary file, with the number of
+/// bytes written so far. A hook that throws aborts the save exactly as a failed
+/// write would: tests use it to inject a failure half-way through a save.
+using WriteProgress = std::function<void(std::size_t bytes_written)>;
+
+/// Bytes written between two calls of a WriteProgress hook.
+inline constexpr std::size_t kWriteBlockSize = 64 * 1024;
+
+/// Writes `bytes` to `path` atomically. The temporary file is
+/// `.<file name>.tmp-<pid>-<n>` in the target's directory (a rename across
+/// file systems would not be atomic), created exclusively; it takes the mode of
+/// an existing target, else 0666 less the umask. On any failure, including an
+/// exception from `progress`, the temporary file is removed, `path` is left as
+/// it was and the exception propagates; system failures throw IoError naming
+/// `path`, the step and the system's reason.
+void write_file_atomically(const std::filesystem::path& path, std::string_view bytes,
+                           const WriteProgress& progress = {});
+
+}  // namespace nodeflow
