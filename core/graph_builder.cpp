@@ -1,0 +1,177 @@
+#include "core/graph_builder.hpp"
+
+#include <cmath>
+#include <memory>
+
+#include "core/errors.hpp"
+#include "core/registry.hpp"
+
+namespace nodeflow {
+namespace {
+
+// The wording below is Graph's (core/graph.cpp), so that a mistake reads the
+// same whether it is made in code or in a document; a test holds them together.
+
+std::string node_path(std::size_t i, const std::string& name) {
+  return "nodes[" + std::to_string(i) + "]" + (name.empty() ? "" : " (" + name + ")");
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
+  return out;
+}
+
+std::string undefined_tensor(const std::string& where, const std::string& tensor) {
+  return where + ": tensor '" + tensor + "' is not a graph input, initializer or node output";
+}
+
+}  // namespace
+
+GraphBuilder::GraphBuilder(std::string name) { def_.name = std::move(name); }
+
+void GraphBuilder::check_new_tensor(const std::string& name, const std::string& where) const {
+  if (name.empty()) throw InvalidGraph(where + ": tensor name is empty");
+  if (infos_.count(name))
+    throw InvalidGraph(where + ": tensor name '" + name +
+                       "' is defined twice (names are unique in the graph)");
+}
+
+GraphBuilder& GraphBuilder::add_input(const std::string& name, DType dtype, Shape shape) {
+  const std::string where = "inputs[" + std::to_string(def_.inputs.size()) + "] (" + name + ")";
+  check_new_tensor(name, where + ".name");
+  Shape known;
+  for (std::int64_t d : shape) {
+    if (d < kDynamicDim)
+      throw ShapeMismatch(where + ".shape: dimension " + std::to_string(d) + " is negative");
+    known.push_back(d < 0 ? 1 : d);
+  }
+  try {
+    element_count(known);
+  } catch (const ShapeMismatch&) {
+    throw ShapeMismatch(where + ".shape: element count of " + to_string(shape) + " overflows int64");
+  }
+  TensorInfo info{dtype, std::move(shape)};
+  def_.inputs.push_back(GraphInput{name, info});
+  infos_.emplace(name, std::move(info));
+  return *this;
+}
+
+GraphBuilder& GraphBuilder::add_initializer(const std::string& name, Tensor value, bool trainable) {
+  const std::string where =
+      "initializers[" + std::to_string(def_.initializers.size()) + "] (" + name + ")";
+  check_new_tensor(name, where + ".name");
+  if (value.empty()) throw InvalidGraph(where + ".data: initializer has no value");
+  if (trainable && !is_float(value.dtype()))
+    throw UnsupportedDType(where + ".trainable: initializer of dtype " +
+                           std::string(dtype_name(value.dtype())) + " cannot be trainable");
+  TensorInfo info{value.dtype(), value.shape()};
+  def_.initializers.push_back(Initializer{name, std::move(value), trainable});
+  infos_.emplace(name, std::move(info));
+  if (!trainable) constants_.emplace(name, def_.initializers.size() - 1);
+  return *this;
+}
+
+const std::vector<std::string>& GraphBuilder::add_node(const std::string& op_type,
+                                                       const std::string& name,
+                                                       std::vector<std::string> inputs,
+                                                       Attributes attributes) {
+  NodeDef node;
+  node.op_type = op_type;
+  node.name = name;
+  node.inputs = std::move(inputs);
+  node.attributes = std::move(attributes);
+  return add_node(std::move(node));
+}
+
+const std::vector<std::string>& GraphBuilder::add_node(NodeDef n) {
+  const std::size_t index = def_.nodes.size();
+  const std::string where = node_path(index, n.name);
+  if (n.name.empty()) throw InvalidGraph(where + ".name: node name is empty");
+  if (node_names_.count(n.name)) throw InvalidGraph(where + ".name: duplicate node name '" + n.name + "'");
+  const OpRegistry& registry = OpRegistry::global();
+  const OpSchema* schema = registry.find(n.op_type);
+  if (!schema)
+    throw InvalidGraph(where + ".op_type: unknown op_type '" + n.op_type + "' (known: " +
+                       join(registry.names()) + ")");
+  with_context(where, [&] { validate_attributes(n.op_type, schema->attributes, n.attributes); });
+  if (n.inputs.size() < schema->min_inputs || n.inputs.size() > schema->inputs.size())
+    throw InvalidGraph(where + ".inputs: " + n.op_type + " takes " + std::to_string(schema->min_inputs) +
+                       " to " + std::to_string(schema->inputs.size()) + " inputs, got " +
+                       std::to_string(n.inputs.size()));
+  for (std::size_t k = 0; k < schema->min_inputs; ++k)
+    if (n.inputs[k].empty())
+      throw InvalidGraph(where + ".inputs[" + std::to_string(k) + "]: required input '" +
+                         schema->inputs[k] + "' of " + n.op_type + " is absent");
+  if (!std::isfinite(n.lda_coeff)) throw InvalidAttribute(where + ".lda_coeff: expected a finite number");
+
+  std::vector<std::string> outputs;
+  if (n.specified_outputs_name) {
+    const auto& names = *n.specified_outputs_name;
+    if (names.size() < schema->min_outputs || names.size() > schema->outputs.size())
+      throw InvalidGraph(where + ".specified_outputs_name: " + n.op_type + " has " +
+                         std::to_string(schema->min_outputs) + " to " +
+                         std::to_string(schema->outputs.size()) + " outputs, got " +
+                         std::to_string(names.size()) + " names");
+    outputs = names;
+  } else {
+    for (std::size_t k = 0; k < schema->outputs.size(); ++k)
+      outputs.push_back(default_output_name(n.name, k));
+  }
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    check_new_tensor(outputs[k], where + ".specified_outputs_name");
+    for (std::size_t j = 0; j < k; ++j)
+      if (outputs[j] == outputs[k])
+        throw InvalidGraph(where + ".specified_outputs_name: tensor name '" + outputs[k] +
+                           "' is defined twice (names are unique in the graph)");
+  }
+  std::unique_ptr<Node> instance;
+  with_context(where, [&] {
+    instance = schema->create(NodeConfig{n.op_type, n.name, n.attributes, n.training, n.lda_coeff});
+  });
+
+  InferContext ctx;
+  ctx.num_outputs = outputs.size();
+  for (std::size_t k = 0; k < n.inputs.size(); ++k) {
+    const std::string& t = n.inputs[k];
+    if (t.empty()) {
+      ctx.inputs.push_back(nullptr);
+      ctx.constants.push_back(nullptr);
+      continue;
+    }
+    const auto it = infos_.find(t);
+    if (it == infos_.end()) throw InvalidGraph(undefined_tensor(where + ".inputs[" + std::to_string(k) + "]", t));
+    ctx.inputs.push_back(&it->second);
+    const auto c = constants_.find(t);
+    ctx.constants.push_back(c == constants_.end() ? nullptr : &def_.initializers[c->second].value);
+  }
+  std::vector<TensorInfo> out_infos;
+  with_context(where, [&] { out_infos = instance->infer(ctx); });
+  if (out_infos.size() < outputs.size())
+    throw InvalidGraph(where + ": shape inference gave " + std::to_string(out_infos.size()) +
+                       " outputs, expected " + std::to_string(outputs.size()));
+
+  // Everything is checked: commit.
+  for (std::size_t k = 0; k < outputs.size(); ++k) infos_.emplace(outputs[k], std::move(out_infos[k]));
+  node_names_.insert(n.name);
+  def_.nodes.push_back(std::move(n));
+  outputs_.push_back(std::move(outputs));
+  return outputs_.back();
+}
+
+GraphBuilder& GraphBuilder::add_output(const std::string& tensor) {
+  if (!infos_.count(tensor))
+    throw InvalidGraph(undefined_tensor("outputs[" + std::to_string(def_.outputs.size()) + "]", tensor));
+  def_.outputs.push_back(tensor);
+  return *this;
+}
+
+const TensorInfo& GraphBuilder::info(const std::string& tensor) const {
+  const auto it = infos_.find(tensor);
+  if (it == infos_.end()) throw InvalidGraph("tensor '" + tensor + "' is not in the graph");
+  return it->second;
+}
+
+Graph GraphBuilder::build() const { return Graph(def_); }
+
+}  // namespace nodeflow
