@@ -1,0 +1,83 @@
+#include "training/evaluation.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/executor.hpp"
+
+namespace nodeflow::training {
+namespace {
+
+bool is_input(const Graph& g, const std::string& name, DType* dtype) {
+  for (const GraphInput& in : g.def().inputs)
+    if (in.name == name) {
+      *dtype = in.info.dtype;
+      return true;
+    }
+  return false;
+}
+
+bool is_output(const Graph& g, const std::string& name) {
+  const auto& outs = g.def().outputs;
+  return std::find(outs.begin(), outs.end(), name) != outs.end();
+}
+
+}  // namespace
+
+void check_bindings(const Graph& graph, const Bindings& b) {
+  DType dtype{};
+  if (!is_input(graph, b.input, &dtype))
+    throw InvalidGraph("bindings.input: '" + b.input + "' is not a graph input");
+  if (!is_input(graph, b.label, &dtype))
+    throw InvalidGraph("bindings.label: '" + b.label + "' is not a graph input");
+  if (dtype != DType::Int64)
+    throw InvalidGraph("bindings.label: graph input '" + b.label + "' must be int64 class indices, not " +
+                       std::string(dtype_name(dtype)));
+  for (const auto& [key, name] : {std::pair{"loss", &b.loss}, std::pair{"prediction", &b.prediction}}) {
+    if (!is_output(graph, *name))
+      throw InvalidGraph(std::string("bindings.") + key + ": '" + *name + "' is not a graph output");
+    if (!is_float(graph.info(*name).dtype))
+      throw InvalidGraph(std::string("bindings.") + key + ": output '" + *name + "' is not a float tensor");
+  }
+}
+
+double scalar_value(const Tensor& t) {
+  if (t.numel() != 1 || !is_float(t.dtype()))
+    throw ShapeMismatch("expected a one-element float tensor, got " + std::string(dtype_name(t.dtype())) + " " +
+                        to_string(t.shape()));
+  return visit_float_dtype(t.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    return static_cast<double>(t.data<T>()[0]);
+  });
+}
+
+Evaluation evaluate(const Graph& graph, const Dataset& data, const Bindings& bindings,
+                    std::int64_t batch_size) {
+  check_bindings(graph, bindings);
+  if (batch_size < 1) throw InvalidAttribute("evaluation batch size must be >= 1");
+  const Executor executor(graph);
+  Evaluation result{Tensor(graph.info(bindings.prediction).dtype,
+                           {static_cast<std::int64_t>(data.size()), data.num_classes}),
+                    ConfusionMatrix(data.num_classes), 0.0};
+  double loss_sum = 0.0;
+  std::size_t offset_bytes = 0;
+  for (std::size_t begin = 0; begin < data.size(); begin += static_cast<std::size_t>(batch_size)) {
+    const std::size_t end = std::min(data.size(), begin + static_cast<std::size_t>(batch_size));
+    Batch batch = slice(data, begin, end);
+    TensorMap out = executor.run({{bindings.input, batch.samples}, {bindings.label, batch.labels}});
+    const Tensor& scores = out.at(bindings.prediction);
+    const Shape want{static_cast<std::int64_t>(end - begin), data.num_classes};
+    if (scores.shape() != want)
+      throw ShapeMismatch("prediction output '" + bindings.prediction + "' has shape " +
+                          to_string(scores.shape()) + ", expected " + to_string(want));
+    std::memcpy(result.predictions.raw() + offset_bytes, scores.raw(), scores.nbytes());
+    offset_bytes += scores.nbytes();
+    result.confusion.add(scores, {data.labels.begin() + static_cast<std::ptrdiff_t>(begin),
+                                  data.labels.begin() + static_cast<std::ptrdiff_t>(end)});
+    loss_sum += scalar_value(out.at(bindings.loss)) * static_cast<double>(end - begin);
+  }
+  result.loss = data.size() == 0 ? 0.0 : loss_sum / static_cast<double>(data.size());
+  return result;
+}
+
+}  // namespace nodeflow::training

@@ -1,0 +1,33 @@
+#pragma once
+// Inference over a whole dataset: the predictions, their confusion matrix and
+// the mean loss.
+#include <cstdint>
+
+#include "core/graph.hpp"
+#include "training/dataset.hpp"
+#include "training/metrics.hpp"
+#include "training/train_config.hpp"
+
+namespace nodeflow::training {
+
+/// Throws InvalidGraph naming the binding ("bindings.label: 'label' is not a
+/// graph input") unless input and label are graph inputs (label of dtype int64)
+/// and loss and prediction are float graph outputs.
+void check_bindings(const Graph& graph, const Bindings& bindings);
+
+struct Evaluation {
+  Tensor predictions;       ///< the prediction output for every sample, in dataset order: [N, C]
+  ConfusionMatrix confusion;
+  double loss = 0.0;        ///< mean of the loss output over the samples (batch means weighted by batch size)
+};
+
+/// Runs the graph in inference mode over `data` in batches of `batch_size`
+/// (the last one may be smaller). The graph's prediction output must be
+/// [batch, data.num_classes]. Throws what check_bindings and the executor throw.
+Evaluation evaluate(const Graph& graph, const Dataset& data, const Bindings& bindings,
+                    std::int64_t batch_size);
+
+/// The value of a scalar (one-element) float tensor as a double.
+double scalar_value(const Tensor& t);
+
+}  // namespace nodeflow::training

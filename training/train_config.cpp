@@ -1,0 +1,183 @@
+#include "training/train_config.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "serialization/detail/json_support.hpp"
+
+namespace nodeflow::training {
+namespace {
+
+using json_detail::Json;
+
+[[noreturn]] void fail(const std::string& path, const std::string& what, const Json& got) {
+  throw InvalidConfig(path + ": expected " + what + ", got " + json_detail::render(got));
+}
+
+// Unknown keys are refused so that a typo ("momentun") is never ignored.
+void check_keys(const Json& obj, const std::string& path, std::initializer_list<std::string_view> known) {
+  if (!obj.is_object()) fail(path.empty() ? "configuration" : path, "an object", obj);
+  for (const auto& [key, value] : obj.items()) {
+    bool ok = false;
+    for (std::string_view k : known) ok = ok || k == key;
+    if (!ok) {
+      std::string names;
+      for (std::string_view k : known) names += (names.empty() ? "" : ", ") + std::string(k);
+      throw InvalidConfig(json_detail::child(path, key) + ": unknown key (known: " + names + ")");
+    }
+  }
+}
+
+const Json* member(const Json& obj, std::string_view key) {
+  auto it = obj.find(key);
+  return it == obj.end() ? nullptr : &*it;
+}
+
+void read_number(const Json& obj, const std::string& path, std::string_view key, double& out) {
+  if (const Json* v = member(obj, key)) {
+    if (!v->is_number()) fail(json_detail::child(path, key), "a number", *v);
+    out = v->get<double>();
+  }
+}
+
+void read_int(const Json& obj, const std::string& path, std::string_view key, std::int64_t min,
+              std::int64_t& out) {
+  if (const Json* v = member(obj, key)) {
+    std::int64_t x = 0;
+    if (!json_detail::as_int64(*v, x) || x < min)
+      fail(json_detail::child(path, key), "an integer >= " + std::to_string(min), *v);
+    out = x;
+  }
+}
+
+void read_bool(const Json& obj, const std::string& path, std::string_view key, bool& out) {
+  if (const Json* v = member(obj, key)) {
+    if (!v->is_boolean()) fail(json_detail::child(path, key), "true or false", *v);
+    out = v->get<bool>();
+  }
+}
+
+void read_string(const Json& obj, const std::string& path, std::string_view key, std::string& out) {
+  if (const Json* v = member(obj, key)) {
+    if (!v->is_string() || v->get_ref<const std::string&>().empty())
+      fail(json_detail::child(path, key), "a non-empty string", *v);
+    out = v->get<std::string>();
+  }
+}
+
+OptimizerSettings read_optimizer(const Json& obj) {
+  const std::string path = "optimizer";
+  check_keys(obj, path, {"type", "lr", "momentum", "nesterov", "beta1", "beta2", "eps", "weight_decay"});
+  OptimizerSettings s;
+  const Json* type = member(obj, "type");
+  if (type == nullptr) throw InvalidConfig("optimizer.type: missing (sgd, adam or adamw)");
+  if (!type->is_string() || !parse_optimizer_kind(type->get<std::string>(), s.kind))
+    fail("optimizer.type", "\"sgd\", \"adam\" or \"adamw\"", *type);
+  if (member(obj, "lr") == nullptr) throw InvalidConfig("optimizer.lr: missing (the base learning rate)");
+  read_number(obj, path, "lr", s.lr);
+  read_number(obj, path, "momentum", s.momentum);
+  read_bool(obj, path, "nesterov", s.nesterov);
+  read_number(obj, path, "beta1", s.beta1);
+  read_number(obj, path, "beta2", s.beta2);
+  read_number(obj, path, "eps", s.eps);
+  read_number(obj, path, "weight_decay", s.weight_decay);
+  try {
+    validate(s);
+  } catch (const InvalidAttribute& e) {
+    throw InvalidConfig(e.what());
+  }
+  return s;
+}
+
+ScheduleSettings read_schedule(const Json& obj) {
+  const std::string path = "schedule";
+  check_keys(obj, path, {"type", "step_size", "milestones", "gamma", "lr_min", "t_max"});
+  ScheduleSettings s;
+  if (const Json* type = member(obj, "type");
+      type == nullptr || !type->is_string() || !parse_schedule_kind(type->get<std::string>(), s.kind))
+    fail("schedule.type", "\"constant\", \"step\", \"multistep\" or \"cosine\"",
+         type == nullptr ? Json() : *type);
+  read_int(obj, path, "step_size", 1, s.step_size);
+  read_number(obj, path, "gamma", s.gamma);
+  read_number(obj, path, "lr_min", s.lr_min);
+  read_int(obj, path, "t_max", 1, s.t_max);
+  if (const Json* ms = member(obj, "milestones")) {
+    if (!ms->is_array()) fail("schedule.milestones", "a list of epochs", *ms);
+    for (std::size_t i = 0; i < ms->size(); ++i) {
+      std::int64_t m = 0;
+      if (!json_detail::as_int64((*ms)[i], m))
+        fail("schedule.milestones[" + std::to_string(i) + "]", "an integer", (*ms)[i]);
+      s.milestones.push_back(m);
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+TrainConfig parse_train_config(std::string_view text) {
+  Json doc;
+  try {
+    doc = json_detail::parse_json(text);
+  } catch (const InvalidGraph& e) {
+    throw InvalidConfig(e.what());
+  }
+  check_keys(doc, "", {"optimizer", "schedule", "batch_size", "epochs", "seed", "threads",
+                       "eval_batch_size", "log_every", "weight_decay_overrides", "bindings"});
+  TrainConfig c;
+  const Json* opt = member(doc, "optimizer");
+  if (opt == nullptr) throw InvalidConfig("optimizer: missing (an object with type and lr)");
+  c.optimizer = read_optimizer(*opt);
+  read_int(doc, "", "batch_size", 1, c.batch_size);
+  read_int(doc, "", "epochs", 1, c.epochs);
+  std::int64_t seed = 0;
+  read_int(doc, "", "seed", 0, seed);
+  c.seed = static_cast<std::uint64_t>(seed);
+  std::int64_t threads = c.threads;
+  read_int(doc, "", "threads", 1, threads);
+  if (threads > 1024) fail("threads", "at most 1024 threads", doc["threads"]);
+  c.threads = static_cast<int>(threads);
+  read_int(doc, "", "eval_batch_size", 1, c.eval_batch_size);
+  read_int(doc, "", "log_every", 0, c.log_every);
+  if (const Json* sched = member(doc, "schedule")) c.schedule = read_schedule(*sched);
+  if (c.schedule.kind == ScheduleKind::Cosine && c.schedule.t_max == 0) c.schedule.t_max = c.epochs;
+  try {
+    validate(c.schedule);
+  } catch (const InvalidAttribute& e) {
+    throw InvalidConfig(e.what());
+  }
+  if (const Json* wd = member(doc, "weight_decay_overrides")) {
+    if (!wd->is_object()) fail("weight_decay_overrides", "an object {initializer name: number}", *wd);
+    for (const auto& [name, value] : wd->items()) {
+      const std::string path = json_detail::child("weight_decay_overrides", name);
+      if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() < 0)
+        fail(path, "a number >= 0", value);
+      c.weight_decay_overrides[name] = value.get<double>();
+    }
+  }
+  if (const Json* b = member(doc, "bindings")) {
+    check_keys(*b, "bindings", {"input", "label", "loss", "prediction"});
+    read_string(*b, "bindings", "input", c.bindings.input);
+    read_string(*b, "bindings", "label", c.bindings.label);
+    read_string(*b, "bindings", "loss", c.bindings.loss);
+    read_string(*b, "bindings", "prediction", c.bindings.prediction);
+  }
+  return c;
+}
+
+TrainConfig load_train_config(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError("cannot read training configuration " + path.string());
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw IoError("cannot read training configuration " + path.string());
+  try {
+    return parse_train_config(text.str());
+  } catch (const InvalidConfig& e) {
+    throw InvalidConfig(path.string() + ": " + e.what());
+  }
+}
+
+}  // namespace nodeflow::training

@@ -1,0 +1,174 @@
+#include "training/trainer.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cmath>
+
+#include "serialization/json_writer.hpp"
+#include "training/chart.hpp"
+#include "training/evaluation.hpp"
+#include "training/lr_schedule.hpp"
+#include "training/metrics.hpp"
+#include "training/parameters.hpp"
+#include "training/threads.hpp"
+
+namespace nodeflow::training {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// "1h02m", "3m07s", "12s"
+std::string duration_text(double seconds) {
+  const auto s = static_cast<long long>(std::llround(std::max(0.0, seconds)));
+  char buf[32];
+  if (s >= 3600)
+    std::snprintf(buf, sizeof buf, "%lldh%02lldm", s / 3600, s / 60 % 60);
+  else if (s >= 60)
+    std::snprintf(buf, sizeof buf, "%lldm%02llds", s / 60, s % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%llds", s);
+  return buf;
+}
+
+// A tensor of the loss's dtype and shape filled with ones: d loss / d loss.
+Tensor ones_like(const Tensor& t) {
+  Tensor one(t.dtype(), t.shape());
+  visit_float_dtype(t.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    for (T& x : one.values<T>()) x = T(1);
+  });
+  return one;
+}
+
+// Distinct streams derived from the one user seed.
+constexpr std::uint64_t kShuffleStream = 1;
+constexpr std::uint64_t kDropoutStream = 2;
+
+}  // namespace
+
+Trainer::Trainer(Graph& graph, TrainConfig config)
+    : graph_(graph),
+      config_(std::move(config)),
+      executor_(graph_),
+      optimizer_(config_.optimizer),
+      shuffle_rng_(mix_seed(config_.seed, kShuffleStream)),
+      dropout_seed_(mix_seed(config_.seed, kDropoutStream)) {
+  check_bindings(graph_, config_.bindings);
+  validate(config_.schedule);
+  if (config_.batch_size < 1) throw InvalidAttribute("batch_size must be >= 1");
+  if (config_.epochs < 1) throw InvalidAttribute("epochs must be >= 1");
+  reached_ = parameters_reached(graph_, config_.bindings.loss);
+  weight_decay_ = weight_decay_plan(graph_, config_.optimizer.weight_decay, config_.weight_decay_overrides);
+  set_thread_count(config_.threads);
+}
+
+StepResult Trainer::step(const Batch& batch, double lr) {
+  const Bindings& b = config_.bindings;
+  TrainingRun run = executor_.forward({{b.input, batch.samples}, {b.label, batch.labels}},
+                                      mix_seed(dropout_seed_, static_cast<std::uint64_t>(steps_)));
+  const Tensor loss = run.outputs().at(b.loss);
+  StepResult result;
+  result.loss = scalar_value(loss);
+  result.samples = batch.labels.numel();
+  const std::vector<std::int64_t> predicted = predicted_classes(run.outputs().at(b.prediction));
+  const std::int64_t* labels = batch.labels.data<std::int64_t>();
+  for (std::size_t i = 0; i < predicted.size(); ++i) result.correct += predicted[i] == labels[i] ? 1 : 0;
+  if (!std::isfinite(result.loss))
+    throw RunError("training step " + std::to_string(steps_ + 1) + ": the loss is " +
+                   std::to_string(result.loss) + " (diverged; lower the learning rate)");
+
+  const TensorMap grads = executor_.backward(run, {{b.loss, ones_like(loss)}});
+  for (const auto& [name, value] : run.initializer_updates()) graph_.set_initializer(name, value);
+  for (const std::string& name : reached_) {
+    const Initializer* init = graph_.initializer(name);
+    graph_.set_initializer(name, optimizer_.update(name, init->value, grads.at(name), lr, weight_decay_.at(name)));
+  }
+  ++steps_;
+  return result;
+}
+
+EpochMetrics Trainer::train_epoch(const Dataset& train, std::int64_t epoch) {
+  validate(train);
+  if (train.size() == 0) throw InvalidAttribute("the training set is empty");
+  const double lr = learning_rate(config_.schedule, config_.optimizer.lr, epoch);
+  const std::vector<std::size_t> order = shuffled_indices(train.size(), shuffle_rng_);
+  const auto batch = static_cast<std::size_t>(config_.batch_size);
+  const std::size_t batches = (order.size() + batch - 1) / batch;
+  if (planned_samples_ == 0) planned_samples_ = static_cast<std::int64_t>(train.size());
+
+  EpochMetrics m;
+  m.epoch = epoch + 1;
+  m.lr = lr;
+  double loss_sum = 0.0;
+  std::int64_t correct = 0, seen = 0;
+  const Clock::time_point start = Clock::now();
+  for (std::size_t k = 0; k < batches; ++k) {
+    const std::size_t begin = k * batch, end = std::min(order.size(), begin + batch);
+    const StepResult r = step(gather(train, std::span(order).subspan(begin, end - begin)), lr);
+    loss_sum += r.loss * static_cast<double>(r.samples);
+    correct += r.correct;
+    seen += r.samples;
+    const bool log_now = config_.log_every > 0 && ((k + 1) % static_cast<std::size_t>(config_.log_every) == 0);
+    if (log_now && spdlog::should_log(spdlog::level::info)) {
+      const double elapsed = busy_seconds_ + seconds_since(start);
+      const double rate = static_cast<double>(done_samples_ + seen) / std::max(elapsed, 1e-9);
+      const double left = static_cast<double>(planned_samples_ - done_samples_ - seen) / std::max(rate, 1e-9);
+      spdlog::info("epoch {}/{} batch {}/{}: loss {:.4f} accuracy {:.2f}% | {:.0f} samples/s | {} left",
+                   epoch + 1, config_.epochs, k + 1, batches, loss_sum / static_cast<double>(seen),
+                   100.0 * static_cast<double>(correct) / static_cast<double>(seen), rate, duration_text(left));
+    }
+  }
+  m.seconds = seconds_since(start);
+  m.train_loss = loss_sum / static_cast<double>(seen);
+  m.train_accuracy = static_cast<double>(correct) / static_cast<double>(seen);
+  m.samples_per_second = static_cast<double>(seen) / std::max(m.seconds, 1e-9);
+  busy_seconds_ += m.seconds;
+  done_samples_ += seen;
+  return m;
+}
+
+std::vector<EpochMetrics> Trainer::fit(const Dataset& train, const Dataset& test, const TrainOutputs& outputs) {
+  validate(test);
+  std::vector<EpochMetrics> history;
+  planned_samples_ = static_cast<std::int64_t>(train.size()) * config_.epochs;
+  done_samples_ = 0;
+  busy_seconds_ = 0.0;
+  bool chart_failed = false;
+  spdlog::info("training {} parameters of '{}' on {} samples ({} held out): {} epochs of batches of {}, "
+               "{} lr {}, {} thread(s)",
+               reached_.size(), graph_.name(), train.size(), test.size(), config_.epochs, config_.batch_size,
+               optimizer_kind_name(config_.optimizer.kind), config_.optimizer.lr, thread_count());
+  for (std::int64_t e = 0; e < config_.epochs; ++e) {
+    EpochMetrics m = train_epoch(train, e);
+    const Clock::time_point eval_start = Clock::now();
+    const Evaluation ev = evaluate(graph_, test, config_.bindings, config_.eval_batch_size);
+    busy_seconds_ += seconds_since(eval_start);  // evaluation time counts in the estimate
+    m.test_loss = ev.loss;
+    m.test_accuracy = ev.confusion.accuracy();
+    history.push_back(m);
+    const double rate = static_cast<double>(done_samples_) / std::max(busy_seconds_, 1e-9);
+    spdlog::info("epoch {}/{} done: lr {:.6g} | train loss {:.4f} accuracy {:.2f}% | test loss {:.4f} "
+                 "accuracy {:.2f}% | {:.0f} samples/s | {:.1f}s | {} left",
+                 m.epoch, config_.epochs, m.lr, m.train_loss, 100.0 * m.train_accuracy, m.test_loss,
+                 100.0 * m.test_accuracy, m.samples_per_second, m.seconds,
+                 duration_text(static_cast<double>(planned_samples_ - done_samples_) / std::max(rate, 1e-9)));
+    if (!outputs.checkpoint.empty()) save_graph_file(outputs.checkpoint, graph_.def());
+    if (!outputs.metrics_csv.empty()) write_metrics_csv(outputs.metrics_csv, history);
+    if (!outputs.chart.empty() && !chart_failed) {
+      try {
+        write_chart(history, outputs.chart);
+      } catch (const IoError& err) {
+        chart_failed = true;
+        spdlog::warn("no chart: {}", err.what());
+      }
+    }
+  }
+  return history;
+}
+
+}  // namespace nodeflow::training

@@ -1,0 +1,85 @@
+#pragma once
+// The training loop: epochs of shuffled mini-batches, an optimizer step per
+// batch, evaluation on a held-out set after every epoch, progress logged with
+// spdlog, and the metrics CSV, chart and checkpoint written after every epoch.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/executor.hpp"
+#include "core/graph.hpp"
+#include "training/dataset.hpp"
+#include "training/history.hpp"
+#include "training/optimizer.hpp"
+#include "training/random.hpp"
+#include "training/train_config.hpp"
+
+namespace nodeflow::training {
+
+/// Files a fit() keeps up to date; an empty path writes nothing.
+struct TrainOutputs {
+  std::filesystem::path metrics_csv;  ///< EpochMetrics per epoch (history.hpp)
+  std::filesystem::path chart;        ///< .svg or .png, drawn by gnuplot
+  std::filesystem::path checkpoint;   ///< the graph document with the weights so far
+};
+
+/// What one optimizer step measured.
+struct StepResult {
+  double loss = 0.0;          ///< the loss output (the batch's mean for reduction "mean")
+  std::int64_t correct = 0;   ///< samples whose argmax prediction equals the label
+  std::int64_t samples = 0;
+};
+
+/// Trains `graph` in place (its initializers change). Reproducible: the same
+/// graph, data, configuration and thread count give the same weights bit for
+/// bit. The shuffling stream and the Dropout stream are each seeded once from
+/// config.seed and advance with every epoch and every step respectively.
+class Trainer {
+ public:
+  /// Checks the bindings (check_bindings) and the optimizer and weight-decay
+  /// configuration against the graph; sets the thread count (set_thread_count).
+  Trainer(Graph& graph, TrainConfig config);
+
+  /// One step on `batch`: training-mode forward, backward seeded with 1 at the
+  /// loss, the nodes' updates of non-trainable initializers applied (running
+  /// statistics), then the optimizer applied with learning rate `lr` to the
+  /// parameters the loss reaches (parameters_reached): parameters without a
+  /// gradient keep their value and their optimizer state.
+  StepResult step(const Batch& batch, double lr);
+
+  /// One epoch (0-based `epoch`) over `train` in a freshly shuffled order,
+  /// batches of config.batch_size (the last may be smaller), with the
+  /// schedule's learning rate. test_* of the result are left 0.
+  EpochMetrics train_epoch(const Dataset& train, std::int64_t epoch);
+
+  /// config.epochs epochs; after each, evaluates `test` (inference mode) and
+  /// writes `outputs`. Returns the history. A chart that cannot be drawn is
+  /// logged as a warning (the CSV holds the same numbers); other failures throw.
+  std::vector<EpochMetrics> fit(const Dataset& train, const Dataset& test, const TrainOutputs& outputs = {});
+
+  const Optimizer& optimizer() const { return optimizer_; }
+  const TrainConfig& config() const { return config_; }
+  /// Optimizer steps taken so far.
+  std::int64_t steps() const { return steps_; }
+  /// Trainable initializers the optimizer updates.
+  const std::set<std::string>& trained_parameters() const { return reached_; }
+
+ private:
+  Graph& graph_;
+  TrainConfig config_;
+  Executor executor_;
+  Optimizer optimizer_;
+  std::set<std::string> reached_;
+  std::map<std::string, double> weight_decay_;
+  Rng shuffle_rng_;
+  std::uint64_t dropout_seed_;
+  std::int64_t steps_ = 0;
+  // Progress estimate across fit(): samples trained and time spent so far.
+  std::int64_t planned_samples_ = 0, done_samples_ = 0;
+  double busy_seconds_ = 0.0;
+};
+
+}  // namespace nodeflow::training
