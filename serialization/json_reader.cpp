@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "core/errors.hpp"
+#include "serialization/detail/json_init_rule.hpp"
 #include "serialization/detail/json_parts.hpp"
 #include "serialization/detail/json_support.hpp"
 
@@ -108,7 +109,11 @@ GraphInput read_input(const Json& item, const std::string& path) {
 
 Initializer read_initializer(const Json& item, const std::string& path) {
   if (!item.is_object()) expected(path, "an object with name, dtype, shape and data", item);
-  json_detail::check_keys(item, path, {"name", "dtype", "shape", "data"}, {"trainable"});
+  json_detail::check_keys(item, path, {"name", "dtype", "shape"}, {"data", "init", "trainable"});
+  if (!item.contains("data") && !item.contains("init"))
+    throw InvalidGraph(path + ": missing required key 'data' (or 'init', an initialisation rule)");
+  if (item.contains("data") && item.contains("init"))
+    throw InvalidGraph(path + ": 'data' and 'init' exclude each other (give one)");
   Initializer init;
   init.name = json_detail::get_string(item, path, "name", "a tensor name (a string)");
   const DType dtype = read_dtype(item, path);
@@ -117,7 +122,9 @@ Initializer read_initializer(const Json& item, const std::string& path) {
       std::numeric_limits<std::int64_t>::max() / static_cast<std::int64_t>(dtype_size(dtype)))
     throw ShapeMismatch(child(path, "shape") + ": byte count of " + to_string(shape) + " " +
                         std::string(dtype_name(dtype)) + " values overflows int64");
-  init.value = json_detail::read_tensor_data(item.at("data"), dtype, shape, child(path, "data"));
+  init.value = item.contains("init")
+                   ? json_detail::read_init_rule(item.at("init"), dtype, shape, child(path, "init"))
+                   : json_detail::read_tensor_data(item.at("data"), dtype, shape, child(path, "data"));
   init.trainable = read_bool(item, path, "trainable", false);
   return init;
 }

@@ -20,7 +20,9 @@ namespace nodeflow {
 /// whose element count must fit int64 (ShapeMismatch); initializer `data` as a
 /// flat row-major list of JSON numbers that fit the dtype (float16, bfloat16 and
 /// float32 rounded to nearest even) or {"base64": "..."} little-endian bytes of
-/// exactly the right length; node `op_type` known to `registry`; attribute values
+/// exactly the right length, or instead of `data` an `init` rule such as
+/// {"rule": "he_uniform", "seed": 1} (serialization/detail/json_init_rule.hpp,
+/// docs/training-config.md); node `op_type` known to `registry`; attribute values
 /// converted by their AttrKind in the op's schema (InvalidAttribute: an Int needs
 /// a JSON integer, true/false read as 1/0, 2.0 refused; a Float takes any number).
 /// Attribute ranges, names, wiring, cycles and shapes are the Graph

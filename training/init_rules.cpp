@@ -30,7 +30,7 @@ std::string number(double v) {
 
 void require_finite(double v, const char* what) {
   if (!std::isfinite(v))
-    throw InvalidAttribute(std::string("init.") + what + " must be finite, got " + number(v));
+    throw InvalidAttribute(std::string(what) + " must be finite, got " + number(v));
 }
 
 template <typename T, typename Draw> void fill(Tensor& t, Draw&& draw) {
@@ -95,15 +95,14 @@ Tensor make_initialized(const InitRule& rule, DType dtype, const Shape& shape) {
       require_finite(rule.low, "low");
       require_finite(rule.high, "high");
       if (rule.low > rule.high)
-        throw InvalidAttribute("init.low must not exceed init.high, got " + number(rule.low) +
-                               " > " + number(rule.high));
+        throw InvalidAttribute("low must not exceed high, got " + number(rule.low) + " > " + number(rule.high));
       scale = rule.high - rule.low;
       shift = rule.low;
       break;
     case InitKind::Normal:
       require_finite(rule.mean, "mean");
       require_finite(rule.std, "std");
-      if (rule.std < 0) throw InvalidAttribute("init.std must be >= 0, got " + number(rule.std));
+      if (rule.std < 0) throw InvalidAttribute("std must be >= 0, got " + number(rule.std));
       gaussian = true;
       scale = rule.std;
       shift = rule.mean;

@@ -159,9 +159,9 @@ TEST(JsonReaderData, InitializerStructure) {
   EXPECT_EQ(error_of(with_initializer("float32", "[1]", "[1]", R"(, "trainable": "yes")")),
             "initializers[0] (w).trainable: expected true or false, got 'yes'");
   EXPECT_EQ(error_of(with_initializer("float32", "[1]", "[1]", R"(, "frozen": true)")),
-            "initializers[0] (w).frozen: unknown key 'frozen' (known: name, dtype, shape, data, trainable)");
+            "initializers[0] (w).frozen: unknown key 'frozen' (known: name, dtype, shape, data, init, trainable)");
   EXPECT_EQ(error_of(doc(kInputs, R"([{"name": "w", "dtype": "float32", "shape": [1]}])")),
-            "initializers[0] (w): missing required key 'data'");
+            "initializers[0] (w): missing required key 'data' (or 'init', an initialisation rule)");
   EXPECT_EQ(error_of<ShapeMismatch>(with_initializer("int64", "[2305843009213693952]", "[]")),
             "initializers[0] (w).shape: byte count of [2305843009213693952] int64 values overflows int64");
   EXPECT_EQ(error_of<ShapeMismatch>(with_initializer("int8", "[4294967296, 4294967296]", "[]")),

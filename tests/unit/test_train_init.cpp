@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "serialization/json_reader.hpp"
 #include "training/init_rules.hpp"
 #include "training/random.hpp"
 
@@ -133,6 +134,80 @@ TEST(InitRules, Refusals) {
   EXPECT_FALSE(parse_init_kind("xavier", k));
   EXPECT_EQ(init_kind_names(),
             "zeros, ones, constant, uniform, normal, he_normal, he_uniform, glorot_normal, glorot_uniform");
+}
+
+}  // namespace
+}  // namespace nodeflow::training
+
+// The graph document's `init` in place of `data` (serialization/json_init_rule.cpp).
+namespace nodeflow::training {
+namespace {
+
+std::string doc_with(const std::string& initializer) {
+  return R"({"format": "nodeflow.graph", "version": 1, "inputs": [{"name": "x", "dtype": "float32", "shape": [2, 3]}],
+             "outputs": ["y"], "initializers": [)" +
+         initializer +
+         R"(], "nodes": [{"op_type": "Gemm", "name": "y", "inputs": ["x", "w"], "attributes": {"transB": 1}}]})";
+}
+
+std::string reader_error(const std::string& initializer) {
+  try {
+    parse_graph_def(doc_with(initializer));
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(InitRulesInDocuments, InitTakesThePlaceOfData) {
+  const GraphDef def = parse_graph_def(doc_with(
+      R"({"name": "w", "dtype": "float32", "shape": [4, 3], "trainable": true, "init": {"rule": "he_normal", "seed": 9}})"));
+  InitRule r = rule(InitKind::HeNormal, 9);
+  const Tensor want = make_initialized(r, DType::Float32, {4, 3});
+  ASSERT_EQ(def.initializers[0].value.shape(), (Shape{4, 3}));
+  EXPECT_EQ(0, std::memcmp(def.initializers[0].value.raw(), want.raw(), want.nbytes()));
+  EXPECT_TRUE(def.initializers[0].trainable);
+
+  const GraphDef c = parse_graph_def(doc_with(
+      R"({"name": "w", "dtype": "float64", "shape": [4, 3], "init": {"rule": "constant", "value": -0.5}})"));
+  EXPECT_EQ(c.initializers[0].value.data<double>()[11], -0.5);
+  const GraphDef u = parse_graph_def(doc_with(
+      R"({"name": "w", "dtype": "float32", "shape": [4, 3], "init": {"rule": "uniform", "seed": 0, "low": 2, "high": 3}})"));
+  for (float x : u.initializers[0].value.values<float>()) EXPECT_TRUE(x >= 2.0f && x < 3.0f);
+  const GraphDef f = parse_graph_def(doc_with(
+      R"({"name": "w", "dtype": "float32", "shape": [4, 3], "init": {"rule": "he_uniform", "seed": 3, "mode": "fan_out"}})"));
+  for (float x : f.initializers[0].value.values<float>()) EXPECT_LE(std::abs(x), std::sqrt(6.0 / 4.0));
+}
+
+TEST(InitRulesInDocuments, ErrorsNameThePath) {
+  EXPECT_EQ(reader_error(R"({"name": "w", "dtype": "float32", "shape": [4, 3], "init": {"rule": "xavier", "seed": 1}})"),
+            "initializers[0] (w).init.rule: expected one of zeros, ones, constant, uniform, normal, he_normal, "
+            "he_uniform, glorot_normal, glorot_uniform, got 'xavier'");
+  EXPECT_EQ(reader_error(R"({"name": "w", "dtype": "float32", "shape": [4, 3], "init": {"rule": "he_normal"}})"),
+            "initializers[0] (w).init: missing required key 'seed'");
+  EXPECT_EQ(reader_error(R"({"name": "w", "dtype": "float32", "shape": [4, 3], "init": {"rule": "glorot_uniform", "seed": -1}})"),
+            "initializers[0] (w).init.seed: expected a non-negative integer, got -1");
+  EXPECT_EQ(reader_error(R"({"name": "w", "dtype": "float32", "shape": [4, 3], "init": {"rule": "zeros", "seed": 1}})"),
+            "initializers[0] (w).init.seed: unknown key 'seed' (known: rule)");
+  EXPECT_EQ(reader_error(R"({"name": "w", "dtype": "float32", "shape": [4, 3], "init": {"rule": "he_normal", "seed": 1, "mode": "in"}})"),
+            "initializers[0] (w).init.mode: expected \"fan_in\" or \"fan_out\", got 'in'");
+  EXPECT_EQ(reader_error(R"({"name": "w", "dtype": "float32", "shape": [12], "init": {"rule": "he_normal", "seed": 1}})"),
+            "initializers[0] (w).init: fan-based initialisation needs a tensor of rank >= 2 ([out, in, ...]), got [12]");
+  EXPECT_EQ(reader_error(R"({"name": "w", "dtype": "float32", "shape": [4, 3], "init": {"rule": "uniform", "seed": 1, "low": 1, "high": 0}})"),
+            "initializers[0] (w).init: low must not exceed high, got 1 > 0");
+  EXPECT_EQ(reader_error(R"({"name": "w", "dtype": "float32", "shape": [4, 3], "data": [1], "init": {"rule": "zeros"}})"),
+            "initializers[0] (w): 'data' and 'init' exclude each other (give one)");
+  EXPECT_EQ(reader_error(R"({"name": "w", "dtype": "float32", "shape": [4, 3]})"),
+            "initializers[0] (w): missing required key 'data' (or 'init', an initialisation rule)");
+}
+
+TEST(InitRulesInDocuments, TheLeNet5ExampleIsShortAndLoads) {
+  const Graph g = load_graph_file(NODEFLOW_EXAMPLES_DIR "/lenet5.json");
+  EXPECT_EQ(g.parameter_count(), 61706);
+  // Every weight drawn from its own seed: no two layers start alike.
+  const Tensor& w1 = g.initializer("fc1.W")->value;
+  EXPECT_NEAR(moments(w1).std, std::sqrt(2.0 / 400.0), 0.05 * std::sqrt(2.0 / 400.0));
+  EXPECT_EQ(g.initializer("fc1.B")->value.data<float>()[0], 0.0f);
 }
 
 }  // namespace
