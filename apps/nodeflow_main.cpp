@@ -13,6 +13,7 @@
 
 #include "apps/arguments.hpp"
 #include "apps/commands.hpp"
+#include "apps/training_commands.hpp"
 
 namespace {
 
@@ -76,11 +77,14 @@ int main(int argc, char** argv) {
   CLI::App* check = app.add_subcommand("check", "Validate a graph; print nodes, tensor shapes and parameter count");
   add_graph_argument(*check, args);
 
+  nodeflow::cli::TrainingVerbs training;
+  add_training_verbs(app, training);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const CLI::App* verb = nullptr;
-    for (const CLI::App* candidate : {run, backward, check})
+    for (const CLI::App* candidate : {run, backward, check, training.train, training.eval})
       if (candidate->parsed()) verb = candidate;
     if (e.get_exit_code() == 0) {  // --help
       std::cout << (verb ? verb->help("nodeflow") : app.help());
@@ -90,8 +94,13 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 
-  const CLI::App* verb = run->parsed() ? run : backward->parsed() ? backward : check;
+  const CLI::App* verb = run->parsed()              ? run
+                         : backward->parsed()         ? backward
+                         : training.train->parsed()   ? training.train
+                         : training.eval->parsed()    ? training.eval
+                                                      : check;
   try {
+    if (nodeflow::cli::run_training_verb(training, std::cout)) return 0;
     if (verb == check) {
       nodeflow::cli::check_graph(args.graph, std::cout);
       return 0;

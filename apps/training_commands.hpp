@@ -1,0 +1,80 @@
+#pragma once
+// The training verbs of `nodeflow`: `train` and `eval` on a named dataset.
+// Like the other verbs they throw nodeflow::Error (exit status 1) on a failure
+// in the input or the run and UsageError (exit status 2) on wrong usage.
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <string>
+
+namespace nodeflow::cli {
+
+/// Where the samples come from: `--data mnist` reads the MNIST digits from
+/// `mnist_dir` (default: $NODEFLOW_MNIST_DIR, else .cache/mnist/digits).
+struct DataRequest {
+  std::string name;  ///< "mnist"
+  std::filesystem::path mnist_dir;
+};
+
+/// `nodeflow train GRAPH --config CONFIG --data mnist -o OUT.json`.
+struct TrainRequest {
+  std::filesystem::path graph;
+  std::filesystem::path config;
+  DataRequest data;
+  std::filesystem::path output;        ///< the trained graph document
+  std::filesystem::path metrics_csv;   ///< default: OUT with ".metrics.csv" for ".json"
+  std::filesystem::path chart;         ///< default: OUT with ".chart.svg"
+  std::filesystem::path checkpoint;    ///< default: OUT with ".checkpoint.json"
+  std::filesystem::path predictions;   ///< optional .npy of the test-set predictions
+  std::optional<int> threads;          ///< overrides the configuration's
+  std::optional<long long> epochs;     ///< overrides the configuration's
+};
+
+/// Loads the graph and configuration, trains on the training split (logging
+/// progress on stderr), keeps the metrics CSV, chart and checkpoint up to date,
+/// saves the trained graph to `output` (atomically), reloads it and checks that
+/// it predicts the held-out set exactly as the network in memory (Error when
+/// not), then prints a summary and the held-out confusion matrix to `out`.
+void train_model(const TrainRequest& request, std::ostream& out);
+
+/// `nodeflow eval GRAPH --data mnist`.
+struct EvalRequest {
+  std::filesystem::path graph;
+  DataRequest data;
+  std::string split = "test";          ///< "test", "train" or "all"
+  std::filesystem::path config;        ///< optional: bindings and eval_batch_size from a training config
+  std::filesystem::path predictions;   ///< optional .npy of the predictions
+  std::optional<int> threads;
+};
+
+/// Evaluates the graph in inference mode and prints the loss, the accuracy,
+/// the per-class accuracy and the confusion matrix to `out`.
+void evaluate_model(const EvalRequest& request, std::ostream& out);
+
+}  // namespace nodeflow::cli
+
+namespace CLI {
+class App;
+}
+
+namespace nodeflow::cli {
+
+/// The `train` and `eval` subcommands and what their options parse into.
+struct TrainingVerbs {
+  CLI::App* train = nullptr;
+  CLI::App* eval = nullptr;
+  TrainRequest train_request;
+  EvalRequest eval_request;
+  // Parsed as plain values; copied into the requests' optionals when given.
+  int threads = 0;
+  long long epochs = 0;
+};
+
+/// Adds `train` and `eval` to `app`; their options parse into `verbs`.
+void add_training_verbs(CLI::App& app, TrainingVerbs& verbs);
+
+/// Runs whichever of the two was parsed (results on `out`, progress on the
+/// log); returns false when neither was.
+bool run_training_verb(TrainingVerbs& verbs, std::ostream& out);
+
+}  // namespace nodeflow::cli
