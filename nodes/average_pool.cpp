@@ -49,7 +49,9 @@ void register_average_kind(OpRegistry& registry, PoolKind kind) {
 
 }  // namespace
 
-void register_average_pool(OpRegistry& registry) { register_average_kind(registry, PoolKind::Average); }
+void register_average_pool(OpRegistry& registry) {
+  register_average_kind(registry, PoolKind::Average);
+}
 
 void register_global_average_pool(OpRegistry& registry) {
   register_average_kind(registry, PoolKind::GlobalAverage);

@@ -35,7 +35,8 @@ class LpPoolNode final : public PoolNode {
     visit_float_dtype(ctx.inputs[0].dtype, [&](auto tag) {
       using T = decltype(tag);
       lp_pool_backward<T>(g, attributes().p, ctx.saved[0].values<T>(), ctx.saved[1].values<T>(),
-                          ctx.grad_outputs[0].values<T>(), ctx.scale_for(0), ctx.grad_inputs[0].values<T>());
+                          ctx.grad_outputs[0].values<T>(), ctx.scale_for(0),
+                          ctx.grad_inputs[0].values<T>());
     });
   }
 };
@@ -46,7 +47,9 @@ void register_lp_pool(OpRegistry& registry) {
   OpSchema s = pool_schema(PoolKind::Lp);
   s.inputs = {"X"};
   s.outputs = {"Y"};
-  s.create = [](NodeConfig c) -> std::unique_ptr<Node> { return std::make_unique<LpPoolNode>(std::move(c)); };
+  s.create = [](NodeConfig c) -> std::unique_ptr<Node> {
+    return std::make_unique<LpPoolNode>(std::move(c));
+  };
   registry.add(std::move(s));
 }
 

@@ -2,6 +2,8 @@
 // (ONNX GlobalMaxPool-22, the same node with one window over all spatial
 // axes). Training saves only the argmax: one int64 tensor of Y's shape
 // holding row-major flat input indices; no copy of the input.
+#include <type_traits>
+
 #include "core/errors.hpp"
 #include "nodes/pool_kernels.hpp"
 #include "nodes/pool_node.hpp"
@@ -22,10 +24,12 @@ class MaxPoolNode final : public PoolNode {
     const bool save = ctx.saved != nullptr && is_float(x.dtype());
     Tensor y(x.dtype(), g.output_shape());
     Tensor argmax = want_indices || save ? Tensor(DType::Int64, g.output_shape()) : Tensor();
-    std::span<std::int64_t> winners = argmax.empty() ? std::span<std::int64_t>() : argmax.values<std::int64_t>();
+    std::span<std::int64_t> winners =
+        argmax.empty() ? std::span<std::int64_t>() : argmax.values<std::int64_t>();
     visit_dtype(x.dtype(), [&](auto tag) {
       using T = decltype(tag);
-      if constexpr (!std::is_same_v<T, std::int64_t>) max_pool_forward<T>(g, x.values<T>(), y.values<T>(), winners);
+      if constexpr (!std::is_same_v<T, std::int64_t>)
+        max_pool_forward<T>(g, x.values<T>(), y.values<T>(), winners);
     });
     ctx.outputs[0] = y;
     if (want_indices) {
@@ -45,8 +49,8 @@ class MaxPoolNode final : public PoolNode {
                      " backward needs the argmax saved by a training-mode forward");
     visit_float_dtype(ctx.inputs[0].dtype, [&](auto tag) {
       using T = decltype(tag);
-      max_pool_backward<T>(ctx.saved[0].values<std::int64_t>(), ctx.grad_outputs[0].values<T>(), ctx.scale_for(0),
-                           ctx.grad_inputs[0].values<T>());
+      max_pool_backward<T>(ctx.saved[0].values<std::int64_t>(), ctx.grad_outputs[0].values<T>(),
+                           ctx.scale_for(0), ctx.grad_inputs[0].values<T>());
     });
   }
 };
@@ -64,7 +68,9 @@ OpSchema max_schema(PoolKind kind, std::vector<std::string> outputs) {
 
 }  // namespace
 
-void register_max_pool(OpRegistry& registry) { registry.add(max_schema(PoolKind::Max, {"Y", "Indices"})); }
+void register_max_pool(OpRegistry& registry) {
+  registry.add(max_schema(PoolKind::Max, {"Y", "Indices"}));
+}
 
 void register_global_max_pool(OpRegistry& registry) {
   registry.add(max_schema(PoolKind::GlobalMax, {"Y"}));

@@ -2,6 +2,8 @@
 // whole output, as MaxPool's Indices) and optional output_shape (int64, the
 // full output shape). Y is zero except at I, where it holds X; training saves
 // I (a handle, no copy) for the backward, which gathers dY at I.
+#include <type_traits>
+
 #include "core/errors.hpp"
 #include "nodes/pool_kernels.hpp"
 #include "nodes/pool_node.hpp"
@@ -28,7 +30,8 @@ bool compatible(const Shape& a, const Shape& b) {
 class MaxUnpoolNode final : public Node {
  public:
   explicit MaxUnpoolNode(NodeConfig config)
-      : Node(std::move(config)), attrs_(parse_pool_attributes(PoolKind::Unpool, this->config().attributes)) {}
+      : Node(std::move(config)),
+        attrs_(parse_pool_attributes(PoolKind::Unpool, this->config().attributes)) {}
 
   std::vector<TensorInfo> infer(const InferContext& ctx) const override {
     const TensorInfo& x = *ctx.inputs.at(kX);
@@ -36,15 +39,18 @@ class MaxUnpoolNode final : public Node {
     check_pool_dtype(PoolKind::Unpool, x.dtype, kX);
     check_pool_rank(attrs_, x.shape, kX);
     check_index_input(indices, x.shape);
-    const TensorInfo* shape_info = ctx.inputs.size() > kOutputShape ? ctx.inputs[kOutputShape] : nullptr;
+    const TensorInfo* shape_info =
+        ctx.inputs.size() > kOutputShape ? ctx.inputs[kOutputShape] : nullptr;
     if (!shape_info) return {{x.dtype, default_shape(x.shape)}};
     if (shape_info->dtype != DType::Int64 || shape_info->shape.size() != 1 ||
         (shape_info->shape[0] != kDynamicDim &&
          shape_info->shape[0] != static_cast<std::int64_t>(x.shape.size())))
       throw ShapeMismatch(input_name(kOutputShape) + " must be an int64 vector of " +
                           std::to_string(x.shape.size()) + " values, got " +
-                          std::string(dtype_name(shape_info->dtype)) + " " + to_string(shape_info->shape));
-    const Tensor* value = ctx.constants.size() > kOutputShape ? ctx.constants[kOutputShape] : nullptr;
+                          std::string(dtype_name(shape_info->dtype)) + " " +
+                          to_string(shape_info->shape));
+    const Tensor* value =
+        ctx.constants.size() > kOutputShape ? ctx.constants[kOutputShape] : nullptr;
     if (value) return {{x.dtype, given_shape(*value, x.shape)}};
     // Known only at run time: N and C still come from X.
     Shape out(x.shape.size(), kDynamicDim);
@@ -60,7 +66,8 @@ class MaxUnpoolNode final : public Node {
     check_pool_rank(attrs_, x.shape(), kX);
     check_index_input({indices.dtype(), indices.shape()}, x.shape());
     const bool has_shape = ctx.inputs.size() > kOutputShape && !ctx.inputs[kOutputShape].empty();
-    Tensor y(x.dtype(), has_shape ? given_shape(ctx.inputs[kOutputShape], x.shape()) : default_shape(x.shape()));
+    Tensor y(x.dtype(), has_shape ? given_shape(ctx.inputs[kOutputShape], x.shape())
+                                  : default_shape(x.shape()));
     visit_dtype(x.dtype(), [&](auto tag) {
       using T = decltype(tag);
       if constexpr (!std::is_same_v<T, std::int64_t>)
@@ -83,13 +90,13 @@ class MaxUnpoolNode final : public Node {
     if (ctx.saved.size() != 1 || ctx.saved[0].shape() != x.shape)
       throw RunError("MaxUnpool backward needs I saved by a training-mode forward");
     if (dx.shape() != x.shape || dx.dtype() != x.dtype || dy.dtype() != x.dtype)
-      throw ShapeMismatch("gradient of input 0 " + to_string(dx.shape()) + " does not fit the forward " +
-                          to_string(x.shape));
+      throw ShapeMismatch("gradient of input 0 " + to_string(dx.shape()) +
+                          " does not fit the forward " + to_string(x.shape));
     const auto indices = ctx.saved[0].values<std::int64_t>();
     for (std::int64_t at : indices)
       if (at < 0 || at >= dy.numel())
-        throw ShapeMismatch("gradient of output 0 " + to_string(dy.shape()) + " does not hold index " +
-                            std::to_string(at) + " of the forward");
+        throw ShapeMismatch("gradient of output 0 " + to_string(dy.shape()) +
+                            " does not hold index " + std::to_string(at) + " of the forward");
     visit_float_dtype(x.dtype, [&](auto tag) {
       using T = decltype(tag);
       max_unpool_backward<T>(indices, dy.values<T>(), ctx.scale_for(0), dx.values<T>());
@@ -119,10 +126,10 @@ class MaxUnpoolNode final : public Node {
       const PoolAxis& a = attrs_.axes[i - 2];
       const std::int64_t size = in == 0 ? 0 : unpooled_size(a, in);
       if (in > 0 && size < 1)
-        throw ShapeMismatch("axis " + std::to_string(i) + ": output size (" + std::to_string(in) + "-1)*" +
-                            std::to_string(a.stride) + "+" + std::to_string(a.kernel) + "-" +
-                            std::to_string(a.pad_begin) + "-" + std::to_string(a.pad_end) + " = " +
-                            std::to_string(size) + " is < 1");
+        throw ShapeMismatch("axis " + std::to_string(i) + ": output size (" + std::to_string(in) +
+                            "-1)*" + std::to_string(a.stride) + "+" + std::to_string(a.kernel) +
+                            "-" + std::to_string(a.pad_begin) + "-" + std::to_string(a.pad_end) +
+                            " = " + std::to_string(size) + " is < 1");
       out.push_back(size);
     }
     return out;
@@ -140,8 +147,8 @@ class MaxUnpoolNode final : public Node {
     for (std::size_t i = 0; i < out.size(); ++i) {
       const bool fixed = i < 2 && x_shape[i] != kDynamicDim;
       if ((fixed && out[i] != x_shape[i]) || out[i] < 0)
-        throw ShapeMismatch(input_name(kOutputShape) + " " + to_string(out) +
-                            " does not fit " + input_name(kX) + " " + to_string(x_shape) +
+        throw ShapeMismatch(input_name(kOutputShape) + " " + to_string(out) + " does not fit " +
+                            input_name(kX) + " " + to_string(x_shape) +
                             " (N and C are kept, sizes are >= 0)");
     }
     return out;
@@ -157,7 +164,9 @@ void register_max_unpool(OpRegistry& registry) {
   s.inputs = {"X", "I", "output_shape"};
   s.min_inputs = 2;
   s.outputs = {"Y"};
-  s.create = [](NodeConfig c) -> std::unique_ptr<Node> { return std::make_unique<MaxUnpoolNode>(std::move(c)); };
+  s.create = [](NodeConfig c) -> std::unique_ptr<Node> {
+    return std::make_unique<MaxUnpoolNode>(std::move(c));
+  };
   registry.add(std::move(s));
 }
 

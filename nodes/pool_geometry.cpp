@@ -30,10 +30,14 @@ std::int64_t mul_or_throw(std::int64_t a, std::int64_t b) {
 
 const char* auto_pad_name(AutoPad a) {
   switch (a) {
-    case AutoPad::SameUpper: return "SAME_UPPER";
-    case AutoPad::SameLower: return "SAME_LOWER";
-    case AutoPad::Valid: return "VALID";
-    case AutoPad::NotSet: break;
+    case AutoPad::SameUpper:
+      return "SAME_UPPER";
+    case AutoPad::SameLower:
+      return "SAME_LOWER";
+    case AutoPad::Valid:
+      return "VALID";
+    case AutoPad::NotSet:
+      break;
   }
   return "NOTSET";
 }
@@ -90,12 +94,18 @@ std::string dtype_list(std::span<const DType> dtypes) {
 
 const char* pool_op_type(PoolKind kind) {
   switch (kind) {
-    case PoolKind::Average: return "AveragePool";
-    case PoolKind::Max: return "MaxPool";
-    case PoolKind::Lp: return "LpPool";
-    case PoolKind::GlobalAverage: return "GlobalAveragePool";
-    case PoolKind::GlobalMax: return "GlobalMaxPool";
-    case PoolKind::Unpool: return "MaxUnpool";
+    case PoolKind::Average:
+      return "AveragePool";
+    case PoolKind::Max:
+      return "MaxPool";
+    case PoolKind::Lp:
+      return "LpPool";
+    case PoolKind::GlobalAverage:
+      return "GlobalAveragePool";
+    case PoolKind::GlobalMax:
+      return "GlobalMaxPool";
+    case PoolKind::Unpool:
+      return "MaxUnpool";
   }
   return "MaxPool";
 }
@@ -110,18 +120,21 @@ std::vector<AttrSpec> pool_attribute_specs(PoolKind kind) {
     auto_pad.kind = AttrKind::String;
     auto_pad.default_value = AttrValue(std::string("NOTSET"));
     auto_pad.allowed = {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"};
-    auto_pad.doc = "NOTSET uses pads; SAME_UPPER/SAME_LOWER give out = ceil(in / stride) with the "
-                   "odd pad at the end/begin; VALID pads nothing";
+    auto_pad.doc =
+        "NOTSET uses pads; SAME_UPPER/SAME_LOWER give out = ceil(in / stride) with the "
+        "odd pad at the end/begin; VALID pads nothing";
     specs.push_back(auto_pad);
-    specs.push_back(flag_spec("ceil_mode", "1: out = ceil(...) + 1, dropping a last window that "
-                                           "would start in the end padding"));
+    specs.push_back(flag_spec("ceil_mode",
+                              "1: out = ceil(...) + 1, dropping a last window that "
+                              "would start in the end padding"));
   }
   if (kind == PoolKind::Average)
     specs.push_back(flag_spec("count_include_pad",
                               "1: the divisor counts pad positions (never those past the end pad "
                               "that ceil_mode adds)"));
   if (sliding)
-    specs.push_back(ints_spec("dilations", 1, false, "spacing of the kernel taps per axis; default all 1"));
+    specs.push_back(
+        ints_spec("dilations", 1, false, "spacing of the kernel taps per axis; default all 1"));
   specs.push_back(ints_spec("kernel_shape", 1, true, "window size per spatial axis"));
   if (kind == PoolKind::Lp) {
     AttrSpec p;
@@ -132,10 +145,11 @@ std::vector<AttrSpec> pool_attribute_specs(PoolKind kind) {
     p.doc = "order of the norm (sum |x|^p)^(1/p)";
     specs.push_back(p);
   }
-  specs.push_back(ints_spec("pads", 0, false,
-                            "[x1_begin, x2_begin, ..., x1_end, x2_end, ...]; default all 0"));
+  specs.push_back(
+      ints_spec("pads", 0, false, "[x1_begin, x2_begin, ..., x1_end, x2_end, ...]; default all 0"));
   if (kind == PoolKind::Max)
-    specs.push_back(flag_spec("storage_order", "Indices layout: 0 row-major, 1 spatial part column-major"));
+    specs.push_back(
+        flag_spec("storage_order", "Indices layout: 0 row-major, 1 spatial part column-major"));
   specs.push_back(ints_spec("strides", 1, false, "step per spatial axis; default all 1"));
   return specs;
 }
@@ -148,8 +162,9 @@ PoolAttributes parse_pool_attributes(PoolKind kind, const Attributes& attrs) {
 
   const std::vector<std::int64_t> kernel = get_ints(attrs, "kernel_shape");
   if (kernel.empty())
-    throw InvalidAttribute("attributes.kernel_shape: expected at least one value (one per spatial "
-                           "axis), got []");
+    throw InvalidAttribute(
+        "attributes.kernel_shape: expected at least one value (one per spatial "
+        "axis), got []");
   const std::size_t n = kernel.size();
   const auto strides = per_axis(attrs, "strides", n, 1, "one per spatial axis");
   const auto dilations = per_axis(attrs, "dilations", n, 1, "one per spatial axis");
@@ -157,8 +172,8 @@ PoolAttributes parse_pool_attributes(PoolKind kind, const Attributes& attrs) {
   a.auto_pad = parse_auto_pad(get_string(attrs, "auto_pad", "NOTSET"));
   a.ceil_mode = get_int(attrs, "ceil_mode", 0) == 1;
   a.count_include_pad = get_int(attrs, "count_include_pad", 0) == 1;
-  a.storage_order = get_int(attrs, "storage_order", 0) == 1 ? StorageOrder::ColumnMajor
-                                                            : StorageOrder::RowMajor;
+  a.storage_order =
+      get_int(attrs, "storage_order", 0) == 1 ? StorageOrder::ColumnMajor : StorageOrder::RowMajor;
   a.p = get_int(attrs, "p", 2);
 
   if (a.auto_pad != AutoPad::NotSet && attrs.count("pads"))
@@ -227,8 +242,8 @@ void check_axis(const PoolAxis& axis, std::size_t tensor_axis) {
                           " is larger than the padded input " + std::to_string(axis.input) + "+" +
                           std::to_string(axis.pad_begin) + "+" + std::to_string(axis.pad_end) +
                           " (output size would be " + std::to_string(axis.output) + ")");
-    throw ShapeMismatch(where + "input size " + std::to_string(axis.input) +
-                        " gives output size " + std::to_string(axis.output));
+    throw ShapeMismatch(where + "input size " + std::to_string(axis.input) + " gives output size " +
+                        std::to_string(axis.output));
   }
   // A window that starts inside the input holds its first tap. The output-size
   // rules make every window start before the input's end, so only windows
@@ -243,11 +258,11 @@ void check_axis(const PoolAxis& axis, std::size_t tensor_axis) {
   };
   auto require_input = [&](std::int64_t o) {
     if (!holds_input(o))
-      throw ShapeMismatch(where + "window " + std::to_string(o) + " holds no input element (input " +
-                          std::to_string(axis.input) + ", kernel " + std::to_string(axis.kernel) +
-                          ", dilation " + std::to_string(axis.dilation) + ", stride " +
-                          std::to_string(axis.stride) + ", pads " + std::to_string(axis.pad_begin) +
-                          "+" + std::to_string(axis.pad_end) + ")");
+      throw ShapeMismatch(
+          where + "window " + std::to_string(o) + " holds no input element (input " +
+          std::to_string(axis.input) + ", kernel " + std::to_string(axis.kernel) + ", dilation " +
+          std::to_string(axis.dilation) + ", stride " + std::to_string(axis.stride) + ", pads " +
+          std::to_string(axis.pad_begin) + "+" + std::to_string(axis.pad_end) + ")");
   };
   for (std::int64_t o = 0; o < axis.output && axis.position(o, 0) < 0; ++o) require_input(o);
   require_input(axis.output - 1);
@@ -326,10 +341,10 @@ std::int64_t unpooled_size(const PoolAxis& axis, std::int64_t in) {
 std::span<const DType> pool_dtypes(PoolKind kind) {
   static constexpr std::array<DType, 4> kFloat{DType::Float32, DType::Float64, DType::Float16,
                                                DType::BFloat16};
-  static constexpr std::array<DType, 6> kFloatAndBytes{DType::Float32, DType::Float64,
-                                                       DType::Float16, DType::BFloat16,
-                                                       DType::Int8,    DType::UInt8};
-  const bool bytes = kind == PoolKind::Max || kind == PoolKind::GlobalMax || kind == PoolKind::Unpool;
+  static constexpr std::array<DType, 6> kFloatAndBytes{
+      DType::Float32, DType::Float64, DType::Float16, DType::BFloat16, DType::Int8, DType::UInt8};
+  const bool bytes =
+      kind == PoolKind::Max || kind == PoolKind::GlobalMax || kind == PoolKind::Unpool;
   return bytes ? std::span<const DType>(kFloatAndBytes) : std::span<const DType>(kFloat);
 }
 

@@ -10,7 +10,8 @@
 namespace nodeflow {
 namespace {
 
-template <typename T> bool is_nan(T v) {
+template <typename T>
+bool is_nan(T v) {
   if constexpr (std::is_integral_v<T>)
     return false;
   else
@@ -19,14 +20,16 @@ template <typename T> bool is_nan(T v) {
 
 // MaxPool's order: NaN above every number, and an element replaces the current
 // best only when strictly greater, so the first maximum (or first NaN) stays.
-template <typename T> bool beats(T candidate, T best) {
+template <typename T>
+bool beats(T candidate, T best) {
   if (is_nan(best)) return false;
   return is_nan(candidate) || candidate > best;
 }
 
 // Gradient sums in the accumulator type, added to dx once at the end, so
 // float16/bfloat16 round once per element however many windows overlap it.
-template <typename T> class GradSum {
+template <typename T>
+class GradSum {
  public:
   using A = accumulator_t<T>;
   explicit GradSum(std::size_t n) : sum_(n, A(0)) {}
@@ -41,20 +44,25 @@ template <typename T> class GradSum {
 };
 
 // v^e for an integer exponent e >= 0; the small exponents exactly as products.
-template <typename A> A pow_p(A v, std::int64_t e) {
+template <typename A>
+A pow_p(A v, std::int64_t e) {
   if (e == 0) return A(1);
   if (e == 1) return v;
   if (e == 2) return v * v;
   return static_cast<A>(std::pow(v, static_cast<A>(e)));
 }
 
-template <typename A> A root_p(A v, std::int64_t p) {
+template <typename A>
+A root_p(A v, std::int64_t p) {
   if (p == 1) return v;
   if (p == 2) return std::sqrt(v);
   return static_cast<A>(std::pow(v, A(1) / static_cast<A>(p)));
 }
 
-template <typename T> T abs_value(T v) { return v < T(0) ? T(-v) : v; }
+template <typename T>
+T abs_value(T v) {
+  return v < T(0) ? T(-v) : v;
+}
 
 }  // namespace
 
@@ -64,8 +72,8 @@ void average_pool_forward(const PoolGeometry& g, bool count_include_pad, std::sp
   using A = accumulator_t<T>;
   const std::int64_t in_plane = g.input_plane(), out_plane = g.output_plane();
   for_each_window(g, [&](const PoolWindow& w) {
-    const auto divisor = static_cast<A>(count_include_pad ? w.padded_count
-                                                          : static_cast<std::int64_t>(w.inputs.size()));
+    const auto divisor = static_cast<A>(
+        count_include_pad ? w.padded_count : static_cast<std::int64_t>(w.inputs.size()));
     for (std::int64_t plane = 0; plane < g.planes(); ++plane) {
       const T* xp = x.data() + plane * in_plane;
       A sum(0);
@@ -82,10 +90,11 @@ void average_pool_backward(const PoolGeometry& g, bool count_include_pad, std::s
   const std::int64_t in_plane = g.input_plane(), out_plane = g.output_plane();
   GradSum<T> sum(dx.size());
   for_each_window(g, [&](const PoolWindow& w) {
-    const auto divisor = static_cast<A>(count_include_pad ? w.padded_count
-                                                          : static_cast<std::int64_t>(w.inputs.size()));
+    const auto divisor = static_cast<A>(
+        count_include_pad ? w.padded_count : static_cast<std::int64_t>(w.inputs.size()));
     for (std::int64_t plane = 0; plane < g.planes(); ++plane) {
-      const A share = static_cast<A>(dy[static_cast<std::size_t>(plane * out_plane + w.output)]) / divisor;
+      const A share =
+          static_cast<A>(dy[static_cast<std::size_t>(plane * out_plane + w.output)]) / divisor;
       for (std::int64_t i : w.inputs) sum.add(plane * in_plane + i, share);
     }
   });
@@ -110,8 +119,8 @@ void max_pool_forward(const PoolGeometry& g, std::span<const T> x, std::span<T> 
   });
 }
 
-void max_pool_indices(const PoolGeometry& g, StorageOrder order, std::span<const std::int64_t> argmax,
-                      std::span<std::int64_t> indices) {
+void max_pool_indices(const PoolGeometry& g, StorageOrder order,
+                      std::span<const std::int64_t> argmax, std::span<std::int64_t> indices) {
   const std::int64_t in_plane = g.input_plane();
   for (std::size_t o = 0; o < argmax.size(); ++o) {
     if (order == StorageOrder::RowMajor) {
@@ -181,7 +190,8 @@ void lp_pool_backward(const PoolGeometry& g, std::int64_t p, std::span<const T> 
 }
 
 template <typename T>
-void max_unpool_forward(std::span<const T> x, std::span<const std::int64_t> indices, std::span<T> y) {
+void max_unpool_forward(std::span<const T> x, std::span<const std::int64_t> indices,
+                        std::span<T> y) {
   const auto size = static_cast<std::int64_t>(y.size());
   for (std::size_t i = 0; i < x.size(); ++i) {
     const std::int64_t at = indices[i];
@@ -199,11 +209,13 @@ void max_unpool_backward(std::span<const std::int64_t> indices, std::span<const 
   using A = accumulator_t<T>;
   for (std::size_t i = 0; i < dx.size(); ++i)
     dx[i] = static_cast<T>(static_cast<A>(dx[i]) +
-                           static_cast<A>(scale) * static_cast<A>(dy[static_cast<std::size_t>(indices[i])]));
+                           static_cast<A>(scale) *
+                               static_cast<A>(dy[static_cast<std::size_t>(indices[i])]));
 }
 
-#define NODEFLOW_POOL_FLOAT_KERNELS(T)                                                              \
-  template void average_pool_forward<T>(const PoolGeometry&, bool, std::span<const T>, std::span<T>); \
+#define NODEFLOW_POOL_FLOAT_KERNELS(T)                                                             \
+  template void average_pool_forward<T>(const PoolGeometry&, bool, std::span<const T>,             \
+                                        std::span<T>);                                             \
   template void average_pool_backward<T>(const PoolGeometry&, bool, std::span<const T>, double,    \
                                          std::span<T>);                                            \
   template void max_pool_backward<T>(std::span<const std::int64_t>, std::span<const T>, double,    \
@@ -214,10 +226,10 @@ void max_unpool_backward(std::span<const std::int64_t> indices, std::span<const 
                                     std::span<const T>, std::span<const T>, double, std::span<T>); \
   template void max_unpool_backward<T>(std::span<const std::int64_t>, std::span<const T>, double,  \
                                        std::span<T>);
-#define NODEFLOW_POOL_ALL_KERNELS(T)                                                         \
-  template void max_pool_forward<T>(const PoolGeometry&, std::span<const T>, std::span<T>,   \
-                                    std::span<std::int64_t>);                                \
-  template void max_unpool_forward<T>(std::span<const T>, std::span<const std::int64_t>,     \
+#define NODEFLOW_POOL_ALL_KERNELS(T)                                                       \
+  template void max_pool_forward<T>(const PoolGeometry&, std::span<const T>, std::span<T>, \
+                                    std::span<std::int64_t>);                              \
+  template void max_unpool_forward<T>(std::span<const T>, std::span<const std::int64_t>,   \
                                       std::span<T>);
 
 NODEFLOW_POOL_FLOAT_KERNELS(float)

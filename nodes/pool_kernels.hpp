@@ -41,8 +41,8 @@ void max_pool_forward(const PoolGeometry& g, std::span<const T> x, std::span<T> 
 /// ONNX Indices from row-major argmax: identity for StorageOrder::RowMajor;
 /// for ColumnMajor the spatial part of each index becomes column-major (D1
 /// fastest) while the N, C offsets stay row-major.
-void max_pool_indices(const PoolGeometry& g, StorageOrder order, std::span<const std::int64_t> argmax,
-                      std::span<std::int64_t> indices);
+void max_pool_indices(const PoolGeometry& g, StorageOrder order,
+                      std::span<const std::int64_t> argmax, std::span<std::int64_t> indices);
 
 /// dx[argmax[o]] += scale * dy[o]: each output gradient goes to the element
 /// that won the forward, summed where windows overlap.
@@ -65,7 +65,8 @@ void lp_pool_backward(const PoolGeometry& g, std::int64_t p, std::span<const T> 
 /// x in row-major order wins. Throws RunError("input 1 (I): index ... is
 /// outside ...") for an index outside [0, y.size()).
 template <typename T>
-void max_unpool_forward(std::span<const T> x, std::span<const std::int64_t> indices, std::span<T> y);
+void max_unpool_forward(std::span<const T> x, std::span<const std::int64_t> indices,
+                        std::span<T> y);
 
 /// dx[i] += scale * dy[indices[i]]: the gradient of X gathers dY at I
 /// (pooling.md), also for an element whose duplicate index lost the scatter.

@@ -13,7 +13,8 @@ std::vector<TensorInfo> PoolNode::infer(const InferContext& ctx) const {
   const TensorInfo& x = *ctx.inputs[0];
   check_pool_dtype(attrs_.kind, x.dtype, 0);
   std::vector<TensorInfo> out{{x.dtype, pooled_shape(attrs_, x.shape)}};
-  if (attrs_.kind == PoolKind::Max && ctx.num_outputs >= 2) out.push_back({DType::Int64, out[0].shape});
+  if (attrs_.kind == PoolKind::Max && ctx.num_outputs >= 2)
+    out.push_back({DType::Int64, out[0].shape});
   return out;
 }
 
@@ -26,7 +27,8 @@ PoolGeometry PoolNode::backward_geometry(const BackwardContext& ctx) const {
   const TensorInfo& x = ctx.inputs[0];
   if (!is_float(x.dtype))
     throw UnsupportedDType(std::string(pool_op_type(attrs_.kind)) + ": input 0 of dtype " +
-                           std::string(dtype_name(x.dtype)) + " has no gradient (not differentiable)");
+                           std::string(dtype_name(x.dtype)) +
+                           " has no gradient (not differentiable)");
   PoolGeometry g = pool_geometry(attrs_, x.shape);
   const Tensor& dy = ctx.grad_outputs[0];
   const Tensor& dx = ctx.grad_inputs[0];

@@ -11,7 +11,8 @@ struct AxisTaps {
   std::vector<std::vector<std::int64_t>> inputs;  // per output index: input coordinates
   std::vector<std::int64_t> padded;               // per output index: taps inside input + pads
 
-  explicit AxisTaps(const PoolAxis& a) : inputs(static_cast<std::size_t>(a.output)), padded(inputs.size()) {
+  explicit AxisTaps(const PoolAxis& a)
+      : inputs(static_cast<std::size_t>(a.output)), padded(inputs.size()) {
     for (std::int64_t o = 0; o < a.output; ++o)
       for (std::int64_t t = 0; t < a.kernel; ++t) {
         const std::int64_t pos = a.position(o, t);
@@ -43,7 +44,8 @@ void for_each_window(const PoolGeometry& geometry,
       window.padded_count *= taps[i].padded[o];
       next.clear();
       for (std::int64_t base : offsets)
-        for (std::int64_t coord : taps[i].inputs[o]) next.push_back(base * geometry.axes[i].input + coord);
+        for (std::int64_t coord : taps[i].inputs[o])
+          next.push_back(base * geometry.axes[i].input + coord);
       offsets.swap(next);
     }
     window.inputs = offsets;

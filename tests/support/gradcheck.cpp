@@ -31,16 +31,17 @@ double weighted_sum(const std::vector<Tensor>& outputs, const std::vector<Tensor
 
 }  // namespace
 
-std::unique_ptr<Node> make_node(const std::string& op_type, const Attributes& attributes, bool training,
-                                double lda_coeff) {
+std::unique_ptr<Node> make_node(const std::string& op_type, const Attributes& attributes,
+                                bool training, double lda_coeff) {
   const OpSchema* schema = OpRegistry::global().find(op_type);
   if (!schema) throw InvalidGraph("unknown op_type '" + op_type + "'");
   validate_attributes(op_type, schema->attributes, attributes);
-  return schema->create(NodeConfig{op_type, op_type + "_under_test", attributes, training, lda_coeff});
+  return schema->create(
+      NodeConfig{op_type, op_type + "_under_test", attributes, training, lda_coeff});
 }
 
-ForwardResult run_forward(const Node& node, const std::vector<Tensor>& inputs, std::size_t num_outputs,
-                          bool training) {
+ForwardResult run_forward(const Node& node, const std::vector<Tensor>& inputs,
+                          std::size_t num_outputs, bool training) {
   ForwardResult r;
   r.outputs.resize(num_outputs);
   ForwardContext ctx;
@@ -94,9 +95,11 @@ GradCheckResult check_gradient(const Node& node, const std::vector<Tensor>& inpu
     for (std::size_t e = 0; e < xv.size(); ++e) {
       const double saved = xv[e];
       xv[e] = saved + h;
-      const double up = weighted_sum(run_forward(node, perturbed, options.num_outputs, false).outputs, weights);
+      const double up =
+          weighted_sum(run_forward(node, perturbed, options.num_outputs, false).outputs, weights);
       xv[e] = saved - h;
-      const double down = weighted_sum(run_forward(node, perturbed, options.num_outputs, false).outputs, weights);
+      const double down =
+          weighted_sum(run_forward(node, perturbed, options.num_outputs, false).outputs, weights);
       xv[e] = saved;
       const double numeric = node.config().lda_coeff * (up - down) / (2 * h);
       const double analytic = grads[i].values<double>()[e] - prefill[i].values<double>()[e];

@@ -39,14 +39,14 @@ struct GradCheckOptions {
   double step = 1e-5;  ///< central-difference step h
   double rtol = 1e-5;
   double atol = 1e-6;
-  std::uint64_t seed = 1;        ///< for the output weights and the gradient pre-fill
-  std::size_t num_outputs = 1;   ///< outputs to ask the node for (e.g. 2 for Y and Indices)
+  std::uint64_t seed = 1;       ///< for the output weights and the gradient pre-fill
+  std::size_t num_outputs = 1;  ///< outputs to ask the node for (e.g. 2 for Y and Indices)
 };
 
 struct GradCheckResult {
   bool ok = true;
-  double max_error = 0;   ///< largest |analytic - numeric|
-  std::string failures;   ///< first mismatching elements, one per line
+  double max_error = 0;  ///< largest |analytic - numeric|
+  std::string failures;  ///< first mismatching elements, one per line
 };
 
 /// Checks d(sum_k sum(w_k * y_k))/dx, for random weights w_k on every float

@@ -112,24 +112,28 @@ std::vector<Tensor> make_inputs(Config& c, std::mt19937_64& rng) {
   const auto kernel = std::get<std::vector<std::int64_t>>(c.attrs.at("kernel_shape"));
   const auto pads = c.attrs.count("pads") ? std::get<std::vector<std::int64_t>>(c.attrs.at("pads"))
                                           : std::vector<std::int64_t>(2 * kernel.size(), 0);
-  const auto strides = c.attrs.count("strides") ? std::get<std::vector<std::int64_t>>(c.attrs.at("strides"))
-                                                : std::vector<std::int64_t>(kernel.size(), 1);
+  const auto strides = c.attrs.count("strides")
+                           ? std::get<std::vector<std::int64_t>>(c.attrs.at("strides"))
+                           : std::vector<std::int64_t>(kernel.size(), 1);
   for (std::size_t i = 0; i < kernel.size(); ++i)
-    out.push_back((c.input[i + 2] - 1) * strides[i] + kernel[i] - pads[i] - pads[kernel.size() + i]);
+    out.push_back((c.input[i + 2] - 1) * strides[i] + kernel[i] - pads[i] -
+                  pads[kernel.size() + i]);
   c.with_output_shape = pick(rng, 0, 1) == 1;
   if (c.with_output_shape)
     for (std::size_t i = 2; i < out.size(); ++i) out[i] += pick(rng, 0, 2);
   std::int64_t out_count = 1, in_count = 1;
   for (auto d : out) out_count *= d;
   for (auto d : c.input) in_count *= d;
-  if (std::any_of(out.begin(), out.end(), [](std::int64_t d) { return d < 1; }) || out_count < in_count)
+  if (std::any_of(out.begin(), out.end(), [](std::int64_t d) { return d < 1; }) ||
+      out_count < in_count)
     return {};
   std::vector<std::int64_t> positions(static_cast<std::size_t>(out_count));
   std::iota(positions.begin(), positions.end(), 0);
   std::shuffle(positions.begin(), positions.end(), rng);
   positions.resize(static_cast<std::size_t>(in_count));
-  std::vector<Tensor> inputs{well_spaced(c.input, false, rng),
-                             Tensor::from<std::int64_t>(c.input, std::span<const std::int64_t>(positions))};
+  std::vector<Tensor> inputs{
+      well_spaced(c.input, false, rng),
+      Tensor::from<std::int64_t>(c.input, std::span<const std::int64_t>(positions))};
   if (c.with_output_shape)
     inputs.push_back(Tensor::from<std::int64_t>({static_cast<std::int64_t>(out.size())},
                                                 std::span<const std::int64_t>(out)));
@@ -178,13 +182,23 @@ void sweep(const std::string& op, bool global, std::uint64_t seed,
     ++checked;
     for (const auto& f : features(c)) ++covered[f];
   }
-  for (const auto& f : must_cover) EXPECT_GE(covered[f], 5) << op << ": too few configurations with " << f;
+  for (const auto& f : must_cover)
+    EXPECT_GE(covered[f], 5) << op << ": too few configurations with " << f;
 }
 
-const std::vector<std::string> kSlidingCover{
-    "rank 1", "rank 2", "rank 3", "batch and channels > 1", "pads", "strides", "dilations",
-    "auto_pad=\"NOTSET\"", "auto_pad=\"SAME_UPPER\"", "auto_pad=\"SAME_LOWER\"",
-    "auto_pad=\"VALID\"", "ceil_mode=0", "ceil_mode=1"};
+const std::vector<std::string> kSlidingCover{"rank 1",
+                                             "rank 2",
+                                             "rank 3",
+                                             "batch and channels > 1",
+                                             "pads",
+                                             "strides",
+                                             "dilations",
+                                             "auto_pad=\"NOTSET\"",
+                                             "auto_pad=\"SAME_UPPER\"",
+                                             "auto_pad=\"SAME_LOWER\"",
+                                             "auto_pad=\"VALID\"",
+                                             "ceil_mode=0",
+                                             "ceil_mode=1"};
 
 std::vector<std::string> with(std::vector<std::string> base, const std::vector<std::string>& more) {
   base.insert(base.end(), more.begin(), more.end());
@@ -192,12 +206,15 @@ std::vector<std::string> with(std::vector<std::string> base, const std::vector<s
 }
 
 TEST(GradCheckPool, AveragePool) {
-  sweep("AveragePool", false, 101, with(kSlidingCover, {"count_include_pad=0", "count_include_pad=1"}));
+  sweep("AveragePool", false, 101,
+        with(kSlidingCover, {"count_include_pad=0", "count_include_pad=1"}));
 }
 TEST(GradCheckPool, MaxPool) {
   sweep("MaxPool", false, 202, with(kSlidingCover, {"storage_order=0", "storage_order=1"}));
 }
-TEST(GradCheckPool, LpPool) { sweep("LpPool", false, 303, with(kSlidingCover, {"p=1", "p=2", "p=3"})); }
+TEST(GradCheckPool, LpPool) {
+  sweep("LpPool", false, 303, with(kSlidingCover, {"p=1", "p=2", "p=3"}));
+}
 TEST(GradCheckPool, GlobalAveragePool) {
   sweep("GlobalAveragePool", true, 404, {"rank 1", "rank 2", "rank 3", "batch and channels > 1"});
 }
@@ -205,14 +222,16 @@ TEST(GradCheckPool, GlobalMaxPool) {
   sweep("GlobalMaxPool", true, 505, {"rank 1", "rank 2", "rank 3", "batch and channels > 1"});
 }
 TEST(GradCheckPool, MaxUnpool) {
-  sweep("MaxUnpool", false, 606,
-        {"rank 1", "rank 2", "rank 3", "batch and channels > 1", "pads", "strides", "output_shape"});
+  sweep(
+      "MaxUnpool", false, 606,
+      {"rank 1", "rank 2", "rank 3", "batch and channels > 1", "pads", "strides", "output_shape"});
 }
 
 // The checker itself must be able to fail: a backward that is off by the
 // lda_coeff factor is caught.
 TEST(GradCheckPool, CheckerCatchesAWrongScale) {
-  auto node = testing::make_node("AveragePool", {{"kernel_shape", std::vector<std::int64_t>{2}}}, true, 0.5);
+  auto node = testing::make_node("AveragePool", {{"kernel_shape", std::vector<std::int64_t>{2}}},
+                                 true, 0.5);
   Tensor x = Tensor::from<double>({1, 1, 4}, {0.1, 0.4, 0.2, 0.3});
   testing::ForwardResult f = testing::run_forward(*node, {x});
   std::vector<Tensor> grads{Tensor(DType::Float64, {1, 1, 4})};
@@ -224,7 +243,9 @@ TEST(GradCheckPool, CheckerCatchesAWrongScale) {
   class DoubledBackward final : public Node {
    public:
     explicit DoubledBackward(const Node& inner) : Node(inner.config()), inner_(inner) {}
-    std::vector<TensorInfo> infer(const InferContext& ctx) const override { return inner_.infer(ctx); }
+    std::vector<TensorInfo> infer(const InferContext& ctx) const override {
+      return inner_.infer(ctx);
+    }
     void forward(const ForwardContext& ctx) const override { inner_.forward(ctx); }
     void backward(const BackwardContext& ctx) const override {
       inner_.backward(ctx);

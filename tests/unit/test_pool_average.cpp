@@ -20,7 +20,8 @@ std::vector<double> as_doubles(const Tensor& t) {
 void expect_near_all(const Tensor& t, const std::vector<double>& want, double tol = 1e-6) {
   const auto got = as_doubles(t);
   ASSERT_EQ(got.size(), want.size());
-  for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "element " << i;
+  for (std::size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], tol) << "element " << i;
 }
 
 Tensor arange_f32(Shape shape, float first = 1) {
@@ -36,15 +37,20 @@ Tensor forward1(const std::string& op, const Attributes& attrs, const Tensor& x)
 }
 
 TEST(AveragePool, CeilModeLastWindowHoldsOneElement) {
-  const Tensor y = forward1("AveragePool", {{"kernel_shape", ints{2}}, {"strides", ints{2}}, {"ceil_mode", std::int64_t{1}}},
-                            arange_f32({1, 1, 5}));
+  const Tensor y =
+      forward1("AveragePool",
+               {{"kernel_shape", ints{2}}, {"strides", ints{2}}, {"ceil_mode", std::int64_t{1}}},
+               arange_f32({1, 1, 5}));
   EXPECT_EQ(y.shape(), (Shape{1, 1, 3}));
   expect_near_all(y, {1.5, 3.5, 5.0});
 }
 
 TEST(AveragePool, CeilModeIncludePadNeverCountsPositionsPastTheEndPad) {
-  const Attributes attrs{{"kernel_shape", ints{3, 3}}, {"strides", ints{2, 2}}, {"pads", ints{1, 1, 1, 1}},
-                         {"ceil_mode", std::int64_t{1}}, {"count_include_pad", std::int64_t{1}}};
+  const Attributes attrs{{"kernel_shape", ints{3, 3}},
+                         {"strides", ints{2, 2}},
+                         {"pads", ints{1, 1, 1, 1}},
+                         {"ceil_mode", std::int64_t{1}},
+                         {"count_include_pad", std::int64_t{1}}};
   const Tensor y = forward1("AveragePool", attrs, arange_f32({1, 1, 4, 4}));
   EXPECT_EQ(y.shape(), (Shape{1, 1, 3, 3}));
   // Corner (0,0): 1+2+5+6 over 9 taps; edge (0,2): rows -1..1 x cols 3..4 (col 5
@@ -56,10 +62,13 @@ TEST(AveragePool, CeilModeIncludePadNeverCountsPositionsPastTheEndPad) {
 }
 
 TEST(AveragePool, ExcludePadDividesByInputElementsOnly) {
-  const Attributes attrs{{"kernel_shape", ints{3, 3}}, {"strides", ints{2, 2}}, {"pads", ints{1, 1, 1, 1}},
+  const Attributes attrs{{"kernel_shape", ints{3, 3}},
+                         {"strides", ints{2, 2}},
+                         {"pads", ints{1, 1, 1, 1}},
                          {"ceil_mode", std::int64_t{1}}};
   const Tensor y = forward1("AveragePool", attrs, arange_f32({1, 1, 4, 4}));
-  expect_near_all(y, {14.0 / 4, 30.0 / 6, 12.0 / 2, 57.0 / 6, 11.0, 36.0 / 3, 27.0 / 2, 45.0 / 3, 16.0});
+  expect_near_all(
+      y, {14.0 / 4, 30.0 / 6, 12.0 / 2, 57.0 / 6, 11.0, 36.0 / 3, 27.0 / 2, 45.0 / 3, 16.0});
 }
 
 TEST(AveragePool, DilationCountsOnlySampledTaps) {
@@ -73,14 +82,15 @@ TEST(AveragePool, DilationCountsOnlySampledTaps) {
 TEST(AveragePool, DilationWithCeilModeIncludePad) {
   // k 2, d 2, s 2, pads 0+1, ceil: 3 windows; the last samples 4 (value 5) and
   // 6, which lies past the end pad: divisor 1.
-  const Attributes attrs{{"kernel_shape", ints{2}}, {"dilations", ints{2}}, {"strides", ints{2}},
-                         {"pads", ints{0, 1}}, {"ceil_mode", std::int64_t{1}},
-                         {"count_include_pad", std::int64_t{1}}};
+  const Attributes attrs{{"kernel_shape", ints{2}},      {"dilations", ints{2}},
+                         {"strides", ints{2}},           {"pads", ints{0, 1}},
+                         {"ceil_mode", std::int64_t{1}}, {"count_include_pad", std::int64_t{1}}};
   expect_near_all(forward1("AveragePool", attrs, arange_f32({1, 1, 5})), {2, 4, 5});
 }
 
 TEST(AveragePool, AutoPadPadsCountWithIncludePad) {
-  Attributes attrs{{"kernel_shape", ints{2}}, {"auto_pad", std::string("SAME_LOWER")},
+  Attributes attrs{{"kernel_shape", ints{2}},
+                   {"auto_pad", std::string("SAME_LOWER")},
                    {"count_include_pad", std::int64_t{1}}};
   // SAME_LOWER: one pad at the begin.
   expect_near_all(forward1("AveragePool", attrs, arange_f32({1, 1, 4})), {0.5, 1.5, 2.5, 3.5});
@@ -94,15 +104,17 @@ TEST(AveragePool, AutoPadPadsCountWithIncludePad) {
 
 TEST(AveragePool, PlanesAreIndependent3D) {
   // 2 x 2 planes of 2x2x2, kernel 2x2x2: each plane's mean.
-  const Tensor y = forward1("AveragePool", {{"kernel_shape", ints{2, 2, 2}}}, arange_f32({2, 2, 2, 2, 2}));
+  const Tensor y =
+      forward1("AveragePool", {{"kernel_shape", ints{2, 2, 2}}}, arange_f32({2, 2, 2, 2, 2}));
   EXPECT_EQ(y.shape(), (Shape{2, 2, 1, 1, 1}));
   expect_near_all(y, {4.5, 12.5, 20.5, 28.5});
 }
 
 TEST(AveragePool, AsymmetricPads2D) {
   // 3x3 [1..9], k 2x2, pads begin (1, 0) end (0, 1), exclude pad.
-  const Tensor y = forward1("AveragePool", {{"kernel_shape", ints{2, 2}}, {"pads", ints{1, 0, 0, 1}}},
-                            arange_f32({1, 1, 3, 3}));
+  const Tensor y =
+      forward1("AveragePool", {{"kernel_shape", ints{2, 2}}, {"pads", ints{1, 0, 0, 1}}},
+               arange_f32({1, 1, 3, 3}));
   EXPECT_EQ(y.shape(), (Shape{1, 1, 3, 3}));
   expect_near_all(y, {1.5, 2.5, 3, 3, 4, 4.5, 6, 7, 7.5});
 }
@@ -111,13 +123,14 @@ TEST(AveragePool, HalfAndBFloat16AccumulateInFloat32) {
   // In float16, 2048 + 1 rounds back to 2048: summing in float16 would give
   // 2050 / 4 = 512.5 instead of 2052 / 4 = 513.
   const std::vector<half> h{half(2048.0f), half(1.0f), half(1.0f), half(2.0f)};
-  const Tensor y = forward1("GlobalAveragePool", {}, Tensor::from<half>({1, 1, 4}, std::span<const half>(h)));
+  const Tensor y =
+      forward1("GlobalAveragePool", {}, Tensor::from<half>({1, 1, 4}, std::span<const half>(h)));
   EXPECT_EQ(y.dtype(), DType::Float16);
   EXPECT_EQ(static_cast<float>(y.values<half>()[0]), 513.0f);
   // bfloat16 spacing at 256 is 2: 256 + 1 rounds to 256.
   const std::vector<bfloat16> b{bfloat16(256.0f), bfloat16(1.0f), bfloat16(1.0f), bfloat16(2.0f)};
-  const Tensor yb =
-      forward1("AveragePool", {{"kernel_shape", ints{4}}}, Tensor::from<bfloat16>({1, 1, 4}, std::span<const bfloat16>(b)));
+  const Tensor yb = forward1("AveragePool", {{"kernel_shape", ints{4}}},
+                             Tensor::from<bfloat16>({1, 1, 4}, std::span<const bfloat16>(b)));
   EXPECT_EQ(static_cast<float>(yb.values<bfloat16>()[0]), 65.0f);
 }
 
@@ -144,8 +157,9 @@ TEST(AveragePool, RefusesIntegerInputs) {
 }
 
 TEST(AveragePoolBackward, AccumulatesIntoAPrefilledGradient) {
-  auto node = testing::make_node("AveragePool",
-                                 {{"kernel_shape", ints{2}}, {"strides", ints{2}}, {"ceil_mode", std::int64_t{1}}});
+  auto node = testing::make_node(
+      "AveragePool",
+      {{"kernel_shape", ints{2}}, {"strides", ints{2}}, {"ceil_mode", std::int64_t{1}}});
   const Tensor x = arange_f32({1, 1, 5});
   const auto fwd = testing::run_forward(*node, {x});
   std::vector<Tensor> grads{Tensor::from<float>({1, 1, 5}, {10, 10, 10, 10, 10})};
@@ -156,8 +170,11 @@ TEST(AveragePoolBackward, AccumulatesIntoAPrefilledGradient) {
 
 TEST(AveragePoolBackward, IncludePadDivisorsAndScale) {
   auto node = testing::make_node("AveragePool",
-                                 {{"kernel_shape", ints{3, 3}}, {"strides", ints{2, 2}}, {"pads", ints{1, 1, 1, 1}},
-                                  {"ceil_mode", std::int64_t{1}}, {"count_include_pad", std::int64_t{1}}},
+                                 {{"kernel_shape", ints{3, 3}},
+                                  {"strides", ints{2, 2}},
+                                  {"pads", ints{1, 1, 1, 1}},
+                                  {"ceil_mode", std::int64_t{1}},
+                                  {"count_include_pad", std::int64_t{1}}},
                                  true, 0.5);
   const Tensor x = arange_f32({1, 1, 4, 4});
   const auto fwd = testing::run_forward(*node, {x});
@@ -185,8 +202,9 @@ TEST(AveragePoolBackward, GlobalSpreadsEvenly) {
 
 TEST(AveragePoolBackward, SavesNothingAndSkipsAbsentGradients) {
   for (const char* op : {"AveragePool", "GlobalAveragePool"}) {
-    auto node = testing::make_node(op, std::string(op) == "AveragePool" ? Attributes{{"kernel_shape", ints{2}}}
-                                                                        : Attributes{});
+    auto node = testing::make_node(op, std::string(op) == "AveragePool"
+                                           ? Attributes{{"kernel_shape", ints{2}}}
+                                           : Attributes{});
     const Tensor x = arange_f32({1, 1, 4});
     const auto fwd = testing::run_forward(*node, {x}, 1, true);
     EXPECT_TRUE(fwd.saved.empty()) << op;

@@ -23,7 +23,8 @@ PoolAxis axis(std::int64_t kernel, std::int64_t stride, std::int64_t dilation = 
 }
 
 // Runs f, expects an exception of type E whose message is exactly `message`.
-template <typename E, typename F> void expect_error(F&& f, const std::string& message) {
+template <typename E, typename F>
+void expect_error(F&& f, const std::string& message) {
   try {
     f();
     ADD_FAILURE() << "no exception; expected: " << message;
@@ -34,10 +35,10 @@ template <typename E, typename F> void expect_error(F&& f, const std::string& me
 
 TEST(PoolOutputSize, FloorFormula) {
   // floor((in + pb + pe - ext) / s) + 1
-  EXPECT_EQ(pooled_axis(axis(2, 2), 5, AutoPad::NotSet, false).output, 2);       // floor(3/2)+1
-  EXPECT_EQ(pooled_axis(axis(3, 1), 5, AutoPad::NotSet, false).output, 3);       // 2+1
+  EXPECT_EQ(pooled_axis(axis(2, 2), 5, AutoPad::NotSet, false).output, 2);           // floor(3/2)+1
+  EXPECT_EQ(pooled_axis(axis(3, 1), 5, AutoPad::NotSet, false).output, 3);           // 2+1
   EXPECT_EQ(pooled_axis(axis(3, 2, 1, 1, 1), 4, AutoPad::NotSet, false).output, 2);  // floor(3/2)+1
-  EXPECT_EQ(pooled_axis(axis(3, 1, 2), 7, AutoPad::NotSet, false).output, 3);    // ext 5: 2+1
+  EXPECT_EQ(pooled_axis(axis(3, 1, 2), 7, AutoPad::NotSet, false).output, 3);        // ext 5: 2+1
   EXPECT_EQ(pooled_axis(axis(2, 3, 1, 0, 1), 7, AutoPad::NotSet, false).output, 3);  // floor(6/3)+1
 }
 
@@ -137,8 +138,10 @@ TEST(PoolOutputSize, AWindowWithNoInputElementIsAnError) {
 }
 
 TEST(PoolAttributesParse, DefaultsAndValues) {
-  const PoolAttributes a = parse_pool_attributes(
-      PoolKind::Average, {{"kernel_shape", ints{3, 2}}, {"pads", ints{1, 0, 2, 1}}, {"count_include_pad", std::int64_t{1}}});
+  const PoolAttributes a =
+      parse_pool_attributes(PoolKind::Average, {{"kernel_shape", ints{3, 2}},
+                                                {"pads", ints{1, 0, 2, 1}},
+                                                {"count_include_pad", std::int64_t{1}}});
   ASSERT_EQ(a.axes.size(), 2u);
   EXPECT_EQ(a.axes[0].kernel, 3);
   EXPECT_EQ(a.axes[0].stride, 1);
@@ -151,7 +154,8 @@ TEST(PoolAttributesParse, DefaultsAndValues) {
   EXPECT_FALSE(a.ceil_mode);
   EXPECT_TRUE(a.count_include_pad);
   EXPECT_EQ(parse_pool_attributes(PoolKind::Lp, {{"kernel_shape", ints{2}}}).p, 2);
-  EXPECT_EQ(parse_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{2}}, {"storage_order", std::int64_t{1}}})
+  EXPECT_EQ(parse_pool_attributes(PoolKind::Max,
+                                  {{"kernel_shape", ints{2}}, {"storage_order", std::int64_t{1}}})
                 .storage_order,
             StorageOrder::ColumnMajor);
   EXPECT_TRUE(parse_pool_attributes(PoolKind::GlobalMax, {}).axes.empty());
@@ -159,17 +163,26 @@ TEST(PoolAttributesParse, DefaultsAndValues) {
 
 TEST(PoolAttributesParse, ListLengthsMustMatchTheSpatialRank) {
   expect_error<InvalidAttribute>(
-      [] { parse_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{2, 2}}, {"pads", ints{1, 1}}}); },
+      [] {
+        parse_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{2, 2}}, {"pads", ints{1, 1}}});
+      },
       "attributes.pads: expected 4 values (begin and end per spatial axis), got [1, 1]");
   expect_error<InvalidAttribute>(
-      [] { parse_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{2, 2}}, {"strides", ints{2}}}); },
+      [] {
+        parse_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{2, 2}}, {"strides", ints{2}}});
+      },
       "attributes.strides: expected 2 values (one per spatial axis), got [2]");
   expect_error<InvalidAttribute>(
-      [] { parse_pool_attributes(PoolKind::Lp, {{"kernel_shape", ints{2}}, {"dilations", ints{1, 1}}}); },
+      [] {
+        parse_pool_attributes(PoolKind::Lp, {{"kernel_shape", ints{2}}, {"dilations", ints{1, 1}}});
+      },
       "attributes.dilations: expected 1 value (one per spatial axis), got [1, 1]");
-  expect_error<InvalidAttribute>([] { parse_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{}}}); },
-                                 "attributes.kernel_shape: expected at least one value (one per "
-                                 "spatial axis), got []");
+  expect_error<InvalidAttribute>(
+      [] {
+        parse_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{}}});
+      },
+      "attributes.kernel_shape: expected at least one value (one per "
+      "spatial axis), got []");
 }
 
 TEST(PoolAttributesParse, PadsOnlyWithAutoPadNotSet) {
@@ -179,7 +192,8 @@ TEST(PoolAttributesParse, PadsOnlyWithAutoPadNotSet) {
                                               {"pads", ints{0, 0, 0, 0}},
                                               {"auto_pad", std::string("SAME_UPPER")}});
       },
-      "attributes.pads: not allowed together with auto_pad 'SAME_UPPER' (pads need auto_pad NOTSET)");
+      "attributes.pads: not allowed together with auto_pad 'SAME_UPPER' (pads need auto_pad "
+      "NOTSET)");
   EXPECT_NO_THROW(parse_pool_attributes(
       PoolKind::Max,
       {{"kernel_shape", ints{2}}, {"pads", ints{1, 1}}, {"auto_pad", std::string("NOTSET")}}));
@@ -187,12 +201,19 @@ TEST(PoolAttributesParse, PadsOnlyWithAutoPadNotSet) {
 
 TEST(PoolAttributesParse, APadMustBeSmallerThanTheKernelExtent) {
   expect_error<InvalidAttribute>(
-      [] { parse_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{3, 3}}, {"pads", ints{0, 3, 0, 0}}}); },
-      "attributes.pads: pad 3 at the begin of axis 3 is >= the kernel extent 3 (a window could hold "
+      [] {
+        parse_pool_attributes(PoolKind::Max,
+                              {{"kernel_shape", ints{3, 3}}, {"pads", ints{0, 3, 0, 0}}});
+      },
+      "attributes.pads: pad 3 at the begin of axis 3 is >= the kernel extent 3 (a window could "
+      "hold "
       "no input element)");
   expect_error<InvalidAttribute>(
-      [] { parse_pool_attributes(PoolKind::Average, {{"kernel_shape", ints{2}}, {"pads", ints{0, 2}}}); },
-      "attributes.pads: pad 2 at the end of axis 2 is >= the kernel extent 2 (a window could hold no "
+      [] {
+        parse_pool_attributes(PoolKind::Average, {{"kernel_shape", ints{2}}, {"pads", ints{0, 2}}});
+      },
+      "attributes.pads: pad 2 at the end of axis 2 is >= the kernel extent 2 (a window could hold "
+      "no "
       "input element)");
   // The extent counts dilations: k 2, d 3 -> extent 4, so pad 3 is fine.
   EXPECT_NO_THROW(parse_pool_attributes(
@@ -201,16 +222,27 @@ TEST(PoolAttributesParse, APadMustBeSmallerThanTheKernelExtent) {
 
 TEST(PoolAttributesParse, KindAndRangeErrorsComeFromTheSpecs) {
   expect_error<InvalidAttribute>(
-      [] { parse_pool_attributes(PoolKind::Average, {{"kernel_shape", ints{2, 0}}}); },
+      [] {
+        parse_pool_attributes(PoolKind::Average, {{"kernel_shape", ints{2, 0}}});
+      },
       "attributes.kernel_shape: expected a list of positive integers, got [2, 0]");
   expect_error<InvalidAttribute>(
-      [] { parse_pool_attributes(PoolKind::Average, {{"kernel_shape", ints{2, 2}}, {"strides", ints{1, 0}}}); },
+      [] {
+        parse_pool_attributes(PoolKind::Average,
+                              {{"kernel_shape", ints{2, 2}}, {"strides", ints{1, 0}}});
+      },
       "attributes.strides: expected a list of positive integers, got [1, 0]");
   expect_error<InvalidAttribute>(
-      [] { parse_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{2, 2}}, {"pads", ints{0, 0, -1, 0}}}); },
+      [] {
+        parse_pool_attributes(PoolKind::Max,
+                              {{"kernel_shape", ints{2, 2}}, {"pads", ints{0, 0, -1, 0}}});
+      },
       "attributes.pads: expected a list of non-negative integers, got [0, 0, -1, 0]");
   expect_error<InvalidAttribute>(
-      [] { parse_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{2}}, {"ceil_mode", std::int64_t{2}}}); },
+      [] {
+        parse_pool_attributes(PoolKind::Max,
+                              {{"kernel_shape", ints{2}}, {"ceil_mode", std::int64_t{2}}});
+      },
       "attributes.ceil_mode: expected an integer 0 or 1, got 2");
   try {
     parse_pool_attributes(PoolKind::Lp, {{"kernel_shape", ints{2}}, {"p", std::int64_t{0}}});
@@ -219,32 +251,45 @@ TEST(PoolAttributesParse, KindAndRangeErrorsComeFromTheSpecs) {
     EXPECT_EQ(std::string(e.what()).rfind("attributes.p: expected", 0), 0u) << e.what();
   }
   expect_error<InvalidAttribute>(
-      [] { parse_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{2}}, {"auto_pad", std::string("SAME")}}); },
+      [] {
+        parse_pool_attributes(PoolKind::Max,
+                              {{"kernel_shape", ints{2}}, {"auto_pad", std::string("SAME")}});
+      },
       "attributes.auto_pad: expected one of NOTSET, SAME_UPPER, SAME_LOWER, VALID, got \"SAME\"");
   expect_error<InvalidAttribute>(
-      [] { parse_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{2}}, {"padding", ints{1}}}); },
+      [] {
+        parse_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{2}}, {"padding", ints{1}}});
+      },
       "attributes.padding: unknown attribute 'padding' for MaxPool (known: auto_pad, ceil_mode, "
       "dilations, kernel_shape, pads, storage_order, strides)");
   // Attributes of one pooling op are unknown to another.
-  EXPECT_THROW(parse_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{2}}, {"count_include_pad", std::int64_t{1}}}),
+  EXPECT_THROW(parse_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{2}},
+                                                     {"count_include_pad", std::int64_t{1}}}),
                InvalidAttribute);
-  EXPECT_THROW(parse_pool_attributes(PoolKind::GlobalAverage, {{"kernel_shape", ints{2}}}), InvalidAttribute);
-  expect_error<InvalidAttribute>([] { parse_pool_attributes(PoolKind::Max, {}); },
-                                 "attributes.kernel_shape: required attribute 'kernel_shape' of MaxPool "
-                                 "is missing");
+  EXPECT_THROW(parse_pool_attributes(PoolKind::GlobalAverage, {{"kernel_shape", ints{2}}}),
+               InvalidAttribute);
+  expect_error<InvalidAttribute>(
+      [] { parse_pool_attributes(PoolKind::Max, {}); },
+      "attributes.kernel_shape: required attribute 'kernel_shape' of MaxPool "
+      "is missing");
 }
 
 TEST(PoolAttributesParse, ValuesBeyondInt32AreRefused) {
   expect_error<InvalidAttribute>(
-      [] { parse_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{2}}, {"strides", ints{std::int64_t{1} << 40}}}); },
+      [] {
+        parse_pool_attributes(
+            PoolKind::Max, {{"kernel_shape", ints{2}}, {"strides", ints{std::int64_t{1} << 40}}});
+      },
       "attributes.strides: value 1099511627776 is too large (at most 2147483647)");
 }
 
 TEST(PoolShape, InfersStaticAndDynamicShapes) {
   const PoolAttributes a = parse_pool_attributes(
-      PoolKind::Max, {{"kernel_shape", ints{3, 3}}, {"strides", ints{2, 2}}, {"pads", ints{1, 1, 1, 1}}});
+      PoolKind::Max,
+      {{"kernel_shape", ints{3, 3}}, {"strides", ints{2, 2}}, {"pads", ints{1, 1, 1, 1}}});
   EXPECT_EQ(pooled_shape(a, {2, 3, 7, 8}), (Shape{2, 3, 4, 4}));
-  EXPECT_EQ(pooled_shape(a, {kDynamicDim, 3, kDynamicDim, 8}), (Shape{kDynamicDim, 3, kDynamicDim, 4}));
+  EXPECT_EQ(pooled_shape(a, {kDynamicDim, 3, kDynamicDim, 8}),
+            (Shape{kDynamicDim, 3, kDynamicDim, 4}));
   const PoolAttributes global = parse_pool_attributes(PoolKind::GlobalAverage, {});
   EXPECT_EQ(pooled_shape(global, {2, 3, 7, 8, 9}), (Shape{2, 3, 1, 1, 1}));
   EXPECT_EQ(pooled_shape(global, {2, 3, kDynamicDim}), (Shape{2, 3, 1}));
@@ -257,11 +302,17 @@ TEST(PoolShape, InfersStaticAndDynamicShapes) {
 
 TEST(PoolShape, RankErrorsNameTheInput) {
   const PoolAttributes a = parse_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{2, 2}}});
-  expect_error<ShapeMismatch>([&] { pooled_shape(a, {2, 3}); },
-                              "input 0 has rank 2 (shape [2, 3]); MaxPool needs rank >= 3 (N x C x D1 ...)");
-  expect_error<ShapeMismatch>([&] { pooled_shape(a, {2, 3, 4}); },
-                              "input 0 has rank 3 (shape [2, 3, 4]); MaxPool with 2-D kernel_shape "
-                              "needs rank 4 (N x C x D1 ...)");
+  expect_error<ShapeMismatch>(
+      [&] {
+        pooled_shape(a, {2, 3});
+      },
+      "input 0 has rank 2 (shape [2, 3]); MaxPool needs rank >= 3 (N x C x D1 ...)");
+  expect_error<ShapeMismatch>(
+      [&] {
+        pooled_shape(a, {2, 3, 4});
+      },
+      "input 0 has rank 3 (shape [2, 3, 4]); MaxPool with 2-D kernel_shape "
+      "needs rank 4 (N x C x D1 ...)");
   const PoolAttributes global = parse_pool_attributes(PoolKind::GlobalMax, {});
   EXPECT_THROW(pooled_shape(global, {2, 3}), ShapeMismatch);
 }
@@ -289,9 +340,10 @@ TEST(PoolShape, NodeInferReportsTheSameErrors) {
   InferContext ctx;
   ctx.inputs = {&x};
   ctx.constants = {nullptr};
-  expect_error<ShapeMismatch>([&] { node->infer(ctx); },
-                              "axis 3: kernel extent 7 is larger than the padded input 5+0+0 (output "
-                              "size would be -1)");
+  expect_error<ShapeMismatch>(
+      [&] { node->infer(ctx); },
+      "axis 3: kernel extent 7 is larger than the padded input 5+0+0 (output "
+      "size would be -1)");
   TensorInfo bytes{DType::Int8, {1, 1, 6, 6}};
   ctx.inputs = {&bytes};
   EXPECT_THROW(node->infer(ctx), UnsupportedDType);

@@ -20,7 +20,8 @@ std::vector<std::int64_t> indices_of(const testing::ForwardResult& r) {
   return {v.begin(), v.end()};
 }
 
-template <typename T> std::vector<T> values_of(const Tensor& t) {
+template <typename T>
+std::vector<T> values_of(const Tensor& t) {
   const auto v = t.values<T>();
   return {v.begin(), v.end()};
 }
@@ -44,7 +45,8 @@ TEST(MaxPool, NaNPropagatesAndTheFirstNaNWins) {
 }
 
 TEST(MaxPool, TiesGoToTheFirstElementInRowMajorOrder) {
-  const auto r = max_pool({{"kernel_shape", ints{4}}}, Tensor::from<float>({1, 1, 4}, {2, 5, 5, 1}));
+  const auto r =
+      max_pool({{"kernel_shape", ints{4}}}, Tensor::from<float>({1, 1, 4}, {2, 5, 5, 1}));
   EXPECT_EQ(values_of<float>(r.outputs[0]), (std::vector<float>{5}));
   EXPECT_EQ(indices_of(r), (ints{1}));
   // Constant 3x3, k 2x2: each window's top-left element.
@@ -90,7 +92,8 @@ TEST(MaxPool, PaddingNeverWins) {
   // 2-D, all negative, pads 1 on every side: the corner windows hold 4 inputs.
   const Tensor x2 = Tensor::from<float>({1, 1, 2, 2}, {-4, -3, -2, -1});
   const auto r2 = max_pool({{"kernel_shape", ints{2, 2}}, {"pads", ints{1, 1, 1, 1}}}, x2);
-  EXPECT_EQ(values_of<float>(r2.outputs[0]), (std::vector<float>{-4, -3, -3, -2, -1, -1, -2, -1, -1}));
+  EXPECT_EQ(values_of<float>(r2.outputs[0]),
+            (std::vector<float>{-4, -3, -3, -2, -1, -1, -2, -1, -1}));
   EXPECT_EQ(indices_of(r2), (ints{0, 1, 1, 2, 3, 3, 2, 3, 3}));
 }
 
@@ -115,10 +118,13 @@ TEST(MaxPool, DilationReadsSpacedTaps) {
 
 TEST(MaxPool, CeilModeAndSameUpper) {
   const Tensor x = Tensor::from<float>({1, 1, 5}, {1, 5, 2, 4, 3});
-  const auto ceil = max_pool({{"kernel_shape", ints{2}}, {"strides", ints{2}}, {"ceil_mode", std::int64_t{1}}}, x);
+  const auto ceil = max_pool(
+      {{"kernel_shape", ints{2}}, {"strides", ints{2}}, {"ceil_mode", std::int64_t{1}}}, x);
   EXPECT_EQ(values_of<float>(ceil.outputs[0]), (std::vector<float>{5, 4, 3}));
   // SAME_UPPER k 3 s 2: out 3, P = 2 -> 1 + 1.
-  const auto same = max_pool({{"kernel_shape", ints{3}}, {"strides", ints{2}}, {"auto_pad", std::string("SAME_UPPER")}}, x);
+  const auto same = max_pool(
+      {{"kernel_shape", ints{3}}, {"strides", ints{2}}, {"auto_pad", std::string("SAME_UPPER")}},
+      x);
   EXPECT_EQ(values_of<float>(same.outputs[0]), (std::vector<float>{5, 5, 4}));
   EXPECT_EQ(indices_of(same), (ints{1, 1, 3}));
 }
@@ -136,10 +142,12 @@ TEST(MaxPool, FourSpatialAxes) {
 
 TEST(MaxPool, HalfAndBFloat16AreExact) {
   const std::vector<half> h{half(0.1f), half(-2.0f), half(0.3f)};
-  const auto r = max_pool({{"kernel_shape", ints{2}}}, Tensor::from<half>({1, 1, 3}, std::span<const half>(h)));
+  const auto r = max_pool({{"kernel_shape", ints{2}}},
+                          Tensor::from<half>({1, 1, 3}, std::span<const half>(h)));
   EXPECT_EQ(values_of<half>(r.outputs[0]), (std::vector<half>{h[0], h[2]}));
   const std::vector<bfloat16> b{bfloat16(0.1f), bfloat16(0.3f), bfloat16(-2.0f)};
-  const auto rb = max_pool({{"kernel_shape", ints{2}}}, Tensor::from<bfloat16>({1, 1, 3}, std::span<const bfloat16>(b)));
+  const auto rb = max_pool({{"kernel_shape", ints{2}}},
+                           Tensor::from<bfloat16>({1, 1, 3}, std::span<const bfloat16>(b)));
   EXPECT_EQ(values_of<bfloat16>(rb.outputs[0]), (std::vector<bfloat16>{b[1], b[1]}));
 }
 
@@ -152,7 +160,8 @@ TEST(MaxPool, OneRequestedOutputComputesNoIndices) {
 }
 
 TEST(MaxPool, TrainingSavesOnlyTheArgmax) {
-  auto node = testing::make_node("MaxPool", {{"kernel_shape", ints{2, 2}}, {"strides", ints{2, 2}}});
+  auto node =
+      testing::make_node("MaxPool", {{"kernel_shape", ints{2, 2}}, {"strides", ints{2, 2}}});
   Tensor x(DType::Float32, {2, 3, 4, 6});
   auto v = x.values<float>();
   std::iota(v.begin(), v.end(), 0.0f);
@@ -170,7 +179,8 @@ TEST(MaxPool, TrainingSavesOnlyTheArgmax) {
   }
   // Inference keeps nothing; an integer MaxPool keeps nothing either (no backward).
   EXPECT_TRUE(testing::run_forward(*node, {x}, 2, false).saved.empty());
-  EXPECT_TRUE(testing::run_forward(*node, {Tensor(DType::Int8, {2, 3, 4, 6})}, 2, true).saved.empty());
+  EXPECT_TRUE(
+      testing::run_forward(*node, {Tensor(DType::Int8, {2, 3, 4, 6})}, 2, true).saved.empty());
 }
 
 TEST(MaxPoolBackward, GradientGoesToTheArgmaxAndAccumulates) {
@@ -179,7 +189,8 @@ TEST(MaxPoolBackward, GradientGoesToTheArgmaxAndAccumulates) {
   const auto fwd = testing::run_forward(*node, {x}, 2, true);
   std::vector<Tensor> grads{Tensor::from<float>({1, 1, 4}, {5, 5, 5, 5})};
   // Windows {0,1}, {1,2} -> element 1 twice; {2,3} tie -> element 2.
-  testing::run_backward(*node, {x}, fwd, {Tensor::from<float>({1, 1, 3}, {1, 2, 4}), Tensor()}, grads);
+  testing::run_backward(*node, {x}, fwd, {Tensor::from<float>({1, 1, 3}, {1, 2, 4}), Tensor()},
+                        grads);
   EXPECT_EQ(values_of<float>(grads[0]), (std::vector<float>{5, 8, 9, 5}));
 }
 
@@ -194,13 +205,15 @@ TEST(MaxPoolBackward, TiesAndNaNSendTheGradientToTheIndexedElement) {
 }
 
 TEST(MaxPoolBackward, StorageOrderDoesNotChangeTheGradient) {
-  auto node = testing::make_node("MaxPool", {{"kernel_shape", ints{2, 2}}, {"storage_order", std::int64_t{1}}});
+  auto node = testing::make_node(
+      "MaxPool", {{"kernel_shape", ints{2, 2}}, {"storage_order", std::int64_t{1}}});
   const Tensor x = Tensor::from<double>({1, 1, 2, 3}, {0, 1, 9, 2, 3, 4});
   const auto fwd = testing::run_forward(*node, {x}, 2, true);
   // Column-major w * H + h: (1,1) -> 3 and (0,2) -> 4.
   EXPECT_EQ(indices_of(fwd), (ints{3, 4}));
   std::vector<Tensor> grads{Tensor(DType::Float64, {1, 1, 2, 3})};
-  testing::run_backward(*node, {x}, fwd, {Tensor::from<double>({1, 1, 1, 2}, {1, 2}), Tensor()}, grads);
+  testing::run_backward(*node, {x}, fwd, {Tensor::from<double>({1, 1, 1, 2}, {1, 2}), Tensor()},
+                        grads);
   EXPECT_EQ(values_of<double>(grads[0]), (std::vector<double>{0, 0, 2, 0, 1, 0}));
 }
 
@@ -214,8 +227,9 @@ TEST(MaxPoolBackward, RefusesIntegersAndMissingState) {
   const Tensor x = Tensor::from<float>({1, 1, 2}, {1, 2});
   const auto inference = testing::run_forward(*node, {x}, 1, false);
   std::vector<Tensor> grads{Tensor(DType::Float32, {1, 1, 2})};
-  EXPECT_THROW(testing::run_backward(*node, {x}, inference, {Tensor(DType::Float32, {1, 1, 1})}, grads),
-               RunError);
+  EXPECT_THROW(
+      testing::run_backward(*node, {x}, inference, {Tensor(DType::Float32, {1, 1, 1})}, grads),
+      RunError);
 }
 
 TEST(GlobalMaxPool, OneWindowPerPlaneAndItsGradient) {
@@ -230,7 +244,8 @@ TEST(GlobalMaxPool, OneWindowPerPlaneAndItsGradient) {
   testing::run_backward(*node, {x}, fwd, {Tensor::from<float>({1, 2, 1, 1}, {2, 3})}, grads);
   EXPECT_EQ(values_of<float>(grads[0]), (std::vector<float>{1, 3, 1, 1, 4, 1, 1, 1}));
   const Tensor u = Tensor::from<std::int8_t>({1, 1, 3}, {-7, 12, -128});
-  EXPECT_EQ(values_of<std::int8_t>(testing::run_forward(*node, {u}).outputs[0]), (std::vector<std::int8_t>{12}));
+  EXPECT_EQ(values_of<std::int8_t>(testing::run_forward(*node, {u}).outputs[0]),
+            (std::vector<std::int8_t>{12}));
 }
 
 }  // namespace

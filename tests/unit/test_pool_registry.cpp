@@ -26,7 +26,8 @@ const OpSchema& schema(const std::string& op) {
 }
 
 TEST(PoolRegistry, EveryPoolingOpIsRegisteredWithItsSource) {
-  for (const char* op : {"AveragePool", "MaxPool", "LpPool", "GlobalAveragePool", "GlobalMaxPool", "MaxUnpool"}) {
+  for (const char* op :
+       {"AveragePool", "MaxPool", "LpPool", "GlobalAveragePool", "GlobalMaxPool", "MaxUnpool"}) {
     const OpSchema& s = schema(op);
     EXPECT_EQ(s.op_type, op);
     EXPECT_EQ(s.definition, std::string("ONNX ") + op + "-22");
@@ -38,11 +39,13 @@ TEST(PoolRegistry, EveryPoolingOpIsRegisteredWithItsSource) {
 
 TEST(PoolRegistry, InputsOutputsAndAttributes) {
   EXPECT_EQ(attribute_names(schema("AveragePool")),
-            (strings{"auto_pad", "ceil_mode", "count_include_pad", "dilations", "kernel_shape", "pads", "strides"}));
+            (strings{"auto_pad", "ceil_mode", "count_include_pad", "dilations", "kernel_shape",
+                     "pads", "strides"}));
   EXPECT_EQ(attribute_names(schema("MaxPool")),
-            (strings{"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order", "strides"}));
-  EXPECT_EQ(attribute_names(schema("LpPool")),
-            (strings{"auto_pad", "ceil_mode", "dilations", "kernel_shape", "p", "pads", "strides"}));
+            (strings{"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order",
+                     "strides"}));
+  EXPECT_EQ(attribute_names(schema("LpPool")), (strings{"auto_pad", "ceil_mode", "dilations",
+                                                        "kernel_shape", "p", "pads", "strides"}));
   EXPECT_EQ(attribute_names(schema("MaxUnpool")), (strings{"kernel_shape", "pads", "strides"}));
   EXPECT_TRUE(schema("GlobalAveragePool").attributes.empty());
   EXPECT_TRUE(schema("GlobalMaxPool").attributes.empty());
@@ -56,11 +59,13 @@ TEST(PoolRegistry, InputsOutputsAndAttributes) {
   EXPECT_EQ(schema("GlobalMaxPool").outputs, (strings{"Y"}));
 
   const auto& specs = schema("AveragePool").attributes;
-  const auto kernel = std::find_if(specs.begin(), specs.end(), [](const AttrSpec& a) { return a.name == "kernel_shape"; });
+  const auto kernel = std::find_if(specs.begin(), specs.end(),
+                                   [](const AttrSpec& a) { return a.name == "kernel_shape"; });
   ASSERT_NE(kernel, specs.end());
   EXPECT_TRUE(kernel->required);
   EXPECT_EQ(kernel->min, 1);
-  const auto auto_pad = std::find_if(specs.begin(), specs.end(), [](const AttrSpec& a) { return a.name == "auto_pad"; });
+  const auto auto_pad = std::find_if(specs.begin(), specs.end(),
+                                     [](const AttrSpec& a) { return a.name == "auto_pad"; });
   ASSERT_NE(auto_pad, specs.end());
   EXPECT_EQ(auto_pad->allowed, (strings{"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"}));
   EXPECT_EQ(std::get<std::string>(*auto_pad->default_value), "NOTSET");
@@ -68,7 +73,10 @@ TEST(PoolRegistry, InputsOutputsAndAttributes) {
 
 TEST(PoolRegistry, FactoriesValidateTheirAttributes) {
   const OpSchema& s = schema("MaxPool");
-  NodeConfig bad{"MaxPool", "p", {{"kernel_shape", std::vector<std::int64_t>{2, 2}}, {"pads", std::vector<std::int64_t>{1, 1}}}};
+  NodeConfig bad{"MaxPool",
+                 "p",
+                 {{"kernel_shape", std::vector<std::int64_t>{2, 2}},
+                  {"pads", std::vector<std::int64_t>{1, 1}}}};
   EXPECT_THROW(s.create(bad), InvalidAttribute);
   NodeConfig good{"MaxPool", "p", {{"kernel_shape", std::vector<std::int64_t>{2, 2}}}};
   EXPECT_EQ(s.create(good)->name(), "p");

@@ -14,7 +14,8 @@ Tensor index_tensor(Shape shape, std::initializer_list<std::int64_t> v) {
   return Tensor::from<std::int64_t>(std::move(shape), v);
 }
 
-template <typename T> std::vector<T> values_of(const Tensor& t) {
+template <typename T>
+std::vector<T> values_of(const Tensor& t) {
   const auto v = t.values<T>();
   return {v.begin(), v.end()};
 }
@@ -26,15 +27,19 @@ Tensor unpool(const Attributes& attrs, const std::vector<Tensor>& inputs) {
 
 TEST(MaxUnpool, ScattersIntoZerosWithTheDefaultShape) {
   // (2-1)*2 + 2 = 4.
-  const Tensor y = unpool({{"kernel_shape", ints{2}}, {"strides", ints{2}}},
-                          {Tensor::from<float>({1, 1, 2}, {5, 7}), index_tensor({1, 1, 2}, {1, 2})});
+  const Tensor y =
+      unpool({{"kernel_shape", ints{2}}, {"strides", ints{2}}},
+             {Tensor::from<float>({1, 1, 2}, {5, 7}), index_tensor({1, 1, 2}, {1, 2})});
   EXPECT_EQ(y.shape(), (Shape{1, 1, 4}));
   EXPECT_EQ(values_of<float>(y), (std::vector<float>{0, 5, 7, 0}));
   // Pads shrink the output: (5-1)*2 + 3 - 1 - 0 = 10.
-  const Tensor padded = unpool({{"kernel_shape", ints{3}}, {"strides", ints{2}}, {"pads", ints{1, 0}}},
-                               {Tensor::from<std::int8_t>({1, 1, 5}, {1, 2, 3, 4, 5}), index_tensor({1, 1, 5}, {0, 2, 4, 6, 9})});
+  const Tensor padded =
+      unpool({{"kernel_shape", ints{3}}, {"strides", ints{2}}, {"pads", ints{1, 0}}},
+             {Tensor::from<std::int8_t>({1, 1, 5}, {1, 2, 3, 4, 5}),
+              index_tensor({1, 1, 5}, {0, 2, 4, 6, 9})});
   EXPECT_EQ(padded.shape(), (Shape{1, 1, 10}));
-  EXPECT_EQ(values_of<std::int8_t>(padded), (std::vector<std::int8_t>{1, 0, 2, 0, 3, 0, 4, 0, 0, 5}));
+  EXPECT_EQ(values_of<std::int8_t>(padded),
+            (std::vector<std::int8_t>{1, 0, 2, 0, 3, 0, 4, 0, 0, 5}));
 }
 
 TEST(MaxUnpool, OutputShapeInputIsHonoured) {
@@ -47,19 +52,22 @@ TEST(MaxUnpool, OutputShapeInputIsHonoured) {
 
 TEST(MaxUnpool, IndicesAreFlatOverTheWholeOutput) {
   // Indices may cross planes: channel 0's value lands in channel 1.
-  const Tensor y = unpool({{"kernel_shape", ints{2}}, {"strides", ints{2}}},
-                          {Tensor::from<float>({1, 2, 1}, {1, 2}), index_tensor({1, 2, 1}, {3, 0})});
+  const Tensor y =
+      unpool({{"kernel_shape", ints{2}}, {"strides", ints{2}}},
+             {Tensor::from<float>({1, 2, 1}, {1, 2}), index_tensor({1, 2, 1}, {3, 0})});
   EXPECT_EQ(y.shape(), (Shape{1, 2, 2}));
   EXPECT_EQ(values_of<float>(y), (std::vector<float>{2, 0, 0, 1}));
 }
 
 TEST(MaxUnpool, DuplicateIndicesKeepTheLaterElement) {
-  const Tensor y = unpool({{"kernel_shape", ints{2}}, {"strides", ints{2}}},
-                          {Tensor::from<float>({1, 1, 3}, {1, 2, 3}), index_tensor({1, 1, 3}, {1, 1, 0})});
+  const Tensor y =
+      unpool({{"kernel_shape", ints{2}}, {"strides", ints{2}}},
+             {Tensor::from<float>({1, 1, 3}, {1, 2, 3}), index_tensor({1, 1, 3}, {1, 1, 0})});
   EXPECT_EQ(values_of<float>(y), (std::vector<float>{3, 2, 0, 0, 0, 0}));
   // Across planes too: row-major order of X decides.
-  const Tensor z = unpool({{"kernel_shape", ints{2}}, {"strides", ints{2}}},
-                          {Tensor::from<float>({1, 2, 1}, {8, 9}), index_tensor({1, 2, 1}, {2, 2})});
+  const Tensor z =
+      unpool({{"kernel_shape", ints{2}}, {"strides", ints{2}}},
+             {Tensor::from<float>({1, 2, 1}, {8, 9}), index_tensor({1, 2, 1}, {2, 2})});
   EXPECT_EQ(values_of<float>(z), (std::vector<float>{0, 0, 9, 0}));
 }
 
@@ -67,11 +75,13 @@ TEST(MaxUnpool, AnIndexOutsideTheOutputIsARunError) {
   for (std::int64_t bad : {std::int64_t{4}, std::int64_t{-1}}) {
     try {
       unpool({{"kernel_shape", ints{2}}, {"strides", ints{2}}},
-             {Tensor::from<float>({1, 1, 2}, {5, 7}), Tensor::from<std::int64_t>({1, 1, 2}, {0, bad})});
+             {Tensor::from<float>({1, 1, 2}, {5, 7}),
+              Tensor::from<std::int64_t>({1, 1, 2}, {0, bad})});
       ADD_FAILURE() << "index " << bad << " accepted";
     } catch (const RunError& e) {
-      EXPECT_EQ(std::string(e.what()), "input 1 (I): index " + std::to_string(bad) +
-                                           " at flat position 1 is outside the output of 4 elements");
+      EXPECT_EQ(std::string(e.what()),
+                "input 1 (I): index " + std::to_string(bad) +
+                    " at flat position 1 is outside the output of 4 elements");
     }
   }
 }
@@ -79,18 +89,23 @@ TEST(MaxUnpool, AnIndexOutsideTheOutputIsARunError) {
 TEST(MaxUnpool, RefusesMismatchedInputs) {
   auto node = testing::make_node("MaxUnpool", {{"kernel_shape", ints{2}}});
   const Tensor x = Tensor::from<float>({1, 1, 2}, {5, 7});
-  EXPECT_THROW(testing::run_forward(*node, {x, Tensor::from<float>({1, 1, 2}, {0, 1})}), UnsupportedDType);
+  EXPECT_THROW(testing::run_forward(*node, {x, Tensor::from<float>({1, 1, 2}, {0, 1})}),
+               UnsupportedDType);
   EXPECT_THROW(testing::run_forward(*node, {x, index_tensor({1, 1, 3}, {0, 1, 2})}), ShapeMismatch);
-  EXPECT_THROW(testing::run_forward(*node, {x, index_tensor({1, 1, 2}, {0, 1}), index_tensor({3}, {1, 2, 5})}),
+  EXPECT_THROW(testing::run_forward(
+                   *node, {x, index_tensor({1, 1, 2}, {0, 1}), index_tensor({3}, {1, 2, 5})}),
                ShapeMismatch);  // output_shape changes C
-  EXPECT_THROW(testing::run_forward(*node, {x, index_tensor({1, 1, 2}, {0, 1}), index_tensor({2}, {1, 1})}),
-               ShapeMismatch);  // output_shape of the wrong length
-  EXPECT_THROW(testing::run_forward(*node, {Tensor(DType::Int64, {1, 1, 2}), index_tensor({1, 1, 2}, {0, 1})}),
+  EXPECT_THROW(
+      testing::run_forward(*node, {x, index_tensor({1, 1, 2}, {0, 1}), index_tensor({2}, {1, 1})}),
+      ShapeMismatch);  // output_shape of the wrong length
+  EXPECT_THROW(testing::run_forward(
+                   *node, {Tensor(DType::Int64, {1, 1, 2}), index_tensor({1, 1, 2}, {0, 1})}),
                UnsupportedDType);
 }
 
 TEST(MaxUnpool, InferUsesAConstantOutputShapeElseLeavesSpatialDimsDynamic) {
-  auto node = testing::make_node("MaxUnpool", {{"kernel_shape", ints{2, 2}}, {"strides", ints{2, 2}}});
+  auto node =
+      testing::make_node("MaxUnpool", {{"kernel_shape", ints{2, 2}}, {"strides", ints{2, 2}}});
   const TensorInfo x{DType::Float32, {kDynamicDim, 2, 2, 2}};
   const TensorInfo ind{DType::Int64, {kDynamicDim, 2, 2, 2}};
   const TensorInfo shape{DType::Int64, {4}};
@@ -112,20 +127,24 @@ TEST(MaxUnpool, InferUsesAConstantOutputShapeElseLeavesSpatialDimsDynamic) {
 }
 
 TEST(MaxUnpoolBackward, GathersTheOutputGradientAtTheIndices) {
-  auto node = testing::make_node("MaxUnpool", {{"kernel_shape", ints{2}}, {"strides", ints{2}}}, true, 0.5);
-  const std::vector<Tensor> inputs{Tensor::from<float>({1, 1, 3}, {1, 2, 3}), index_tensor({1, 1, 3}, {1, 1, 4})};
+  auto node =
+      testing::make_node("MaxUnpool", {{"kernel_shape", ints{2}}, {"strides", ints{2}}}, true, 0.5);
+  const std::vector<Tensor> inputs{Tensor::from<float>({1, 1, 3}, {1, 2, 3}),
+                                   index_tensor({1, 1, 3}, {1, 1, 4})};
   const auto fwd = testing::run_forward(*node, inputs);
   ASSERT_EQ(fwd.saved.size(), 1u);
   EXPECT_TRUE(fwd.saved[0].shares_buffer(inputs[1]));  // I is kept, not copied
   std::vector<Tensor> grads{Tensor::from<float>({1, 1, 3}, {1, 1, 1}), Tensor()};
-  testing::run_backward(*node, inputs, fwd, {Tensor::from<float>({1, 1, 6}, {10, 20, 30, 40, 50, 60})}, grads);
+  testing::run_backward(*node, inputs, fwd,
+                        {Tensor::from<float>({1, 1, 6}, {10, 20, 30, 40, 50, 60})}, grads);
   // dX = prefill + 0.5 * dY[I]; duplicate index 1 gathers for both elements.
   EXPECT_EQ(values_of<float>(grads[0]), (std::vector<float>{11, 11, 26}));
   EXPECT_TRUE(grads[1].empty());
 }
 
 TEST(MaxUnpool, RoundTripWithMaxPool) {
-  auto pool = testing::make_node("MaxPool", {{"kernel_shape", ints{2, 2}}, {"strides", ints{2, 2}}});
+  auto pool =
+      testing::make_node("MaxPool", {{"kernel_shape", ints{2, 2}}, {"strides", ints{2, 2}}});
   const Tensor x = Tensor::from<float>({1, 1, 2, 4}, {1, 8, 3, 2, 5, 4, 9, 7});
   const auto pooled = testing::run_forward(*pool, {x}, 2, false);
   const Tensor y = unpool({{"kernel_shape", ints{2, 2}}, {"strides", ints{2, 2}}}, pooled.outputs);
