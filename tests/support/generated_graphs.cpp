@@ -64,6 +64,7 @@ GraphDef mixed_pooling_graph(std::size_t nodes, std::uint32_t seed) {
   b.add_input("x64", DType::Float64, {kDynamicDim, 1, 5, 5});
   b.add_initializer("w_small", random_tensor<float>({1, 2, 6, 6}, rng, false), true);
   b.add_initializer("w_nan", random_tensor<float>({1, 2, 6, 6}, rng, true));
+  b.add_initializer("w_tiny", random_tensor<float>({1, 2, 2, 2}, rng, false), true);
   b.add_initializer("w64_small", random_tensor<double>({1, 1, 2, 2}, rng, false), true);
   b.add_initializer("w64_special", random_tensor<double>({1, 1, 5, 5}, rng, true));
   b.add_initializer("shape_i64", Tensor::from<std::int64_t>({4}, {1, 2, 6, 6}));
@@ -131,7 +132,8 @@ GraphDef mixed_pooling_graph(std::size_t nodes, std::uint32_t seed) {
       case 6:
         // Pooling a weight: trainable and constant initializers as inputs.
         n.op_type = "AveragePool";
-        n.inputs = {wide ? (pick(2) ? "w64_special" : "w64_small") : (pick(2) ? "w_small" : "w_nan")};
+        static const char* const kWeights[] = {"w_small", "w_nan", "w_tiny"};
+        n.inputs = {wide ? (pick(2) ? "w64_special" : "w64_small") : kWeights[pick(3)]};
         leaves.push_back(b.add_node(std::move(n)).front());
         continue;
       default:
