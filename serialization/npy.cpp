@@ -1,10 +1,6 @@
 #include "serialization/npy.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <cerrno>
 #include <cstring>
@@ -12,6 +8,7 @@
 #include <vector>
 
 #include "core/errors.hpp"
+#include "serialization/atomic_file.hpp"
 #include "serialization/detail/npy_header.hpp"
 
 namespace nodeflow {
@@ -149,46 +146,7 @@ std::string encode_npy(const Tensor& tensor) {
 }
 
 void write_npy(const std::filesystem::path& path, const Tensor& tensor) {
-  const std::string bytes = encode_npy(tensor);
-  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
-  const std::string target = path.string();
-
-  // A name unique to this process and call, created exclusively so that two
-  // writers never share a temporary file.
-  static std::atomic<unsigned> counter{0};
-  std::filesystem::path tmp;
-  int fd = -1;
-  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
-    std::string name = ".";
-    name += path.filename().string();
-    name += ".tmp-";
-    name += std::to_string(::getpid());
-    name += '-';
-    name += std::to_string(counter.fetch_add(1));
-    tmp = dir / name;
-    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0 && errno != EEXIST) break;
-  }
-  if (fd < 0) throw IoError("cannot write " + target + ": " + system_reason());
-
-  auto fail = [&](const std::string& step) {
-    const std::string reason = system_reason();
-    if (fd >= 0) ::close(fd);
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    throw IoError("cannot write " + target + ": " + step + ": " + reason);
-  };
-  for (std::size_t done = 0; done < bytes.size();) {
-    const ::ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) fail("write");
-    done += static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0) fail("fsync");
-  const int closed = ::close(fd);
-  fd = -1;
-  if (closed != 0) fail("close");
-  if (::rename(tmp.c_str(), path.c_str()) != 0) fail("rename");
+  write_file_atomically(path, encode_npy(tensor));
 }
 
 }  // namespace nodeflow

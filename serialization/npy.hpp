@@ -31,10 +31,11 @@ Tensor read_npy(const std::filesystem::path& path);
 
 /// Writes `tensor` as a format 1.0 .npy file (2.0 if the header needs it),
 /// little-endian, C order. bfloat16 tensors are written as `<f4` holding the
-/// bfloat16 values exactly. The bytes go to a temporary file in the same
-/// directory, which is synced and then renamed over `path`, so `path` never holds
-/// a partially written file. Throws IoError (naming the path and the system's
-/// reason) on failure; the temporary file is removed.
+/// bfloat16 values exactly. Written with write_file_atomically (a temporary file
+/// in the same directory, synced, then renamed over `path`), so `path` never
+/// holds a partially written file. Throws IoError (naming the path, the step and
+/// the system's reason) on failure; the temporary file is removed and an
+/// existing `path` keeps its old content.
 void write_npy(const std::filesystem::path& path, const Tensor& tensor);
 
 /// The complete bytes write_npy puts in a file (header and data).

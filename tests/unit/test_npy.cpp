@@ -2,9 +2,11 @@
 // and shape, the conformance files (values cross-checked with numpy 1.24),
 // Fortran order, big-endian, format versions, malformed files and atomic writes.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <bit>
+#include <csignal>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -499,6 +501,31 @@ TEST_F(NpyFiles, FailedWriteThrowsAndLeavesNothing) {
 
   EXPECT_THROW(write_npy(dir_ / "no" / "such" / "dir.npy", Tensor::from<float>({1}, {1})), IoError);
   EXPECT_EQ(entries(dir_), (std::vector<std::string>{"taken.npy"}));
+}
+
+TEST_F(NpyFiles, WriteFailingHalfWayKeepsTheOldFile) {
+  // A file-size limit makes write() fail part-way (EFBIG), even for root.
+  const fs::path p = dir_ / "keep.npy";
+  write_npy(p, Tensor::from<std::int64_t>({2}, {5, 6}));
+  rlimit old{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+  void (*old_handler)(int) = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit small = old;
+  small.rlim_cur = 4096;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  std::string message;
+  try {
+    write_npy(p, Tensor(DType::Float64, {1000}));
+  } catch (const IoError& e) {
+    message = e.what();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_NE(message.find("keep.npy"), std::string::npos) << message;
+  EXPECT_NE(message.find(": write: "), std::string::npos) << message;
+  EXPECT_EQ(entries(dir_), (std::vector<std::string>{"keep.npy"}));
+  const Tensor back = read_npy(p);
+  EXPECT_EQ(back.values<std::int64_t>()[1], 6);
 }
 
 TEST_F(NpyFiles, WriteIntoAReadOnlyDirectoryThrows) {
