@@ -39,7 +39,10 @@ AttrKind kind_of(const AttrValue& v) { return static_cast<AttrKind>(v.index()); 
 
 std::string describe(const AttrSpec& s) {
   switch (s.kind) {
-    case AttrKind::Int: return "an " + int_words(s, false);
+    case AttrKind::Int: {
+      const std::string words = int_words(s, false);
+      return (words.rfind("integer", 0) == 0 ? "an " : "a ") + words;
+    }
     case AttrKind::Ints: return "a list of " + int_words(s, true);
     case AttrKind::Float: return "a number";
     case AttrKind::Floats: return "a list of numbers";
