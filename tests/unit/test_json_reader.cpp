@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "test_json_reader_util.hpp"
 
@@ -138,6 +139,40 @@ TEST(JsonReaderSyntax, EveryPrefixOfADocumentIsAnErrorNotACrash) {
     }
   }
   EXPECT_NO_THROW(parse_graph_def(text));
+}
+
+TEST(JsonReaderSyntax, RandomMutationsLoadOrFailCleanly) {
+  // Byte flips, insertions and deletions of a valid document: each either loads
+  // into a Graph or raises a nodeflow::Error (never another exception, a crash
+  // or a half-loaded graph).
+  const std::string base = doc(kInputs,
+                               R"([{"name": "w", "dtype": "int8", "shape": [2], "data": [1, -2]},
+                                   {"name": "v", "dtype": "float16", "shape": [1], "data": {"base64": "ADw="}}])");
+  const std::string alphabet = "{}[]\",:0123456789-.eE ntfalsru\\\x01\xff";
+  std::mt19937 rng(2024);
+  int loaded = 0;
+  for (int iter = 0; iter < 4000; ++iter) {
+    std::string text = base;
+    const int edits = 1 + static_cast<int>(rng() % 3);
+    for (int k = 0; k < edits; ++k) {
+      const std::size_t at = rng() % text.size();
+      const char c = alphabet[rng() % alphabet.size()];
+      switch (rng() % 3) {
+        case 0: text[at] = c; break;
+        case 1: text.insert(text.begin() + static_cast<std::ptrdiff_t>(at), c); break;
+        default: text.erase(at, 1);
+      }
+    }
+    try {
+      const Graph g = load_graph(text);
+      EXPECT_FALSE(g.steps().empty());
+      ++loaded;
+    } catch (const Error&) {
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "non-nodeflow exception " << e.what() << " for: " << text;
+    }
+  }
+  EXPECT_GT(loaded, 0);
 }
 
 TEST(JsonReaderSyntax, NestingDeeperThan100LevelsIsRefused) {
