@@ -103,7 +103,7 @@ std::uint64_t mix(std::uint64_t x) {
 TensorMap forward_pass(const Graph& g, const TensorMap& feeds, TrainingRun* run,
                        std::vector<std::vector<Tensor>>* saved,
                        std::vector<std::vector<TensorInfo>>* input_infos, std::uint64_t seed,
-                       TensorMap* updates) {
+                       TensorMap* updates, int threads) {
   check_feeds(g, feeds);
   Workspace ws(g, feeds);
   for (std::size_t s = 0; s < g.steps().size(); ++s) {
@@ -113,7 +113,7 @@ TensorMap forward_pass(const Graph& g, const TensorMap& feeds, TrainingRun* run,
     const bool keep = run != nullptr && step.node->config().training;
     std::vector<std::pair<std::size_t, Tensor>> node_updates;
     ForwardContext ctx{in, out, keep ? &(*saved)[s] : nullptr, mix(seed ^ mix(s)),
-                       keep ? &node_updates : nullptr};
+                       keep ? &node_updates : nullptr, threads};
     with_context(step_path(g, step), [&] { step.node->forward(ctx); });
     for (auto& [k, value] : node_updates) {
       const Initializer* init = k < step.inputs.size() ? g.initializer(step.inputs[k]) : nullptr;
@@ -140,8 +140,15 @@ const std::vector<Tensor>& TrainingRun::saved(const std::string& node_name) cons
   throw RunError("node '" + node_name + "' is not in the graph");
 }
 
+Executor::Executor(const Graph& graph, ExecutorOptions options)
+    : graph_(graph), options_(options) {
+  if (options_.threads < 1)
+    throw InvalidAttribute("ExecutorOptions.threads must be >= 1, got " +
+                           std::to_string(options_.threads));
+}
+
 TensorMap Executor::run(const TensorMap& feeds) const {
-  return forward_pass(graph_, feeds, nullptr, nullptr, nullptr, 0, nullptr);
+  return forward_pass(graph_, feeds, nullptr, nullptr, nullptr, 0, nullptr, options_.threads);
 }
 
 TrainingRun Executor::forward(const TensorMap& feeds, std::uint64_t seed) const {
@@ -149,7 +156,8 @@ TrainingRun Executor::forward(const TensorMap& feeds, std::uint64_t seed) const 
   r.graph_ = &graph_;
   r.saved_.resize(graph_.steps().size());
   r.input_infos_.resize(graph_.steps().size());
-  r.outputs_ = forward_pass(graph_, feeds, &r, &r.saved_, &r.input_infos_, seed, &r.updates_);
+  r.outputs_ = forward_pass(graph_, feeds, &r, &r.saved_, &r.input_infos_, seed, &r.updates_,
+                            options_.threads);
   r.feeds_ = feeds;
   return r;
 }
@@ -251,7 +259,8 @@ TensorMap Executor::backward(TrainingRun& run, const TensorMap& grad_outputs) co
       const Initializer* init = g.initializer(t);
       parameters.push_back(init != nullptr && init->trainable);
     }
-    BackwardContext ctx{infos, saved, dy, dx, step.node->config().lda_coeff, parameters};
+    BackwardContext ctx{infos, saved, dy, dx, step.node->config().lda_coeff, parameters,
+                        options_.threads};
     with_context(step_path(g, step), [&] { step.node->backward(ctx); });
   }
   run.input_infos_.clear();

@@ -37,11 +37,19 @@ class TrainingRun {
   bool consumed_ = false;
 };
 
-/// Runs a graph. Stateless apart from the graph reference: every method is
-/// safe to call from several threads at once.
+/// Settings of an Executor.
+struct ExecutorOptions {
+  /// Threads each node's kernels may use (the one thread-count setting of a
+  /// run; kernels that do not split their work ignore it). Must be >= 1.
+  int threads = 1;
+};
+
+/// Runs a graph. Stateless apart from the graph reference and its options:
+/// every method is safe to call from several threads at once.
 class Executor {
  public:
-  explicit Executor(const Graph& graph) : graph_(graph) {}
+  /// Throws InvalidAttribute if options.threads < 1.
+  explicit Executor(const Graph& graph, ExecutorOptions options = {});
 
   /// Inference. `feeds` holds every graph input (dtype must match; shape must
   /// match the declared one, dynamic dims free). Returns every graph output.
@@ -63,9 +71,11 @@ class Executor {
   TensorMap backward(TrainingRun& run, const TensorMap& grad_outputs) const;
 
   const Graph& graph() const { return graph_; }
+  const ExecutorOptions& options() const { return options_; }
 
  private:
   const Graph& graph_;
+  ExecutorOptions options_;
 };
 
 }  // namespace nodeflow

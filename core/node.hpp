@@ -45,6 +45,8 @@ struct ForwardContext {
   /// as (input index, tensor) (BatchNormalization's running statistics). The
   /// caller of the run decides whether to apply them (Graph::set_initializer).
   std::vector<std::pair<std::size_t, Tensor>>* updates = nullptr;
+  /// Threads the node's kernels may use (ExecutorOptions::threads); >= 1.
+  int threads = 1;
 };
 
 /// Arguments of Node::backward.
@@ -58,6 +60,8 @@ struct BackwardContext {
   /// Non-zero for inputs that are trainable initializers (the node's own
   /// parameters): training.md says lda_coeff does not scale their gradients.
   std::span<const std::uint8_t> parameter_inputs;
+  /// Threads the node's kernels may use (ExecutorOptions::threads); >= 1.
+  int threads = 1;
 
   /// The factor to apply to the gradient of input k.
   double scale_for(std::size_t k) const {
