@@ -62,7 +62,8 @@ void check_graph(const std::filesystem::path& path, std::ostream& out) {
   const GraphDef& def = graph.def();
   out << "graph " << (def.name.empty() ? path.filename().string() : def.name) << ": valid\n";
   out << "inputs:\n";
-  for (const auto& input : def.inputs) out << "  " << input.name << ": " << described(input.info) << "\n";
+  for (const auto& input : def.inputs)
+    out << "  " << input.name << ": " << described(input.info) << "\n";
   if (!def.initializers.empty()) {
     out << "initializers:\n";
     for (const auto& init : def.initializers)
@@ -74,7 +75,8 @@ void check_graph(const std::filesystem::path& path, std::ostream& out) {
     out << "  " << step.node->name() << " (" << step.node->op_type() << "): " << joined(step.inputs)
         << " -> " << joined(step.outputs) << "\n";
   out << "tensors:\n";
-  for (const auto& [name, info] : graph.tensor_infos()) out << "  " << name << ": " << described(info) << "\n";
+  for (const auto& [name, info] : graph.tensor_infos())
+    out << "  " << name << ": " << described(info) << "\n";
   out << "outputs: " << joined(def.outputs) << "\n";
   std::int64_t trainable = 0;
   for (const auto& init : def.initializers)

@@ -49,12 +49,11 @@ void check_input_names(const Graph& graph, const std::vector<NamedFile>& inputs)
   }
   if (!unknown.empty())
     throw Error("-i names " + quoted_list(unknown) + ", which " +
-                       (unknown.size() == 1 ? "is" : "are") +
-                       " not a graph input (graph inputs: " + quoted_list(declared) + ")");
+                (unknown.size() == 1 ? "is" : "are") +
+                " not a graph input (graph inputs: " + quoted_list(declared) + ")");
   for (const auto& name : declared)
     if (!given.count(name))
-      throw Error("missing graph input '" + name + "' (give it with -i " + name +
-                         "=FILE.npy)");
+      throw Error("missing graph input '" + name + "' (give it with -i " + name + "=FILE.npy)");
 }
 
 void check_grad_output_names(const Graph& graph, const std::vector<NamedFile>& grad_outputs) {
@@ -65,8 +64,8 @@ void check_grad_output_names(const Graph& graph, const std::vector<NamedFile>& g
       unknown.push_back(arg.name);
   if (!unknown.empty())
     throw Error("-g names " + quoted_list(unknown) + ", which " +
-                       (unknown.size() == 1 ? "is" : "are") +
-                       " not a graph output (graph outputs: " + quoted_list(outputs) + ")");
+                (unknown.size() == 1 ? "is" : "are") +
+                " not a graph output (graph outputs: " + quoted_list(outputs) + ")");
   for (const auto& arg : grad_outputs) {
     const DType dtype = graph.info(arg.name).dtype;
     if (!is_float(dtype))
@@ -78,7 +77,8 @@ void check_grad_output_names(const Graph& graph, const std::vector<NamedFile>& g
 TensorMap read_inputs(const Graph& graph, const std::vector<NamedFile>& inputs) {
   TensorMap feeds;
   for (const auto& arg : inputs)
-    feeds.emplace(arg.name, read_declared(arg, graph.info(arg.name).dtype, "input '" + arg.name + "'"));
+    feeds.emplace(arg.name,
+                  read_declared(arg, graph.info(arg.name).dtype, "input '" + arg.name + "'"));
   return feeds;
 }
 

@@ -1,10 +1,10 @@
 // `nodeflow`: the command line of graph-format.md ("Command line").
 // Exit status 0 on success, 1 on a failure in the input or the run (one stderr
 // line beginning `error:`), 2 on wrong usage (with the usage text).
-#include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <CLI/CLI.hpp>
 #include <exception>
 #include <iostream>
 #include <new>
@@ -59,9 +59,11 @@ int main(int argc, char** argv) {
   app.require_subcommand(1, 1);
   Arguments args;
 
-  CLI::App* run = app.add_subcommand("run", "Inference: writes OUTDIR/<output>.npy for every graph output");
+  CLI::App* run =
+      app.add_subcommand("run", "Inference: writes OUTDIR/<output>.npy for every graph output");
   add_graph_argument(*run, args);
-  add_named_files(*run, "-i,--input", args.inputs, "Graph input from a .npy file (repeat per input)");
+  add_named_files(*run, "-i,--input", args.inputs,
+                  "Graph input from a .npy file (repeat per input)");
   run->add_option("-o,--outdir", args.outdir, "Output directory (created if missing)")->required();
 
   CLI::App* backward = app.add_subcommand(
@@ -69,12 +71,15 @@ int main(int argc, char** argv) {
       "Training-mode forward and backward seeded with -g (zero for outputs without one); "
       "also writes OUTDIR/<name>.grad.npy");
   add_graph_argument(*backward, args);
-  add_named_files(*backward, "-i,--input", args.inputs, "Graph input from a .npy file (repeat per input)");
+  add_named_files(*backward, "-i,--input", args.inputs,
+                  "Graph input from a .npy file (repeat per input)");
   add_named_files(*backward, "-g,--grad", args.grad_outputs,
                   "Gradient of a graph output from a .npy file (repeat per output)");
-  backward->add_option("-o,--outdir", args.outdir, "Output directory (created if missing)")->required();
+  backward->add_option("-o,--outdir", args.outdir, "Output directory (created if missing)")
+      ->required();
 
-  CLI::App* check = app.add_subcommand("check", "Validate a graph; print nodes, tensor shapes and parameter count");
+  CLI::App* check = app.add_subcommand(
+      "check", "Validate a graph; print nodes, tensor shapes and parameter count");
   add_graph_argument(*check, args);
 
   nodeflow::cli::TrainingVerbs training;
@@ -95,10 +100,10 @@ int main(int argc, char** argv) {
   }
 
   const CLI::App* verb = run->parsed()              ? run
-                         : backward->parsed()         ? backward
-                         : training.train->parsed()   ? training.train
-                         : training.eval->parsed()    ? training.eval
-                                                      : check;
+                         : backward->parsed()       ? backward
+                         : training.train->parsed() ? training.train
+                         : training.eval->parsed()  ? training.eval
+                                                    : check;
   try {
     if (nodeflow::cli::run_training_verb(training, std::cout)) return 0;
     if (verb == check) {

@@ -21,10 +21,13 @@ constexpr int kFailure = 1;
 // One MaxPool 2x2 / stride 2 over a 1x1x4x4 input of `dtype`, output "y".
 std::string pool_graph(const std::string& dtype, const std::string& output = "y") {
   return R"({"format": "nodeflow.graph", "version": 1, "name": "cli_pool",
-  "inputs": [{"name": "x", "dtype": ")" + dtype + R"(", "shape": [1, 1, 4, 4]}],
-  "outputs": [")" + output + R"("],
+  "inputs": [{"name": "x", "dtype": ")" +
+         dtype + R"(", "shape": [1, 1, 4, 4]}],
+  "outputs": [")" +
+         output + R"("],
   "nodes": [{"op_type": "MaxPool", "name": "pool", "inputs": ["x"],
-             "specified_outputs_name": [")" + output + R"("],
+             "specified_outputs_name": [")" +
+         output + R"("],
              "attributes": {"kernel_shape": [2, 2], "strides": [2, 2]}}]})";
 }
 
@@ -62,7 +65,8 @@ class Cli : public ::testing::Test {
   static void expect_failure(const ProcessResult& r, const std::vector<std::string>& words) {
     EXPECT_EQ(r.exit_code, kFailure) << r.describe();
     EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.describe();
-    for (const auto& word : words) EXPECT_NE(r.err.find(word), std::string::npos) << word << "\n" << r.describe();
+    for (const auto& word : words)
+      EXPECT_NE(r.err.find(word), std::string::npos) << word << "\n" << r.describe();
   }
 
  private:
@@ -91,7 +95,8 @@ TEST_F(Cli, NamedFileWithoutEqualsIsUsage) {
 TEST_F(Cli, HelpExitsZero) {
   const ProcessResult r = nodeflow({"--help"});
   EXPECT_EQ(r.exit_code, 0) << r.describe();
-  for (const char* verb : {"run", "backward", "check"}) EXPECT_NE(r.out.find(verb), std::string::npos) << r.out;
+  for (const char* verb : {"run", "backward", "check"})
+    EXPECT_NE(r.out.find(verb), std::string::npos) << r.out;
 }
 
 TEST_F(Cli, MissingGraphFileFails) {
@@ -101,8 +106,8 @@ TEST_F(Cli, MissingGraphFileFails) {
 TEST_F(Cli, RunWritesOutputsIntoNewNestedDirectory) {
   const fs::path graph = write_text("g.json", pool_graph("float32"));
   const fs::path outdir = dir() / "a" / "b";
-  const ProcessResult r =
-      nodeflow({"run", graph.string(), "-i", "x=" + write_ramp("x.npy").string(), "-o", outdir.string()});
+  const ProcessResult r = nodeflow(
+      {"run", graph.string(), "-i", "x=" + write_ramp("x.npy").string(), "-o", outdir.string()});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   const Tensor y = read_npy(outdir / "y.npy");
   ASSERT_EQ(y.dtype(), DType::Float32);
@@ -113,8 +118,9 @@ TEST_F(Cli, RunWritesOutputsIntoNewNestedDirectory) {
 
 TEST_F(Cli, BFloat16OutputIsWrittenAsFloat32) {
   const fs::path graph = write_text("g.json", pool_graph("bfloat16"));
-  const ProcessResult r = nodeflow(
-      {"run", graph.string(), "-i", "x=" + write_ramp("x.npy").string(), "-o", (dir() / "out").string()});
+  const ProcessResult r =
+      nodeflow({"run", graph.string(), "-i", "x=" + write_ramp("x.npy").string(), "-o",
+                (dir() / "out").string()});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   const Tensor y = read_npy(dir() / "out" / "y.npy");
   ASSERT_EQ(y.dtype(), DType::Float32);
@@ -125,15 +131,16 @@ TEST_F(Cli, BFloat16OutputIsWrittenAsFloat32) {
 TEST_F(Cli, UnknownInputNameFailsNamingIt) {
   const fs::path graph = write_text("g.json", pool_graph("float32"));
   const fs::path x = write_ramp("x.npy");
-  expect_failure(nodeflow({"run", graph.string(), "-i", "x=" + x.string(), "-i", "ghost=" + x.string(), "-o",
-                           (dir() / "out").string()}),
+  expect_failure(nodeflow({"run", graph.string(), "-i", "x=" + x.string(), "-i",
+                           "ghost=" + x.string(), "-o", (dir() / "out").string()}),
                  {"'ghost'"});
   EXPECT_FALSE(fs::exists(dir() / "out"));
 }
 
 TEST_F(Cli, MissingInputFailsNamingIt) {
   const fs::path graph = write_text("g.json", pool_graph("float32"));
-  expect_failure(nodeflow({"run", graph.string(), "-o", (dir() / "out").string()}), {"missing", "'x'"});
+  expect_failure(nodeflow({"run", graph.string(), "-o", (dir() / "out").string()}),
+                 {"missing", "'x'"});
 }
 
 TEST_F(Cli, InputFileOfWrongDtypeFailsNamingInput) {
@@ -149,8 +156,8 @@ TEST_F(Cli, GradientForIntegerOutputFailsBeforeWriting) {
   write_npy(x, Tensor(DType::Int8, {1, 1, 4, 4}));
   const fs::path g = dir() / "g.npy";
   write_npy(g, Tensor(DType::Int8, {1, 1, 2, 2}));
-  expect_failure(nodeflow({"backward", graph.string(), "-i", "x=" + x.string(), "-g", "y=" + g.string(), "-o",
-                           (dir() / "out").string()}),
+  expect_failure(nodeflow({"backward", graph.string(), "-i", "x=" + x.string(), "-g",
+                           "y=" + g.string(), "-o", (dir() / "out").string()}),
                  {"gradient given for output 'y' of dtype int8 (not differentiable)"});
   EXPECT_FALSE(fs::exists(dir() / "out"));
 }
@@ -158,8 +165,8 @@ TEST_F(Cli, GradientForIntegerOutputFailsBeforeWriting) {
 TEST_F(Cli, GradientForUnknownOutputFailsNamingIt) {
   const fs::path graph = write_text("g.json", pool_graph("float32"));
   const fs::path x = write_ramp("x.npy");
-  expect_failure(nodeflow({"backward", graph.string(), "-i", "x=" + x.string(), "-g", "nope=" + x.string(), "-o",
-                           (dir() / "out").string()}),
+  expect_failure(nodeflow({"backward", graph.string(), "-i", "x=" + x.string(), "-g",
+                           "nope=" + x.string(), "-o", (dir() / "out").string()}),
                  {"'nope'"});
 }
 
@@ -168,8 +175,9 @@ TEST_F(Cli, BackwardWritesOutputsAndInputGradient) {
   const fs::path g = dir() / "g.npy";
   write_npy(g, Tensor::from<float>({1, 1, 2, 2}, {1, 2, 3, 4}));
   const fs::path outdir = dir() / "out";
-  const ProcessResult r = nodeflow({"backward", graph.string(), "-i", "x=" + write_ramp("x.npy").string(), "-g",
-                                    "y=" + g.string(), "-o", outdir.string()});
+  const ProcessResult r =
+      nodeflow({"backward", graph.string(), "-i", "x=" + write_ramp("x.npy").string(), "-g",
+                "y=" + g.string(), "-o", outdir.string()});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   EXPECT_TRUE(fs::exists(outdir / "y.npy"));
   const Tensor dx = read_npy(outdir / "x.grad.npy");
@@ -204,14 +212,15 @@ TEST_F(Cli, OutputCollidingWithGradientFileFailsInBackward) {
   // Output "x.grad" and the gradient of input "x" both want x.grad.npy.
   const fs::path graph = write_text("g.json", pool_graph("float32", "x.grad"));
   const fs::path outdir = dir() / "out";
-  expect_failure(
-      nodeflow({"backward", graph.string(), "-i", "x=" + write_ramp("x.npy").string(), "-o", outdir.string()}),
-      {"x.grad.npy"});
+  expect_failure(nodeflow({"backward", graph.string(), "-i", "x=" + write_ramp("x.npy").string(),
+                           "-o", outdir.string()}),
+                 {"x.grad.npy"});
   EXPECT_FALSE(fs::exists(outdir));
 }
 
 TEST_F(Cli, CheckPrintsNodesTensorsAndParameterCount) {
-  const fs::path graph = write_text("g.json", R"({"format": "nodeflow.graph", "version": 1, "name": "demo",
+  const fs::path graph =
+      write_text("g.json", R"({"format": "nodeflow.graph", "version": 1, "name": "demo",
     "inputs": [{"name": "x", "dtype": "float32", "shape": [null, 1, 4, 4]}],
     "outputs": ["y"],
     "initializers": [{"name": "w", "dtype": "float32", "shape": [2, 3], "data": [1, 2, 3, 4, 5, 6],
@@ -220,8 +229,9 @@ TEST_F(Cli, CheckPrintsNodesTensorsAndParameterCount) {
                "attributes": {"kernel_shape": [2, 2], "strides": [2, 2]}}]})");
   const ProcessResult r = nodeflow({"check", graph.string()});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
-  for (const char* line : {"pool (MaxPool): x -> y", "x: float32 [?, 1, 4, 4]", "y: float32 [?, 1, 2, 2]",
-                           "w: float32 [2, 3] (trainable)", "parameters: 6 (6 trainable)"})
+  for (const char* line :
+       {"pool (MaxPool): x -> y", "x: float32 [?, 1, 4, 4]", "y: float32 [?, 1, 2, 2]",
+        "w: float32 [2, 3] (trainable)", "parameters: 6 (6 trainable)"})
     EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
   EXPECT_TRUE(r.err.empty()) << r.err;
 }

@@ -42,7 +42,8 @@ struct CaseParam {
 // named by the environment variable NODEFLOW_CONFORMANCE_DIR.
 fs::path corpus_dir() {
   const char* override_dir = std::getenv("NODEFLOW_CONFORMANCE_DIR");
-  return override_dir && *override_dir ? fs::path(override_dir) : fs::path(NODEFLOW_CONFORMANCE_DIR);
+  return override_dir && *override_dir ? fs::path(override_dir)
+                                       : fs::path(NODEFLOW_CONFORMANCE_DIR);
 }
 
 std::vector<CaseParam> discover(Route route) {
@@ -74,34 +75,40 @@ std::string file_stem(const std::string& tensor) {
   return stem;
 }
 
-template <typename V> std::set<std::string> keys(const std::map<std::string, V>& map) {
+template <typename V>
+std::set<std::string> keys(const std::map<std::string, V>& map) {
   std::set<std::string> out;
   for (const auto& [key, value] : map) out.insert(key);
   return out;
 }
 
 // Every word of error_contains, case-insensitively, in `message`.
-void expect_error_words(const ConformanceCase& c, const std::string& verb, const std::string& message) {
+void expect_error_words(const ConformanceCase& c, const std::string& verb,
+                        const std::string& message) {
   const std::string haystack = lower(message);
   for (const auto& word : c.error_contains)
     EXPECT_NE(haystack.find(lower(word)), std::string::npos)
-        << verb << ": the error message lacks '" << word << "':\n" << message;
+        << verb << ": the error message lacks '" << word << "':\n"
+        << message;
 }
 
-void expect_match(const Tensor& got, const fs::path& want_file, Tolerance tolerance, const std::string& what) {
+void expect_match(const Tensor& got, const fs::path& want_file, Tolerance tolerance,
+                  const std::string& what) {
   const Tensor want = read_npy(want_file);
   const std::string mismatch = tensor_mismatch(got, want, tolerance);
   std::ostringstream tol;
   tol << "rtol " << tolerance.rtol << ", atol " << tolerance.atol;
-  EXPECT_TRUE(mismatch.empty()) << what << " differs from " << want_file.string() << " (" << tol.str()
-                                << "):\n" << mismatch;
+  EXPECT_TRUE(mismatch.empty()) << what << " differs from " << want_file.string() << " ("
+                                << tol.str() << "):\n"
+                                << mismatch;
 }
 
 // --- Route Api: the library ------------------------------------------------
 
 // A .npy carries bfloat16 as float32; the graph's declared dtype decides.
 Tensor as_declared(Tensor value, DType declared) {
-  if (declared == DType::BFloat16 && value.dtype() == DType::Float32) return value.cast(DType::BFloat16);
+  if (declared == DType::BFloat16 && value.dtype() == DType::Float32)
+    return value.cast(DType::BFloat16);
   return value;
 }
 
@@ -118,7 +125,8 @@ std::map<std::string, Tensor> read_raw(const std::map<std::string, fs::path>& fi
 
 TensorMap declared_feeds(const Graph& graph, const std::map<std::string, Tensor>& raw) {
   TensorMap feeds;
-  for (const auto& [name, value] : raw) feeds.emplace(name, as_declared(value, graph.info(name).dtype));
+  for (const auto& [name, value] : raw)
+    feeds.emplace(name, as_declared(value, graph.info(name).dtype));
   return feeds;
 }
 
@@ -165,7 +173,9 @@ void run_api_error_verb(const ConformanceCase& c, const std::string& verb) {
       try {
         graph.emplace(load_graph_file(c.graph()));
       } catch (const std::exception& e) {
-        ADD_FAILURE() << "backward: the error must arise in forward + backward, but loading failed: " << e.what();
+        ADD_FAILURE()
+            << "backward: the error must arise in forward + backward, but loading failed: "
+            << e.what();
         return;
       }
       const Executor executor(*graph);
@@ -196,7 +206,8 @@ void run_api_error_verb(const ConformanceCase& c, const std::string& verb) {
 
 // --- Route Cli: the installed binary ---------------------------------------
 
-std::vector<std::string> named_file_args(const char* flag, const std::map<std::string, fs::path>& files) {
+std::vector<std::string> named_file_args(const char* flag,
+                                         const std::map<std::string, fs::path>& files) {
   std::vector<std::string> args;
   for (const auto& [name, file] : files) {
     args.push_back(flag);
@@ -205,7 +216,8 @@ std::vector<std::string> named_file_args(const char* flag, const std::map<std::s
   return args;
 }
 
-std::vector<std::string> cli_command(const ConformanceCase& c, const std::string& verb, const fs::path& outdir) {
+std::vector<std::string> cli_command(const ConformanceCase& c, const std::string& verb,
+                                     const fs::path& outdir) {
   std::vector<std::string> argv = {NODEFLOW_INSTALLED_CLI, verb, c.graph().string()};
   if (verb == "check") return argv;
   for (const auto& arg : named_file_args("-i", c.inputs)) argv.push_back(arg);
@@ -218,7 +230,8 @@ std::vector<std::string> cli_command(const ConformanceCase& c, const std::string
 
 std::set<std::string> files_in(const fs::path& dir) {
   std::set<std::string> names;
-  for (const auto& entry : fs::directory_iterator(dir)) names.insert(entry.path().filename().string());
+  for (const auto& entry : fs::directory_iterator(dir))
+    names.insert(entry.path().filename().string());
   return names;
 }
 
@@ -230,7 +243,8 @@ void run_cli_case(const ConformanceCase& c, const fs::path& scratch) {
   ASSERT_EQ(result.exit_code, 0) << "nodeflow " << verb << ": " << result.describe();
   std::set<std::string> want_files;
   for (const auto& [name, file] : c.expected) want_files.insert(file_stem(name) + ".npy");
-  for (const auto& [name, file] : c.expected_grads) want_files.insert(file_stem(name) + ".grad.npy");
+  for (const auto& [name, file] : c.expected_grads)
+    want_files.insert(file_stem(name) + ".grad.npy");
   ASSERT_EQ(files_in(outdir), want_files) << "files written to OUTDIR";
   for (const auto& [name, file] : c.expected)
     expect_match(read_npy(outdir / (file_stem(name) + ".npy")), file, c.tolerance_for(name),
@@ -240,13 +254,16 @@ void run_cli_case(const ConformanceCase& c, const fs::path& scratch) {
                  "gradient of '" + name + "'");
 }
 
-void run_cli_error_verb(const ConformanceCase& c, const std::string& verb, const fs::path& scratch) {
-  const ProcessResult result = run_process(cli_command(c, verb, scratch / ("out-" + verb)), scratch);
+void run_cli_error_verb(const ConformanceCase& c, const std::string& verb,
+                        const fs::path& scratch) {
+  const ProcessResult result =
+      run_process(cli_command(c, verb, scratch / ("out-" + verb)), scratch);
   EXPECT_FALSE(result.sanitizer_report()) << result.describe();
   EXPECT_EQ(result.exit_code, 1) << "nodeflow " << verb << ": " << result.describe();
-  const bool has_error_line = result.err.rfind("error:", 0) == 0 || result.err.find("\nerror:") != std::string::npos;
-  EXPECT_TRUE(has_error_line) << "nodeflow " << verb << ": no stderr line begins with 'error:': "
-                              << result.describe();
+  const bool has_error_line =
+      result.err.rfind("error:", 0) == 0 || result.err.find("\nerror:") != std::string::npos;
+  EXPECT_TRUE(has_error_line) << "nodeflow " << verb
+                              << ": no stderr line begins with 'error:': " << result.describe();
   expect_error_words(c, verb, result.err);
 }
 
@@ -280,8 +297,10 @@ TEST_P(Conformance, Case) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Api, Conformance, ::testing::ValuesIn(discover(Route::Api)), case_test_name);
-INSTANTIATE_TEST_SUITE_P(Cli, Conformance, ::testing::ValuesIn(discover(Route::Cli)), case_test_name);
+INSTANTIATE_TEST_SUITE_P(Api, Conformance, ::testing::ValuesIn(discover(Route::Api)),
+                         case_test_name);
+INSTANTIATE_TEST_SUITE_P(Cli, Conformance, ::testing::ValuesIn(discover(Route::Cli)),
+                         case_test_name);
 
 }  // namespace
 }  // namespace nodeflow::testing

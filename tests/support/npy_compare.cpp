@@ -21,13 +21,15 @@ std::string multi_index(const Shape& shape, std::int64_t flat) {
 }
 
 // Whether got matches want under the tolerance, in the comparison type C.
-template <typename C> bool close(C got, C want, C rtol, C atol) {
+template <typename C>
+bool close(C got, C want, C rtol, C atol) {
   if (std::isnan(want) || std::isnan(got)) return std::isnan(want) && std::isnan(got);
   if (std::isinf(want) || std::isinf(got)) return got == want;
   return std::fabs(got - want) <= atol + rtol * std::fabs(want);
 }
 
-template <typename T> std::string element_mismatches(const Tensor& got, const Tensor& want, Tolerance tol) {
+template <typename T>
+std::string element_mismatches(const Tensor& got, const Tensor& want, Tolerance tol) {
   // The README fixes the arithmetic: float32 for every float type but float64.
   using C = std::conditional_t<std::is_same_v<T, double>, double,
                                std::conditional_t<std::is_integral_v<T>, std::int64_t, float>>;

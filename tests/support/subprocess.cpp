@@ -35,8 +35,10 @@ class FileActions {
   FileActions(const FileActions&) = delete;
   FileActions& operator=(const FileActions&) = delete;
   void open(int fd, const std::string& path, int flags) {
-    if (int rc = posix_spawn_file_actions_addopen(&actions_, fd, path.c_str(), flags, 0644); rc != 0)
-      throw std::runtime_error("posix_spawn_file_actions_addopen: " + std::string(std::strerror(rc)));
+    if (int rc = posix_spawn_file_actions_addopen(&actions_, fd, path.c_str(), flags, 0644);
+        rc != 0)
+      throw std::runtime_error("posix_spawn_file_actions_addopen: " +
+                               std::string(std::strerror(rc)));
   }
   const posix_spawn_file_actions_t* get() const { return &actions_; }
 
@@ -47,18 +49,19 @@ class FileActions {
 }  // namespace
 
 std::string ProcessResult::describe() const {
-  std::string status = timed_out   ? "timed out"
+  std::string status = timed_out     ? "timed out"
                        : signal != 0 ? "killed by signal " + std::to_string(signal)
                                      : "exit status " + std::to_string(exit_code);
   return status + "\n--- stdout ---\n" + out + "--- stderr ---\n" + err;
 }
 
 bool ProcessResult::sanitizer_report() const {
-  return err.find("Sanitizer") != std::string::npos || err.find("runtime error:") != std::string::npos;
+  return err.find("Sanitizer") != std::string::npos ||
+         err.find("runtime error:") != std::string::npos;
 }
 
-ProcessResult run_process(const std::vector<std::string>& argv, const std::filesystem::path& scratch,
-                          std::chrono::seconds timeout) {
+ProcessResult run_process(const std::vector<std::string>& argv,
+                          const std::filesystem::path& scratch, std::chrono::seconds timeout) {
   static std::atomic<int> counter{0};
   const std::string tag = std::to_string(counter++);
   const auto out_file = scratch / ("stdout." + tag);
@@ -81,7 +84,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::files
   for (;;) {
     const pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == pid) break;
-    if (done < 0 && errno != EINTR) throw std::runtime_error("waitpid: " + std::string(std::strerror(errno)));
+    if (done < 0 && errno != EINTR)
+      throw std::runtime_error("waitpid: " + std::string(std::strerror(errno)));
     if (std::chrono::steady_clock::now() > deadline && !result.timed_out) {
       result.timed_out = true;
       kill(pid, SIGKILL);

@@ -9,11 +9,11 @@
 namespace nodeflow::testing {
 
 struct ProcessResult {
-  int exit_code = -1;    ///< exit status when the program exited, else -1
-  int signal = 0;        ///< the signal that ended it (0 when it exited)
+  int exit_code = -1;  ///< exit status when the program exited, else -1
+  int signal = 0;      ///< the signal that ended it (0 when it exited)
   bool timed_out = false;
-  std::string out;       ///< everything written to stdout
-  std::string err;       ///< everything written to stderr
+  std::string out;  ///< everything written to stdout
+  std::string err;  ///< everything written to stderr
 
   /// "exit 1", "signal 11", "timed out", plus stderr: for failure messages.
   std::string describe() const;
@@ -25,7 +25,8 @@ struct ProcessResult {
 /// Runs argv[0] (a path, no PATH search) with the arguments argv[1..]; the
 /// captured streams go through files in `scratch`. The program is killed after
 /// `timeout`. Throws std::runtime_error when it cannot be started.
-ProcessResult run_process(const std::vector<std::string>& argv, const std::filesystem::path& scratch,
+ProcessResult run_process(const std::vector<std::string>& argv,
+                          const std::filesystem::path& scratch,
                           std::chrono::seconds timeout = std::chrono::seconds(120));
 
 /// A fresh directory under the system temp directory, removed with its

@@ -36,7 +36,8 @@ TEST(ConformanceCopy, MatchesSharedCorpusByteForByte) {
     EXPECT_TRUE(shared_files.count(file)) << "not in the shared corpus: " << file;
   for (const auto& file : shared_files) {
     if (!local_files.count(file)) continue;
-    EXPECT_TRUE(contents(shared / file) == contents(local / file)) << "differs from the shared corpus: " << file;
+    EXPECT_TRUE(contents(shared / file) == contents(local / file))
+        << "differs from the shared corpus: " << file;
   }
 }
 

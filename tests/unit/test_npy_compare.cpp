@@ -12,12 +12,16 @@ namespace {
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-Tensor f32(std::initializer_list<float> v) { return Tensor::from<float>({static_cast<std::int64_t>(v.size())}, v); }
+Tensor f32(std::initializer_list<float> v) {
+  return Tensor::from<float>({static_cast<std::int64_t>(v.size())}, v);
+}
 Tensor f64(std::initializer_list<double> v) {
   return Tensor::from<double>({static_cast<std::int64_t>(v.size())}, v);
 }
 
-bool matches(const Tensor& got, const Tensor& want, Tolerance tol) { return tensor_mismatch(got, want, tol).empty(); }
+bool matches(const Tensor& got, const Tensor& want, Tolerance tol) {
+  return tensor_mismatch(got, want, tol).empty();
+}
 
 TEST(NpyCompare, FloatBoundIsAtolPlusRtolTimesWant) {
   // Bound at want = 100: 1e-3 + 1e-5 * 100 = 2e-3.
@@ -57,7 +61,8 @@ TEST(NpyCompare, IntegersAreExactWhateverTheTolerance) {
   const Tensor want = Tensor::from<std::int64_t>({2}, {4, 9});
   EXPECT_TRUE(matches(Tensor::from<std::int64_t>({2}, {4, 9}), want, {1.0, 10.0}));
   EXPECT_FALSE(matches(Tensor::from<std::int64_t>({2}, {4, 10}), want, {1.0, 10.0}));
-  EXPECT_FALSE(matches(Tensor::from<std::int8_t>({1}, {-3}), Tensor::from<std::int8_t>({1}, {-2}), {1.0, 10.0}));
+  EXPECT_FALSE(matches(Tensor::from<std::int8_t>({1}, {-3}), Tensor::from<std::int8_t>({1}, {-2}),
+                       {1.0, 10.0}));
 }
 
 TEST(NpyCompare, Float16ComparesInFloat32) {
@@ -67,8 +72,9 @@ TEST(NpyCompare, Float16ComparesInFloat32) {
 }
 
 TEST(NpyCompare, DtypeAndShapeMustBeEqual) {
-  EXPECT_NE(tensor_mismatch(f64({1.0}), f32({1.0f}), {1.0, 1.0}).find("dtype float64, want float32"),
-            std::string::npos);
+  EXPECT_NE(
+      tensor_mismatch(f64({1.0}), f32({1.0f}), {1.0, 1.0}).find("dtype float64, want float32"),
+      std::string::npos);
   const Tensor flat = f32({1, 2, 3, 4});
   EXPECT_NE(tensor_mismatch(flat.reshaped({2, 2}), flat, {1.0, 1.0}).find("shape [2, 2], want [4]"),
             std::string::npos);
