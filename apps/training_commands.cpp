@@ -12,7 +12,6 @@
 #include "serialization/npy.hpp"
 #include "training/mnist.hpp"
 #include "training/reload_check.hpp"
-#include "training/threads.hpp"
 #include "training/trainer.hpp"
 
 namespace nodeflow::cli {
@@ -71,7 +70,8 @@ void train_model(const TrainRequest& request, std::ostream& out) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   save_graph_file(request.output, graph.def());
 
-  const ReloadCheck check = check_reload(graph, request.output, data.test, config.bindings, config.eval_batch_size);
+  const ReloadCheck check =
+      check_reload(graph, request.output, data.test, config.bindings, config.eval_batch_size, config.threads);
   if (!request.predictions.empty()) write_npy(request.predictions, check.in_memory.predictions);
   if (!check.identical())
     throw RunError("the reloaded " + request.output.string() + " predicts sample " +
@@ -81,7 +81,7 @@ void train_model(const TrainRequest& request, std::ostream& out) {
   const EpochMetrics& last = history.back();
   out << "trained " << graph.name() << " for " << history.size() << " epochs (" << trainer.steps()
       << " steps) in " << static_cast<long long>(seconds + 0.5) << " s, " << static_cast<long long>(last.samples_per_second)
-      << " samples/s in the last epoch, " << thread_count() << " thread(s)\n";
+      << " samples/s in the last epoch, " << config.threads << " thread(s)\n";
   out << "held-out set (" << data.test.size() << " digits): accuracy " << percent(last.test_accuracy)
       << ", loss " << last.test_loss << "\n";
   out << "saved " << request.output.string() << "; reloaded: predictions identical bit for bit ("
@@ -100,7 +100,7 @@ void evaluate_model(const EvalRequest& request, std::ostream& out) {
     bindings = config.bindings;
     batch_size = config.eval_batch_size;
   }
-  if (request.threads) set_thread_count(*request.threads);
+  const int threads = request.threads.value_or(1);
   if (request.split != "test" && request.split != "train" && request.split != "all")
     throw UsageError("--split: expected test, train or all, got '" + request.split + "'");
   const Graph graph = load_graph_file(request.graph);
@@ -114,12 +114,12 @@ void evaluate_model(const EvalRequest& request, std::ostream& out) {
     set = request.split == "train" ? std::move(data.train) : std::move(data.test);
   }
   const auto start = std::chrono::steady_clock::now();
-  const Evaluation ev = evaluate(graph, set, bindings, batch_size);
+  const Evaluation ev = evaluate(graph, set, bindings, batch_size, threads);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!request.predictions.empty()) write_npy(request.predictions, ev.predictions);
   out << "evaluated " << request.graph.string() << " on the MNIST " << request.split << " split (" << set.size()
       << " digits) in " << seconds << " s (" << static_cast<long long>(static_cast<double>(set.size()) / seconds)
-      << " images/s, " << thread_count() << " thread(s)): loss " << ev.loss << "\n";
+      << " images/s, " << threads << " thread(s)): loss " << ev.loss << "\n";
   out << ev.confusion.format();
 }
 
@@ -135,7 +135,7 @@ void add_training_verbs(CLI::App& app, TrainingVerbs& verbs) {
   verbs.train->add_option("--chart", t.chart, "Loss/accuracy chart, .svg or .png (default: OUT.chart.svg)");
   verbs.train->add_option("--checkpoint", t.checkpoint, "Checkpoint after every epoch (default: OUT.checkpoint.json)");
   verbs.train->add_option("--predictions", t.predictions, "Also write the held-out predictions (.npy)");
-  verbs.train->add_option("--threads", verbs.threads, "Threads of the matrix products (overrides the config)")
+  verbs.train->add_option("--threads", verbs.threads, "Threads the kernels may use (overrides the config)")
       ->check(CLI::Range(1, 1024));
   verbs.train->add_option("--epochs", verbs.epochs, "Epochs (overrides the config)")->check(CLI::PositiveNumber);
   verbs.train->add_option("--mnist-dir", t.data.mnist_dir,
@@ -150,7 +150,7 @@ void add_training_verbs(CLI::App& app, TrainingVerbs& verbs) {
       ->check(CLI::IsMember({"test", "train", "all"}));
   verbs.eval->add_option("--config", e.config, "Training configuration to take bindings and eval_batch_size from");
   verbs.eval->add_option("--predictions", e.predictions, "Also write the predictions (.npy)");
-  verbs.eval->add_option("--threads", verbs.threads, "Threads of the matrix products")->check(CLI::Range(1, 1024));
+  verbs.eval->add_option("--threads", verbs.threads, "Threads the kernels may use (default 1)")->check(CLI::Range(1, 1024));
   verbs.eval->add_option("--mnist-dir", e.data.mnist_dir,
                          "MNIST digits folder (default: $NODEFLOW_MNIST_DIR or .cache/mnist/digits)");
 }

@@ -52,10 +52,10 @@ double scalar_value(const Tensor& t) {
 }
 
 Evaluation evaluate(const Graph& graph, const Dataset& data, const Bindings& bindings,
-                    std::int64_t batch_size) {
+                    std::int64_t batch_size, int threads) {
   check_bindings(graph, bindings);
   if (batch_size < 1) throw InvalidAttribute("evaluation batch size must be >= 1");
-  const Executor executor(graph);
+  const Executor executor(graph, ExecutorOptions{threads});
   Evaluation result{Tensor(graph.info(bindings.prediction).dtype,
                            {static_cast<std::int64_t>(data.size()), data.num_classes}),
                     ConfusionMatrix(data.num_classes), 0.0};

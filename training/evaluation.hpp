@@ -22,10 +22,11 @@ struct Evaluation {
 };
 
 /// Runs the graph in inference mode over `data` in batches of `batch_size`
-/// (the last one may be smaller). The graph's prediction output must be
+/// (the last one may be smaller), its kernels using up to `threads` threads
+/// (ExecutorOptions). The graph's prediction output must be
 /// [batch, data.num_classes]. Throws what check_bindings and the executor throw.
 Evaluation evaluate(const Graph& graph, const Dataset& data, const Bindings& bindings,
-                    std::int64_t batch_size);
+                    std::int64_t batch_size, int threads = 1);
 
 /// The value of a scalar (one-element) float tensor as a double.
 double scalar_value(const Tensor& t);

@@ -7,10 +7,10 @@
 namespace nodeflow::training {
 
 ReloadCheck check_reload(const Graph& trained, const std::filesystem::path& saved, const Dataset& data,
-                         const Bindings& bindings, std::int64_t batch_size) {
+                         const Bindings& bindings, std::int64_t batch_size, int threads) {
   const Graph loaded = load_graph_file(saved);
-  ReloadCheck check{evaluate(trained, data, bindings, batch_size), evaluate(loaded, data, bindings, batch_size),
-                    std::nullopt};
+  ReloadCheck check{evaluate(trained, data, bindings, batch_size, threads),
+                    evaluate(loaded, data, bindings, batch_size, threads), std::nullopt};
   const Tensor& a = check.in_memory.predictions;
   const Tensor& b = check.reloaded.predictions;
   if (a.dtype() != b.dtype() || a.shape() != b.shape()) {

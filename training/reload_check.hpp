@@ -21,10 +21,11 @@ struct ReloadCheck {
 };
 
 /// Loads `saved` (load_graph_file), evaluates it and `trained` on `data` in
-/// batches of `batch_size`, and compares their prediction outputs byte by byte.
+/// batches of `batch_size` with `threads` threads, and compares their
+/// prediction outputs byte by byte.
 /// Throws what loading and evaluation throw (the file must be a valid graph
 /// with the same bindings).
 ReloadCheck check_reload(const Graph& trained, const std::filesystem::path& saved, const Dataset& data,
-                         const Bindings& bindings, std::int64_t batch_size);
+                         const Bindings& bindings, std::int64_t batch_size, int threads = 1);
 
 }  // namespace nodeflow::training

@@ -34,7 +34,7 @@ struct TrainConfig {
   std::int64_t batch_size = 64;
   std::int64_t epochs = 10;
   std::uint64_t seed = 0;           ///< shuffling and Dropout masks
-  int threads = 1;                  ///< threads of the matrix products (see set_thread_count)
+  int threads = 1;                  ///< threads the kernels of a run may use (ExecutorOptions)
   std::int64_t eval_batch_size = 256;
   std::int64_t log_every = 50;      ///< batches between progress lines; 0 logs epochs only
   std::map<std::string, double> weight_decay_overrides;  ///< by initializer name

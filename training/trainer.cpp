@@ -11,7 +11,6 @@
 #include "training/lr_schedule.hpp"
 #include "training/metrics.hpp"
 #include "training/parameters.hpp"
-#include "training/threads.hpp"
 
 namespace nodeflow::training {
 namespace {
@@ -54,7 +53,7 @@ constexpr std::uint64_t kDropoutStream = 2;
 Trainer::Trainer(Graph& graph, TrainConfig config)
     : graph_(graph),
       config_(std::move(config)),
-      executor_(graph_),
+      executor_(graph_, ExecutorOptions{config_.threads}),
       optimizer_(config_.optimizer),
       shuffle_rng_(mix_seed(config_.seed, kShuffleStream)),
       dropout_seed_(mix_seed(config_.seed, kDropoutStream)) {
@@ -64,7 +63,6 @@ Trainer::Trainer(Graph& graph, TrainConfig config)
   if (config_.epochs < 1) throw InvalidAttribute("epochs must be >= 1");
   reached_ = parameters_reached(graph_, config_.bindings.loss);
   weight_decay_ = weight_decay_plan(graph_, config_.optimizer.weight_decay, config_.weight_decay_overrides);
-  set_thread_count(config_.threads);
 }
 
 StepResult Trainer::step(const Batch& batch, double lr) {
@@ -142,11 +140,11 @@ std::vector<EpochMetrics> Trainer::fit(const Dataset& train, const Dataset& test
   spdlog::info("training {} parameters of '{}' on {} samples ({} held out): {} epochs of batches of {}, "
                "{} lr {}, {} thread(s)",
                reached_.size(), graph_.name(), train.size(), test.size(), config_.epochs, config_.batch_size,
-               optimizer_kind_name(config_.optimizer.kind), config_.optimizer.lr, thread_count());
+               optimizer_kind_name(config_.optimizer.kind), config_.optimizer.lr, config_.threads);
   for (std::int64_t e = 0; e < config_.epochs; ++e) {
     EpochMetrics m = train_epoch(train, e);
     const Clock::time_point eval_start = Clock::now();
-    const Evaluation ev = evaluate(graph_, test, config_.bindings, config_.eval_batch_size);
+    const Evaluation ev = evaluate(graph_, test, config_.bindings, config_.eval_batch_size, config_.threads);
     busy_seconds_ += seconds_since(eval_start);  // evaluation time counts in the estimate
     m.test_loss = ev.loss;
     m.test_accuracy = ev.confusion.accuracy();

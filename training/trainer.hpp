@@ -40,7 +40,8 @@ struct StepResult {
 class Trainer {
  public:
   /// Checks the bindings (check_bindings) and the optimizer and weight-decay
-  /// configuration against the graph; sets the thread count (set_thread_count).
+  /// configuration against the graph. The runs' kernels may use config.threads
+  /// threads (ExecutorOptions).
   Trainer(Graph& graph, TrainConfig config);
 
   /// One step on `batch`: training-mode forward, backward seeded with 1 at the

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -17,7 +18,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kRealDigits = fs::path(NODEFLOW_EXAMPLES_DIR) / ".." / ".cache" / "mnist" / "digits";
+// $NODEFLOW_MNIST_DIR, else the repository's own cache.
+fs::path real_digits() {
+  if (const char* env = std::getenv("NODEFLOW_MNIST_DIR"); env != nullptr && *env != '\0') return env;
+  return fs::path(NODEFLOW_EXAMPLES_DIR) / ".." / ".cache" / "mnist" / "digits";
+}
 
 // Digit d gets d + 1 images; pixel p of image i of digit d is ((d + i + p) % 5) / 4.
 fs::path write_fixture(const std::string& name) {
@@ -84,8 +89,8 @@ TEST(Mnist, RefusesMalformedFiles) {
 }
 
 TEST(Mnist, TheRealPackageSplitsInto8000And2000) {
-  if (!mnist_available(kRealDigits)) GTEST_SKIP() << "MNIST not fetched (scripts/fetch_mnist.sh)";
-  const MnistData m = load_mnist(kRealDigits);
+  if (!mnist_available(real_digits())) GTEST_SKIP() << "MNIST not fetched (scripts/fetch_mnist.sh)";
+  const MnistData m = load_mnist(real_digits());
   ASSERT_EQ(m.train.size(), 8000u);
   ASSERT_EQ(m.test.size(), 2000u);
   // The package's per-digit counts (0.json holds 1001 images, ..., 9.json 978).
