@@ -21,13 +21,13 @@ struct TrainRequest {
   std::filesystem::path graph;
   std::filesystem::path config;
   DataRequest data;
-  std::filesystem::path output;        ///< the trained graph document
-  std::filesystem::path metrics_csv;   ///< default: OUT with ".metrics.csv" for ".json"
-  std::filesystem::path chart;         ///< default: OUT with ".chart.svg"
-  std::filesystem::path checkpoint;    ///< default: OUT with ".checkpoint.json"
-  std::filesystem::path predictions;   ///< optional .npy of the test-set predictions
-  std::optional<int> threads;          ///< overrides the configuration's
-  std::optional<long long> epochs;     ///< overrides the configuration's
+  std::filesystem::path output;       ///< the trained graph document
+  std::filesystem::path metrics_csv;  ///< default: OUT with ".metrics.csv" for ".json"
+  std::filesystem::path chart;        ///< default: OUT with ".chart.svg"
+  std::filesystem::path checkpoint;   ///< default: OUT with ".checkpoint.json"
+  std::filesystem::path predictions;  ///< optional .npy of the test-set predictions
+  std::optional<int> threads;         ///< overrides the configuration's
+  std::optional<long long> epochs;    ///< overrides the configuration's
 };
 
 /// Loads the graph and configuration, trains on the training split (logging
@@ -41,9 +41,9 @@ void train_model(const TrainRequest& request, std::ostream& out);
 struct EvalRequest {
   std::filesystem::path graph;
   DataRequest data;
-  std::string split = "test";          ///< "test", "train" or "all"
-  std::filesystem::path config;        ///< optional: bindings and eval_batch_size from a training config
-  std::filesystem::path predictions;   ///< optional .npy of the predictions
+  std::string split = "test";    ///< "test", "train" or "all"
+  std::filesystem::path config;  ///< optional: bindings and eval_batch_size from a training config
+  std::filesystem::path predictions;  ///< optional .npy of the predictions
   std::optional<int> threads;
 };
 

@@ -8,7 +8,8 @@ namespace {
 
 using training::InitKind;
 
-double read_number(const Json& init, const std::string& path, std::string_view key, double fallback) {
+double read_number(const Json& init, const std::string& path, std::string_view key,
+                   double fallback) {
   auto it = init.find(key);
   if (it == init.end()) return fallback;
   if (!it->is_number()) expected(child(path, key), "a number", *it);
@@ -21,18 +22,31 @@ Tensor read_init_rule(const Json& init, DType dtype, const Shape& shape, const s
   if (!init.is_object()) expected(path, "an object {\"rule\": ..., \"seed\": ...}", init);
   training::InitRule rule;
   const Json* name = init.contains("rule") ? &init.at("rule") : nullptr;
-  if (name == nullptr || !name->is_string() || !training::parse_init_kind(name->get<std::string>(), rule.kind))
+  if (name == nullptr || !name->is_string() ||
+      !training::parse_init_kind(name->get<std::string>(), rule.kind))
     expected(child(path, "rule"), "one of " + training::init_kind_names(), name ? *name : Json());
   switch (rule.kind) {
     case InitKind::Zeros:
-    case InitKind::Ones: check_keys(init, path, {"rule"}, {}); break;
-    case InitKind::Constant: check_keys(init, path, {"rule", "value"}, {}); break;
-    case InitKind::Uniform: check_keys(init, path, {"rule", "seed"}, {"low", "high"}); break;
-    case InitKind::Normal: check_keys(init, path, {"rule", "seed"}, {"mean", "std"}); break;
+    case InitKind::Ones:
+      check_keys(init, path, {"rule"}, {});
+      break;
+    case InitKind::Constant:
+      check_keys(init, path, {"rule", "value"}, {});
+      break;
+    case InitKind::Uniform:
+      check_keys(init, path, {"rule", "seed"}, {"low", "high"});
+      break;
+    case InitKind::Normal:
+      check_keys(init, path, {"rule", "seed"}, {"mean", "std"});
+      break;
     case InitKind::HeNormal:
-    case InitKind::HeUniform: check_keys(init, path, {"rule", "seed"}, {"mode"}); break;
+    case InitKind::HeUniform:
+      check_keys(init, path, {"rule", "seed"}, {"mode"});
+      break;
     case InitKind::GlorotNormal:
-    case InitKind::GlorotUniform: check_keys(init, path, {"rule", "seed"}, {}); break;
+    case InitKind::GlorotUniform:
+      check_keys(init, path, {"rule", "seed"}, {});
+      break;
   }
   if (training::is_random(rule.kind)) {
     std::int64_t seed = 0;
@@ -46,9 +60,12 @@ Tensor read_init_rule(const Json& init, DType dtype, const Shape& shape, const s
   rule.mean = read_number(init, path, "mean", 0.0);
   rule.std = read_number(init, path, "std", 1.0);
   if (auto it = init.find("mode"); it != init.end()) {
-    if (*it == "fan_in") rule.mode = training::FanMode::FanIn;
-    else if (*it == "fan_out") rule.mode = training::FanMode::FanOut;
-    else expected(child(path, "mode"), "\"fan_in\" or \"fan_out\"", *it);
+    if (*it == "fan_in")
+      rule.mode = training::FanMode::FanIn;
+    else if (*it == "fan_out")
+      rule.mode = training::FanMode::FanOut;
+    else
+      expected(child(path, "mode"), "\"fan_in\" or \"fan_out\"", *it);
   }
   try {
     return training::make_initialized(rule, dtype, shape);

@@ -61,8 +61,8 @@ void run_gnuplot(const std::filesystem::path& script) {
 }
 
 // The script drawing with the terminal of `output`'s extension into `drawn`.
-std::string build_script(const std::vector<EpochMetrics>& history, const std::filesystem::path& output,
-                         const std::filesystem::path& drawn) {
+std::string build_script(const std::vector<EpochMetrics>& history,
+                         const std::filesystem::path& output, const std::filesystem::path& drawn) {
   std::string s = "set terminal " + terminal_for(output) + "\n";
   s += "set output " + quoted(drawn.string()) + "\n";
   s += "$history << EOD\n";
@@ -91,7 +91,8 @@ std::string build_script(const std::vector<EpochMetrics>& history, const std::fi
 
 }  // namespace
 
-std::string chart_script(const std::vector<EpochMetrics>& history, const std::filesystem::path& output) {
+std::string chart_script(const std::vector<EpochMetrics>& history,
+                         const std::filesystem::path& output) {
   return build_script(history, output, output);
 }
 

@@ -13,7 +13,8 @@ namespace nodeflow::training {
 /// side, loss (train, test) and accuracy in % (train, test) against the epoch.
 /// The terminal follows the extension: ".svg" (svg) or ".png" (pngcairo).
 /// Throws InvalidAttribute for another extension.
-std::string chart_script(const std::vector<EpochMetrics>& history, const std::filesystem::path& output);
+std::string chart_script(const std::vector<EpochMetrics>& history,
+                         const std::filesystem::path& output);
 
 /// Runs gnuplot on chart_script. The picture is drawn into a temporary file
 /// next to `output` and renamed over it, so `output` is never half-written.

@@ -9,13 +9,15 @@
 namespace nodeflow::training {
 
 void validate(const Dataset& data) {
-  if (data.samples.rank() == 0 || data.samples.shape()[0] != static_cast<std::int64_t>(data.labels.size()))
-    throw ShapeMismatch("dataset: " + std::to_string(data.labels.size()) + " labels for samples of shape " +
-                        to_string(data.samples.shape()));
+  if (data.samples.rank() == 0 ||
+      data.samples.shape()[0] != static_cast<std::int64_t>(data.labels.size()))
+    throw ShapeMismatch("dataset: " + std::to_string(data.labels.size()) +
+                        " labels for samples of shape " + to_string(data.samples.shape()));
   for (std::size_t i = 0; i < data.labels.size(); ++i)
     if (data.labels[i] < 0 || data.labels[i] >= data.num_classes)
       throw InvalidAttribute("dataset: label " + std::to_string(data.labels[i]) + " of sample " +
-                             std::to_string(i) + " is outside [0, " + std::to_string(data.num_classes) + ")");
+                             std::to_string(i) + " is outside [0, " +
+                             std::to_string(data.num_classes) + ")");
 }
 
 Batch gather(const Dataset& data, std::span<const std::size_t> indices) {

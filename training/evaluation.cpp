@@ -31,20 +31,23 @@ void check_bindings(const Graph& graph, const Bindings& b) {
   if (!is_input(graph, b.label, &dtype))
     throw InvalidGraph("bindings.label: '" + b.label + "' is not a graph input");
   if (dtype != DType::Int64)
-    throw InvalidGraph("bindings.label: graph input '" + b.label + "' must be int64 class indices, not " +
-                       std::string(dtype_name(dtype)));
-  for (const auto& [key, name] : {std::pair{"loss", &b.loss}, std::pair{"prediction", &b.prediction}}) {
+    throw InvalidGraph("bindings.label: graph input '" + b.label +
+                       "' must be int64 class indices, not " + std::string(dtype_name(dtype)));
+  for (const auto& [key, name] :
+       {std::pair{"loss", &b.loss}, std::pair{"prediction", &b.prediction}}) {
     if (!is_output(graph, *name))
-      throw InvalidGraph(std::string("bindings.") + key + ": '" + *name + "' is not a graph output");
+      throw InvalidGraph(std::string("bindings.") + key + ": '" + *name +
+                         "' is not a graph output");
     if (!is_float(graph.info(*name).dtype))
-      throw InvalidGraph(std::string("bindings.") + key + ": output '" + *name + "' is not a float tensor");
+      throw InvalidGraph(std::string("bindings.") + key + ": output '" + *name +
+                         "' is not a float tensor");
   }
 }
 
 double scalar_value(const Tensor& t) {
   if (t.numel() != 1 || !is_float(t.dtype()))
-    throw ShapeMismatch("expected a one-element float tensor, got " + std::string(dtype_name(t.dtype())) + " " +
-                        to_string(t.shape()));
+    throw ShapeMismatch("expected a one-element float tensor, got " +
+                        std::string(dtype_name(t.dtype())) + " " + to_string(t.shape()));
   return visit_float_dtype(t.dtype(), [&](auto tag) {
     using T = decltype(tag);
     return static_cast<double>(t.data<T>()[0]);

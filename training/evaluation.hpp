@@ -16,9 +16,10 @@ namespace nodeflow::training {
 void check_bindings(const Graph& graph, const Bindings& bindings);
 
 struct Evaluation {
-  Tensor predictions;       ///< the prediction output for every sample, in dataset order: [N, C]
+  Tensor predictions;  ///< the prediction output for every sample, in dataset order: [N, C]
   ConfusionMatrix confusion;
-  double loss = 0.0;        ///< mean of the loss output over the samples (batch means weighted by batch size)
+  double loss =
+      0.0;  ///< mean of the loss output over the samples (batch means weighted by batch size)
 };
 
 /// Runs the graph in inference mode over `data` in batches of `batch_size`

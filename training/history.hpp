@@ -8,13 +8,13 @@
 namespace nodeflow::training {
 
 struct EpochMetrics {
-  std::int64_t epoch = 0;      ///< 1-based, as logged
-  double lr = 0.0;             ///< learning rate of this epoch
-  double train_loss = 0.0;     ///< mean training-mode loss over the epoch's samples
-  double train_accuracy = 0.0; ///< training-mode accuracy over the epoch (Dropout active)
-  double test_loss = 0.0;      ///< held-out set, inference mode
+  std::int64_t epoch = 0;       ///< 1-based, as logged
+  double lr = 0.0;              ///< learning rate of this epoch
+  double train_loss = 0.0;      ///< mean training-mode loss over the epoch's samples
+  double train_accuracy = 0.0;  ///< training-mode accuracy over the epoch (Dropout active)
+  double test_loss = 0.0;       ///< held-out set, inference mode
   double test_accuracy = 0.0;
-  double seconds = 0.0;        ///< wall time of the epoch's training steps
+  double seconds = 0.0;  ///< wall time of the epoch's training steps
   double samples_per_second = 0.0;
 };
 

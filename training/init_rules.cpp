@@ -33,7 +33,8 @@ void require_finite(double v, const char* what) {
     throw InvalidAttribute(std::string(what) + " must be finite, got " + number(v));
 }
 
-template <typename T, typename Draw> void fill(Tensor& t, Draw&& draw) {
+template <typename T, typename Draw>
+void fill(Tensor& t, Draw&& draw) {
   for (T& x : t.values<T>()) x = static_cast<T>(draw());
 }
 
@@ -66,8 +67,9 @@ bool is_random(InitKind kind) {
 
 Fans compute_fans(const Shape& shape) {
   if (shape.size() < 2)
-    throw ShapeMismatch("fan-based initialisation needs a tensor of rank >= 2 ([out, in, ...]), got " +
-                        to_string(shape));
+    throw ShapeMismatch(
+        "fan-based initialisation needs a tensor of rank >= 2 ([out, in, ...]), got " +
+        to_string(shape));
   std::int64_t receptive = 1;
   for (std::size_t a = 2; a < shape.size(); ++a) receptive *= shape[a];
   return {shape[1] * receptive, shape[0] * receptive};
@@ -83,7 +85,8 @@ Tensor make_initialized(const InitRule& rule, DType dtype, const Shape& shape) {
   double scale = 0.0, shift = 0.0;
   bool gaussian = false;
   switch (rule.kind) {
-    case InitKind::Zeros: return t;
+    case InitKind::Zeros:
+      return t;
     case InitKind::Ones:
     case InitKind::Constant: {
       const double v = rule.kind == InitKind::Ones ? 1.0 : rule.value;
@@ -95,7 +98,8 @@ Tensor make_initialized(const InitRule& rule, DType dtype, const Shape& shape) {
       require_finite(rule.low, "low");
       require_finite(rule.high, "high");
       if (rule.low > rule.high)
-        throw InvalidAttribute("low must not exceed high, got " + number(rule.low) + " > " + number(rule.high));
+        throw InvalidAttribute("low must not exceed high, got " + number(rule.low) + " > " +
+                               number(rule.high));
       scale = rule.high - rule.low;
       shift = rule.low;
       break;
@@ -113,10 +117,12 @@ Tensor make_initialized(const InitRule& rule, DType dtype, const Shape& shape) {
     case InitKind::GlorotUniform: {
       const Fans fans = compute_fans(shape);
       const bool he = rule.kind == InitKind::HeNormal || rule.kind == InitKind::HeUniform;
-      const double fan = he ? static_cast<double>(rule.mode == FanMode::FanIn ? fans.fan_in : fans.fan_out)
-                            : static_cast<double>(fans.fan_in + fans.fan_out) / 2.0;
+      const double fan =
+          he ? static_cast<double>(rule.mode == FanMode::FanIn ? fans.fan_in : fans.fan_out)
+             : static_cast<double>(fans.fan_in + fans.fan_out) / 2.0;
       if (fan <= 0)
-        throw ShapeMismatch("fan-based initialisation of shape " + to_string(shape) + " has a zero fan");
+        throw ShapeMismatch("fan-based initialisation of shape " + to_string(shape) +
+                            " has a zero fan");
       // He: variance 2 / fan; Glorot: variance 2 / (fan_in + fan_out) = 1 / mean fan.
       const double variance = (he ? 2.0 : 1.0) / fan;
       gaussian = rule.kind == InitKind::HeNormal || rule.kind == InitKind::GlorotNormal;
@@ -128,7 +134,8 @@ Tensor make_initialized(const InitRule& rule, DType dtype, const Shape& shape) {
   }
   Rng rng(rule.seed);
   visit_float_dtype(dtype, [&](auto tag) {
-    fill<decltype(tag)>(t, [&] { return shift + scale * (gaussian ? rng.normal() : rng.uniform()); });
+    fill<decltype(tag)>(t,
+                        [&] { return shift + scale * (gaussian ? rng.normal() : rng.uniform()); });
   });
   return t;
 }

@@ -29,11 +29,11 @@ enum class FanMode { FanIn, FanOut };
 
 struct InitRule {
   InitKind kind = InitKind::Zeros;
-  std::uint64_t seed = 0;  ///< random rules only: the same seed gives the same tensor
-  double value = 0.0;      ///< Constant
-  double low = 0.0, high = 1.0;  ///< Uniform
-  double mean = 0.0, std = 1.0;  ///< Normal
-  FanMode mode = FanMode::FanIn; ///< He rules
+  std::uint64_t seed = 0;         ///< random rules only: the same seed gives the same tensor
+  double value = 0.0;             ///< Constant
+  double low = 0.0, high = 1.0;   ///< Uniform
+  double mean = 0.0, std = 1.0;   ///< Normal
+  FanMode mode = FanMode::FanIn;  ///< He rules
 };
 
 /// "zeros", "ones", "constant", "uniform", "normal", "he_normal", "he_uniform",

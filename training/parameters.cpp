@@ -26,9 +26,10 @@ std::set<std::string> parameters_reached(const Graph& graph, const std::string& 
   const auto& steps = graph.steps();
   for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
     if (!it->node->config().training) continue;
-    const bool active = std::any_of(it->outputs.begin(), it->outputs.end(), [&](const std::string& t) {
-      return carries.count(t) > 0 && is_float(graph.info(t).dtype);
-    });
+    const bool active =
+        std::any_of(it->outputs.begin(), it->outputs.end(), [&](const std::string& t) {
+          return carries.count(t) > 0 && is_float(graph.info(t).dtype);
+        });
     if (!active) continue;
     for (const std::string& t : it->inputs) {
       if (t.empty() || !is_float(graph.info(t).dtype)) continue;
@@ -60,10 +61,11 @@ std::map<std::string, double> weight_decay_plan(const Graph& graph, double weigh
   for (const auto& [name, value] : overrides) {
     auto it = plan.find(name);
     if (it == plan.end())
-      throw InvalidAttribute("weight_decay_overrides." + name + ": no trainable initializer has this name");
+      throw InvalidAttribute("weight_decay_overrides." + name +
+                             ": no trainable initializer has this name");
     if (!(std::isfinite(value) && value >= 0))
-      throw InvalidAttribute("weight_decay_overrides." + name + ": expected a finite number >= 0, got " +
-                             std::to_string(value));
+      throw InvalidAttribute("weight_decay_overrides." + name +
+                             ": expected a finite number >= 0, got " + std::to_string(value));
     it->second = value;
   }
   return plan;

@@ -6,8 +6,9 @@
 
 namespace nodeflow::training {
 
-ReloadCheck check_reload(const Graph& trained, const std::filesystem::path& saved, const Dataset& data,
-                         const Bindings& bindings, std::int64_t batch_size, int threads) {
+ReloadCheck check_reload(const Graph& trained, const std::filesystem::path& saved,
+                         const Dataset& data, const Bindings& bindings, std::int64_t batch_size,
+                         int threads) {
   const Graph loaded = load_graph_file(saved);
   ReloadCheck check{evaluate(trained, data, bindings, batch_size, threads),
                     evaluate(loaded, data, bindings, batch_size, threads), std::nullopt};

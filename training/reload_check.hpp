@@ -12,8 +12,8 @@
 namespace nodeflow::training {
 
 struct ReloadCheck {
-  Evaluation in_memory;   ///< `trained` evaluated on the data
-  Evaluation reloaded;    ///< the file evaluated on the same data
+  Evaluation in_memory;  ///< `trained` evaluated on the data
+  Evaluation reloaded;   ///< the file evaluated on the same data
   /// First sample whose prediction bytes differ; empty when every prediction
   /// is identical bit for bit.
   std::optional<std::size_t> first_difference;
@@ -25,7 +25,8 @@ struct ReloadCheck {
 /// prediction outputs byte by byte.
 /// Throws what loading and evaluation throw (the file must be a valid graph
 /// with the same bindings).
-ReloadCheck check_reload(const Graph& trained, const std::filesystem::path& saved, const Dataset& data,
-                         const Bindings& bindings, std::int64_t batch_size, int threads = 1);
+ReloadCheck check_reload(const Graph& trained, const std::filesystem::path& saved,
+                         const Dataset& data, const Bindings& bindings, std::int64_t batch_size,
+                         int threads = 1);
 
 }  // namespace nodeflow::training

@@ -17,7 +17,8 @@ using json_detail::Json;
 }
 
 // Unknown keys are refused so that a typo ("momentun") is never ignored.
-void check_keys(const Json& obj, const std::string& path, std::initializer_list<std::string_view> known) {
+void check_keys(const Json& obj, const std::string& path,
+                std::initializer_list<std::string_view> known) {
   if (!obj.is_object()) fail(path.empty() ? "configuration" : path, "an object", obj);
   for (const auto& [key, value] : obj.items()) {
     bool ok = false;
@@ -69,13 +70,15 @@ void read_string(const Json& obj, const std::string& path, std::string_view key,
 
 OptimizerSettings read_optimizer(const Json& obj) {
   const std::string path = "optimizer";
-  check_keys(obj, path, {"type", "lr", "momentum", "nesterov", "beta1", "beta2", "eps", "weight_decay"});
+  check_keys(obj, path,
+             {"type", "lr", "momentum", "nesterov", "beta1", "beta2", "eps", "weight_decay"});
   OptimizerSettings s;
   const Json* type = member(obj, "type");
   if (type == nullptr) throw InvalidConfig("optimizer.type: missing (sgd, adam or adamw)");
   if (!type->is_string() || !parse_optimizer_kind(type->get<std::string>(), s.kind))
     fail("optimizer.type", "\"sgd\", \"adam\" or \"adamw\"", *type);
-  if (member(obj, "lr") == nullptr) throw InvalidConfig("optimizer.lr: missing (the base learning rate)");
+  if (member(obj, "lr") == nullptr)
+    throw InvalidConfig("optimizer.lr: missing (the base learning rate)");
   read_number(obj, path, "lr", s.lr);
   read_number(obj, path, "momentum", s.momentum);
   read_bool(obj, path, "nesterov", s.nesterov);
@@ -96,7 +99,8 @@ ScheduleSettings read_schedule(const Json& obj) {
   check_keys(obj, path, {"type", "step_size", "milestones", "gamma", "lr_min", "t_max"});
   ScheduleSettings s;
   if (const Json* type = member(obj, "type");
-      type == nullptr || !type->is_string() || !parse_schedule_kind(type->get<std::string>(), s.kind))
+      type == nullptr || !type->is_string() ||
+      !parse_schedule_kind(type->get<std::string>(), s.kind))
     fail("schedule.type", "\"constant\", \"step\", \"multistep\" or \"cosine\"",
          type == nullptr ? Json() : *type);
   read_int(obj, path, "step_size", 1, s.step_size);
@@ -124,8 +128,9 @@ TrainConfig parse_train_config(std::string_view text) {
   } catch (const InvalidGraph& e) {
     throw InvalidConfig(e.what());
   }
-  check_keys(doc, "", {"optimizer", "schedule", "batch_size", "epochs", "seed", "threads",
-                       "eval_batch_size", "log_every", "weight_decay_overrides", "bindings"});
+  check_keys(doc, "",
+             {"optimizer", "schedule", "batch_size", "epochs", "seed", "threads", "eval_batch_size",
+              "log_every", "weight_decay_overrides", "bindings"});
   TrainConfig c;
   const Json* opt = member(doc, "optimizer");
   if (opt == nullptr) throw InvalidConfig("optimizer: missing (an object with type and lr)");
@@ -149,7 +154,8 @@ TrainConfig parse_train_config(std::string_view text) {
     throw InvalidConfig(e.what());
   }
   if (const Json* wd = member(doc, "weight_decay_overrides")) {
-    if (!wd->is_object()) fail("weight_decay_overrides", "an object {initializer name: number}", *wd);
+    if (!wd->is_object())
+      fail("weight_decay_overrides", "an object {initializer name: number}", *wd);
     for (const auto& [name, value] : wd->items()) {
       const std::string path = json_detail::child("weight_decay_overrides", name);
       if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() < 0)

@@ -22,10 +22,11 @@ class InvalidConfig : public Error {
 
 /// Which graph tensors play which part in training.
 struct Bindings {
-  std::string input = "image";        ///< graph input fed with the samples
-  std::string label = "label";        ///< graph input fed with the int64 class labels
-  std::string loss = "loss";          ///< scalar graph output that backward is seeded at (with 1)
-  std::string prediction = "logits";  ///< graph output [N, classes]; its argmax is the predicted class
+  std::string input = "image";  ///< graph input fed with the samples
+  std::string label = "label";  ///< graph input fed with the int64 class labels
+  std::string loss = "loss";    ///< scalar graph output that backward is seeded at (with 1)
+  std::string prediction =
+      "logits";  ///< graph output [N, classes]; its argmax is the predicted class
 };
 
 struct TrainConfig {
@@ -33,10 +34,10 @@ struct TrainConfig {
   ScheduleSettings schedule;
   std::int64_t batch_size = 64;
   std::int64_t epochs = 10;
-  std::uint64_t seed = 0;           ///< shuffling and Dropout masks
-  int threads = 1;                  ///< threads the kernels of a run may use (ExecutorOptions)
+  std::uint64_t seed = 0;  ///< shuffling and Dropout masks
+  int threads = 1;         ///< threads the kernels of a run may use (ExecutorOptions)
   std::int64_t eval_batch_size = 256;
-  std::int64_t log_every = 50;      ///< batches between progress lines; 0 logs epochs only
+  std::int64_t log_every = 50;  ///< batches between progress lines; 0 logs epochs only
   std::map<std::string, double> weight_decay_overrides;  ///< by initializer name
   Bindings bindings;
 };

@@ -62,7 +62,8 @@ Trainer::Trainer(Graph& graph, TrainConfig config)
   if (config_.batch_size < 1) throw InvalidAttribute("batch_size must be >= 1");
   if (config_.epochs < 1) throw InvalidAttribute("epochs must be >= 1");
   reached_ = parameters_reached(graph_, config_.bindings.loss);
-  weight_decay_ = weight_decay_plan(graph_, config_.optimizer.weight_decay, config_.weight_decay_overrides);
+  weight_decay_ =
+      weight_decay_plan(graph_, config_.optimizer.weight_decay, config_.weight_decay_overrides);
 }
 
 StepResult Trainer::step(const Batch& batch, double lr) {
@@ -75,7 +76,8 @@ StepResult Trainer::step(const Batch& batch, double lr) {
   result.samples = batch.labels.numel();
   const std::vector<std::int64_t> predicted = predicted_classes(run.outputs().at(b.prediction));
   const std::int64_t* labels = batch.labels.data<std::int64_t>();
-  for (std::size_t i = 0; i < predicted.size(); ++i) result.correct += predicted[i] == labels[i] ? 1 : 0;
+  for (std::size_t i = 0; i < predicted.size(); ++i)
+    result.correct += predicted[i] == labels[i] ? 1 : 0;
   if (!std::isfinite(result.loss))
     throw RunError("training step " + std::to_string(steps_ + 1) + ": the loss is " +
                    std::to_string(result.loss) + " (diverged; lower the learning rate)");
@@ -84,7 +86,8 @@ StepResult Trainer::step(const Batch& batch, double lr) {
   for (const auto& [name, value] : run.initializer_updates()) graph_.set_initializer(name, value);
   for (const std::string& name : reached_) {
     const Initializer* init = graph_.initializer(name);
-    graph_.set_initializer(name, optimizer_.update(name, init->value, grads.at(name), lr, weight_decay_.at(name)));
+    graph_.set_initializer(
+        name, optimizer_.update(name, init->value, grads.at(name), lr, weight_decay_.at(name)));
   }
   ++steps_;
   return result;
@@ -111,14 +114,18 @@ EpochMetrics Trainer::train_epoch(const Dataset& train, std::int64_t epoch) {
     loss_sum += r.loss * static_cast<double>(r.samples);
     correct += r.correct;
     seen += r.samples;
-    const bool log_now = config_.log_every > 0 && ((k + 1) % static_cast<std::size_t>(config_.log_every) == 0);
+    const bool log_now =
+        config_.log_every > 0 && ((k + 1) % static_cast<std::size_t>(config_.log_every) == 0);
     if (log_now && spdlog::should_log(spdlog::level::info)) {
       const double elapsed = busy_seconds_ + seconds_since(start);
       const double rate = static_cast<double>(done_samples_ + seen) / std::max(elapsed, 1e-9);
-      const double left = static_cast<double>(planned_samples_ - done_samples_ - seen) / std::max(rate, 1e-9);
-      spdlog::info("epoch {}/{} batch {}/{}: loss {:.4f} accuracy {:.2f}% | {:.0f} samples/s | {} left",
-                   epoch + 1, config_.epochs, k + 1, batches, loss_sum / static_cast<double>(seen),
-                   100.0 * static_cast<double>(correct) / static_cast<double>(seen), rate, duration_text(left));
+      const double left =
+          static_cast<double>(planned_samples_ - done_samples_ - seen) / std::max(rate, 1e-9);
+      spdlog::info(
+          "epoch {}/{} batch {}/{}: loss {:.4f} accuracy {:.2f}% | {:.0f} samples/s | {} left",
+          epoch + 1, config_.epochs, k + 1, batches, loss_sum / static_cast<double>(seen),
+          100.0 * static_cast<double>(correct) / static_cast<double>(seen), rate,
+          duration_text(left));
     }
   }
   m.seconds = seconds_since(start);
@@ -130,31 +137,36 @@ EpochMetrics Trainer::train_epoch(const Dataset& train, std::int64_t epoch) {
   return m;
 }
 
-std::vector<EpochMetrics> Trainer::fit(const Dataset& train, const Dataset& test, const TrainOutputs& outputs) {
+std::vector<EpochMetrics> Trainer::fit(const Dataset& train, const Dataset& test,
+                                       const TrainOutputs& outputs) {
   validate(test);
   std::vector<EpochMetrics> history;
   planned_samples_ = static_cast<std::int64_t>(train.size()) * config_.epochs;
   done_samples_ = 0;
   busy_seconds_ = 0.0;
   bool chart_failed = false;
-  spdlog::info("training {} parameters of '{}' on {} samples ({} held out): {} epochs of batches of {}, "
-               "{} lr {}, {} thread(s)",
-               reached_.size(), graph_.name(), train.size(), test.size(), config_.epochs, config_.batch_size,
-               optimizer_kind_name(config_.optimizer.kind), config_.optimizer.lr, config_.threads);
+  spdlog::info(
+      "training {} parameters of '{}' on {} samples ({} held out): {} epochs of batches of {}, "
+      "{} lr {}, {} thread(s)",
+      reached_.size(), graph_.name(), train.size(), test.size(), config_.epochs, config_.batch_size,
+      optimizer_kind_name(config_.optimizer.kind), config_.optimizer.lr, config_.threads);
   for (std::int64_t e = 0; e < config_.epochs; ++e) {
     EpochMetrics m = train_epoch(train, e);
     const Clock::time_point eval_start = Clock::now();
-    const Evaluation ev = evaluate(graph_, test, config_.bindings, config_.eval_batch_size, config_.threads);
+    const Evaluation ev =
+        evaluate(graph_, test, config_.bindings, config_.eval_batch_size, config_.threads);
     busy_seconds_ += seconds_since(eval_start);  // evaluation time counts in the estimate
     m.test_loss = ev.loss;
     m.test_accuracy = ev.confusion.accuracy();
     history.push_back(m);
     const double rate = static_cast<double>(done_samples_) / std::max(busy_seconds_, 1e-9);
-    spdlog::info("epoch {}/{} done: lr {:.6g} | train loss {:.4f} accuracy {:.2f}% | test loss {:.4f} "
-                 "accuracy {:.2f}% | {:.0f} samples/s | {:.1f}s | {} left",
-                 m.epoch, config_.epochs, m.lr, m.train_loss, 100.0 * m.train_accuracy, m.test_loss,
-                 100.0 * m.test_accuracy, m.samples_per_second, m.seconds,
-                 duration_text(static_cast<double>(planned_samples_ - done_samples_) / std::max(rate, 1e-9)));
+    spdlog::info(
+        "epoch {}/{} done: lr {:.6g} | train loss {:.4f} accuracy {:.2f}% | test loss {:.4f} "
+        "accuracy {:.2f}% | {:.0f} samples/s | {:.1f}s | {} left",
+        m.epoch, config_.epochs, m.lr, m.train_loss, 100.0 * m.train_accuracy, m.test_loss,
+        100.0 * m.test_accuracy, m.samples_per_second, m.seconds,
+        duration_text(static_cast<double>(planned_samples_ - done_samples_) /
+                      std::max(rate, 1e-9)));
     if (!outputs.checkpoint.empty()) save_graph_file(outputs.checkpoint, graph_.def());
     if (!outputs.metrics_csv.empty()) write_metrics_csv(outputs.metrics_csv, history);
     if (!outputs.chart.empty() && !chart_failed) {

@@ -28,8 +28,8 @@ struct TrainOutputs {
 
 /// What one optimizer step measured.
 struct StepResult {
-  double loss = 0.0;          ///< the loss output (the batch's mean for reduction "mean")
-  std::int64_t correct = 0;   ///< samples whose argmax prediction equals the label
+  double loss = 0.0;         ///< the loss output (the batch's mean for reduction "mean")
+  std::int64_t correct = 0;  ///< samples whose argmax prediction equals the label
   std::int64_t samples = 0;
 };
 
@@ -59,7 +59,8 @@ class Trainer {
   /// config.epochs epochs; after each, evaluates `test` (inference mode) and
   /// writes `outputs`. Returns the history. A chart that cannot be drawn is
   /// logged as a warning (the CSV holds the same numbers); other failures throw.
-  std::vector<EpochMetrics> fit(const Dataset& train, const Dataset& test, const TrainOutputs& outputs = {});
+  std::vector<EpochMetrics> fit(const Dataset& train, const Dataset& test,
+                                const TrainOutputs& outputs = {});
 
   const Optimizer& optimizer() const { return optimizer_; }
   const TrainConfig& config() const { return config_; }

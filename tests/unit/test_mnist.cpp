@@ -20,13 +20,15 @@ namespace fs = std::filesystem;
 
 // $NODEFLOW_MNIST_DIR, else the repository's own cache.
 fs::path real_digits() {
-  if (const char* env = std::getenv("NODEFLOW_MNIST_DIR"); env != nullptr && *env != '\0') return env;
+  if (const char* env = std::getenv("NODEFLOW_MNIST_DIR"); env != nullptr && *env != '\0')
+    return env;
   return fs::path(NODEFLOW_EXAMPLES_DIR) / ".." / ".cache" / "mnist" / "digits";
 }
 
 // Digit d gets d + 1 images; pixel p of image i of digit d is ((d + i + p) % 5) / 4.
 fs::path write_fixture(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("nodeflow-mnist-" + name + "-" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("nodeflow-mnist-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   for (int d = 0; d < 10; ++d) {
@@ -107,7 +109,8 @@ TEST(Mnist, TheRealPackageSplitsInto8000And2000) {
             (std::vector<std::int64_t>{2, 8, 3, 0, 0, 2, 7, 9, 3, 2, 4, 4}));
   std::vector<std::size_t> test_counts(10, 0);
   for (std::int64_t label : m.test.labels) ++test_counts[static_cast<std::size_t>(label)];
-  EXPECT_EQ(test_counts, (std::vector<std::size_t>{191, 211, 196, 200, 193, 182, 195, 216, 208, 208}));
+  EXPECT_EQ(test_counts,
+            (std::vector<std::size_t>{191, 211, 196, 200, 193, 182, 195, 216, 208, 208}));
   double pixel_sum = 0;
   for (float x : m.test.samples.values<float>()) pixel_sum += x;
   EXPECT_NEAR(pixel_sum, 205407.816, 0.01);  // float32 pixels vs Python's doubles

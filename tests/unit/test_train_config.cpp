@@ -63,10 +63,12 @@ TEST(TrainConfig, ReadsEveryKey) {
 
 TEST(TrainConfig, ErrorsNameThePath) {
   EXPECT_EQ(error_of(R"({"optimizer": {"type": "sgd", "lr": 0.1, "momentun": 0.9}})"),
-            "optimizer.momentun: unknown key (known: type, lr, momentum, nesterov, beta1, beta2, eps, weight_decay)");
+            "optimizer.momentun: unknown key (known: type, lr, momentum, nesterov, beta1, beta2, "
+            "eps, weight_decay)");
   EXPECT_EQ(error_of(R"({"optimizer": {"type": "rmsprop", "lr": 0.1}})"),
             "optimizer.type: expected \"sgd\", \"adam\" or \"adamw\", got 'rmsprop'");
-  EXPECT_EQ(error_of(R"({"optimizer": {"type": "sgd"}})"), "optimizer.lr: missing (the base learning rate)");
+  EXPECT_EQ(error_of(R"({"optimizer": {"type": "sgd"}})"),
+            "optimizer.lr: missing (the base learning rate)");
   EXPECT_EQ(error_of(R"({})"), "optimizer: missing (an object with type and lr)");
   EXPECT_EQ(error_of(R"({"optimizer": {"type": "sgd", "lr": 0.1}, "batch_size": 0})"),
             "batch_size: expected an integer >= 1, got 0");
@@ -74,14 +76,18 @@ TEST(TrainConfig, ErrorsNameThePath) {
             "epochs: expected an integer >= 1, got 2.5");
   EXPECT_EQ(error_of(R"({"optimizer": {"type": "sgd", "lr": -1}})"),
             "optimizer.lr: expected a finite number >= 0, got -1");
-  EXPECT_EQ(error_of(R"({"optimizer": {"type": "sgd", "lr": 0.1}, "schedule": {"type": "step", "step_size": 0}})"),
-            "schedule.step_size: expected an integer >= 1, got 0");
-  EXPECT_EQ(error_of(R"({"optimizer": {"type": "sgd", "lr": 0.1}, "weight_decay_overrides": {"w": -1}})"),
-            "weight_decay_overrides.w: expected a number >= 0, got -1");
+  EXPECT_EQ(
+      error_of(
+          R"({"optimizer": {"type": "sgd", "lr": 0.1}, "schedule": {"type": "step", "step_size": 0}})"),
+      "schedule.step_size: expected an integer >= 1, got 0");
+  EXPECT_EQ(
+      error_of(R"({"optimizer": {"type": "sgd", "lr": 0.1}, "weight_decay_overrides": {"w": -1}})"),
+      "weight_decay_overrides.w: expected a number >= 0, got -1");
   EXPECT_EQ(error_of(R"({"optimizer": {"type": "sgd", "lr": 0.1}, "bindings": {"input": ""}})"),
             "bindings.input: expected a non-empty string, got ''");
   EXPECT_EQ(error_of(R"({"optimizer": {"type": "sgd", "lr": 0.1}, "seeds": 1})"),
-            "seeds: unknown key (known: optimizer, schedule, batch_size, epochs, seed, threads, eval_batch_size, "
+            "seeds: unknown key (known: optimizer, schedule, batch_size, epochs, seed, threads, "
+            "eval_batch_size, "
             "log_every, weight_decay_overrides, bindings)");
   EXPECT_EQ(error_of("[1, 2]"), "configuration: expected an object, got [1, 2]");
   EXPECT_EQ(error_of("{").rfind("invalid JSON: ", 0), 0u);

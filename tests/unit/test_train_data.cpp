@@ -1,7 +1,6 @@
 // Datasets, batches, the reproducible split, classification metrics, the
 // metrics CSV and the chart.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -26,7 +25,8 @@ namespace {
 Dataset numbered(std::size_t n) {
   Dataset d{Tensor(DType::Float32, {static_cast<std::int64_t>(n), 1, 2, 2}), {}, 3};
   for (std::size_t i = 0; i < n; ++i) {
-    for (int k = 0; k < 4; ++k) d.samples.data<float>()[i * 4 + static_cast<std::size_t>(k)] = static_cast<float>(i);
+    for (int k = 0; k < 4; ++k)
+      d.samples.data<float>()[i * 4 + static_cast<std::size_t>(k)] = static_cast<float>(i);
     d.labels.push_back(static_cast<std::int64_t>(i % 3));
   }
   return d;
@@ -92,7 +92,8 @@ TEST(Dataset, ValidateRefusesBadLabels) {
 TEST(Metrics, ConfusionMatrixAccuracyAndPerClass) {
   ConfusionMatrix cm(3);
   // Scores for 5 samples; predicted classes 0, 2, 2, 1, 0 (ties go to the first).
-  const Tensor scores = Tensor::from<float>({5, 3}, {3, 1, 2, /**/ 0, 1, 5, /**/ 1, 1, 9, /**/ 0, 4, 4, /**/ 7, 7, 7});
+  const Tensor scores = Tensor::from<float>(
+      {5, 3}, {3, 1, 2, /**/ 0, 1, 5, /**/ 1, 1, 9, /**/ 0, 4, 4, /**/ 7, 7, 7});
   EXPECT_EQ(predicted_classes(scores), (std::vector<std::int64_t>{0, 2, 2, 1, 0}));
   cm.add(scores, {0, 2, 1, 1, 2});
   EXPECT_EQ(cm.total(), 5);
@@ -118,14 +119,16 @@ std::vector<EpochMetrics> two_epochs() {
 }
 
 TEST(History, CsvHasOneLinePerEpoch) {
-  EXPECT_EQ(metrics_csv(two_epochs()),
-            "epoch,lr,train_loss,train_accuracy,test_loss,test_accuracy,seconds,samples_per_second\n"
-            "1,0.1,0.9,0.7,0.5,0.85,2.5,3200\n"
-            "2,0.05,0.4,0.9,0.3,0.925,2.25,3555.5\n");
+  EXPECT_EQ(
+      metrics_csv(two_epochs()),
+      "epoch,lr,train_loss,train_accuracy,test_loss,test_accuracy,seconds,samples_per_second\n"
+      "1,0.1,0.9,0.7,0.5,0.85,2.5,3200\n"
+      "2,0.05,0.4,0.9,0.3,0.925,2.25,3555.5\n");
 }
 
 std::filesystem::path temp_dir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("nodeflow-" + name + "-" + std::to_string(::getpid()));
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("nodeflow-" + name + "-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
@@ -141,7 +144,8 @@ TEST(Chart, ScriptPlotsLossAndAccuracyPerEpoch) {
 }
 
 TEST(Chart, GnuplotDrawsTheFile) {
-  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot is not installed";
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "gnuplot is not installed";
   const auto dir = temp_dir("chart");
   write_chart(two_epochs(), dir / "history.svg");
   std::ifstream in(dir / "history.svg");
@@ -155,7 +159,9 @@ TEST(Chart, GnuplotDrawsTheFile) {
   png.read(magic, 4);
   EXPECT_EQ(std::string(magic + 1, 3), "PNG");
   // Only the two pictures: no temporary script or picture is left behind.
-  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()), 2);
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir),
+                          std::filesystem::directory_iterator()),
+            2);
   std::filesystem::remove_all(dir);
 }
 

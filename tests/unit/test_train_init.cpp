@@ -61,19 +61,22 @@ TEST(InitRules, HeNormalHasStdSqrtTwoOverFanIn) {
 
 TEST(InitRules, UniformRulesStayWithinTheirBounds) {
   const double he_bound = std::sqrt(6.0 / 150.0);
-  const Moments he = moments(make_initialized(rule(InitKind::HeUniform), DType::Float32, {400, 6, 5, 5}));
+  const Moments he =
+      moments(make_initialized(rule(InitKind::HeUniform), DType::Float32, {400, 6, 5, 5}));
   EXPECT_LE(he.max, he_bound);
   EXPECT_GE(he.min, -he_bound);
   EXPECT_GT(he.max, 0.99 * he_bound);  // the range is used up to its ends
   EXPECT_NEAR(he.std, he_bound / std::sqrt(3.0), 0.01 * he_bound);
 
   const double glorot_bound = std::sqrt(6.0 / (400.0 + 120.0));
-  const Moments g = moments(make_initialized(rule(InitKind::GlorotUniform), DType::Float32, {120, 400}));
+  const Moments g =
+      moments(make_initialized(rule(InitKind::GlorotUniform), DType::Float32, {120, 400}));
   EXPECT_LE(g.max, glorot_bound);
   EXPECT_GE(g.min, -glorot_bound);
   EXPECT_NEAR(g.std, glorot_bound / std::sqrt(3.0), 0.01 * glorot_bound);
 
-  const Moments gn = moments(make_initialized(rule(InitKind::GlorotNormal), DType::Float32, {120, 400}));
+  const Moments gn =
+      moments(make_initialized(rule(InitKind::GlorotNormal), DType::Float32, {120, 400}));
   EXPECT_NEAR(gn.std, std::sqrt(2.0 / 520.0), 0.01 * std::sqrt(2.0 / 520.0));
 
   InitRule u = rule(InitKind::Uniform);
@@ -122,7 +125,8 @@ TEST(InitRules, TheStreamIsFixedAcrossPlatforms) {
 
 TEST(InitRules, Refusals) {
   EXPECT_THROW(make_initialized(rule(InitKind::HeNormal), DType::Float32, {10}), ShapeMismatch);
-  EXPECT_THROW(make_initialized(rule(InitKind::HeNormal), DType::Int64, {10, 10}), UnsupportedDType);
+  EXPECT_THROW(make_initialized(rule(InitKind::HeNormal), DType::Int64, {10, 10}),
+               UnsupportedDType);
   EXPECT_THROW(make_initialized(rule(InitKind::HeUniform), DType::Float32, {10, 0}), ShapeMismatch);
   InitRule bad = rule(InitKind::Uniform);
   bad.low = 1;
@@ -133,7 +137,8 @@ TEST(InitRules, Refusals) {
   EXPECT_EQ(k, InitKind::GlorotUniform);
   EXPECT_FALSE(parse_init_kind("xavier", k));
   EXPECT_EQ(init_kind_names(),
-            "zeros, ones, constant, uniform, normal, he_normal, he_uniform, glorot_normal, glorot_uniform");
+            "zeros, ones, constant, uniform, normal, he_normal, he_uniform, glorot_normal, "
+            "glorot_uniform");
 }
 
 }  // namespace
@@ -176,27 +181,46 @@ TEST(InitRulesInDocuments, InitTakesThePlaceOfData) {
   for (float x : u.initializers[0].value.values<float>()) EXPECT_TRUE(x >= 2.0f && x < 3.0f);
   const GraphDef f = parse_graph_def(doc_with(
       R"({"name": "w", "dtype": "float32", "shape": [4, 3], "init": {"rule": "he_uniform", "seed": 3, "mode": "fan_out"}})"));
-  for (float x : f.initializers[0].value.values<float>()) EXPECT_LE(std::abs(x), std::sqrt(6.0 / 4.0));
+  for (float x : f.initializers[0].value.values<float>())
+    EXPECT_LE(std::abs(x), std::sqrt(6.0 / 4.0));
 }
 
 TEST(InitRulesInDocuments, ErrorsNameThePath) {
-  EXPECT_EQ(reader_error(R"({"name": "w", "dtype": "float32", "shape": [4, 3], "init": {"rule": "xavier", "seed": 1}})"),
-            "initializers[0] (w).init.rule: expected one of zeros, ones, constant, uniform, normal, he_normal, "
-            "he_uniform, glorot_normal, glorot_uniform, got 'xavier'");
-  EXPECT_EQ(reader_error(R"({"name": "w", "dtype": "float32", "shape": [4, 3], "init": {"rule": "he_normal"}})"),
-            "initializers[0] (w).init: missing required key 'seed'");
-  EXPECT_EQ(reader_error(R"({"name": "w", "dtype": "float32", "shape": [4, 3], "init": {"rule": "glorot_uniform", "seed": -1}})"),
-            "initializers[0] (w).init.seed: expected a non-negative integer, got -1");
-  EXPECT_EQ(reader_error(R"({"name": "w", "dtype": "float32", "shape": [4, 3], "init": {"rule": "zeros", "seed": 1}})"),
-            "initializers[0] (w).init.seed: unknown key 'seed' (known: rule)");
-  EXPECT_EQ(reader_error(R"({"name": "w", "dtype": "float32", "shape": [4, 3], "init": {"rule": "he_normal", "seed": 1, "mode": "in"}})"),
-            "initializers[0] (w).init.mode: expected \"fan_in\" or \"fan_out\", got 'in'");
-  EXPECT_EQ(reader_error(R"({"name": "w", "dtype": "float32", "shape": [12], "init": {"rule": "he_normal", "seed": 1}})"),
-            "initializers[0] (w).init: fan-based initialisation needs a tensor of rank >= 2 ([out, in, ...]), got [12]");
-  EXPECT_EQ(reader_error(R"({"name": "w", "dtype": "float32", "shape": [4, 3], "init": {"rule": "uniform", "seed": 1, "low": 1, "high": 0}})"),
-            "initializers[0] (w).init: low must not exceed high, got 1 > 0");
-  EXPECT_EQ(reader_error(R"({"name": "w", "dtype": "float32", "shape": [4, 3], "data": [1], "init": {"rule": "zeros"}})"),
-            "initializers[0] (w): 'data' and 'init' exclude each other (give one)");
+  EXPECT_EQ(
+      reader_error(
+          R"({"name": "w", "dtype": "float32", "shape": [4, 3], "init": {"rule": "xavier", "seed": 1}})"),
+      "initializers[0] (w).init.rule: expected one of zeros, ones, constant, uniform, normal, "
+      "he_normal, "
+      "he_uniform, glorot_normal, glorot_uniform, got 'xavier'");
+  EXPECT_EQ(
+      reader_error(
+          R"({"name": "w", "dtype": "float32", "shape": [4, 3], "init": {"rule": "he_normal"}})"),
+      "initializers[0] (w).init: missing required key 'seed'");
+  EXPECT_EQ(
+      reader_error(
+          R"({"name": "w", "dtype": "float32", "shape": [4, 3], "init": {"rule": "glorot_uniform", "seed": -1}})"),
+      "initializers[0] (w).init.seed: expected a non-negative integer, got -1");
+  EXPECT_EQ(
+      reader_error(
+          R"({"name": "w", "dtype": "float32", "shape": [4, 3], "init": {"rule": "zeros", "seed": 1}})"),
+      "initializers[0] (w).init.seed: unknown key 'seed' (known: rule)");
+  EXPECT_EQ(
+      reader_error(
+          R"({"name": "w", "dtype": "float32", "shape": [4, 3], "init": {"rule": "he_normal", "seed": 1, "mode": "in"}})"),
+      "initializers[0] (w).init.mode: expected \"fan_in\" or \"fan_out\", got 'in'");
+  EXPECT_EQ(
+      reader_error(
+          R"({"name": "w", "dtype": "float32", "shape": [12], "init": {"rule": "he_normal", "seed": 1}})"),
+      "initializers[0] (w).init: fan-based initialisation needs a tensor of rank >= 2 ([out, in, "
+      "...]), got [12]");
+  EXPECT_EQ(
+      reader_error(
+          R"({"name": "w", "dtype": "float32", "shape": [4, 3], "init": {"rule": "uniform", "seed": 1, "low": 1, "high": 0}})"),
+      "initializers[0] (w).init: low must not exceed high, got 1 > 0");
+  EXPECT_EQ(
+      reader_error(
+          R"({"name": "w", "dtype": "float32", "shape": [4, 3], "data": [1], "init": {"rule": "zeros"}})"),
+      "initializers[0] (w): 'data' and 'init' exclude each other (give one)");
   EXPECT_EQ(reader_error(R"({"name": "w", "dtype": "float32", "shape": [4, 3]})"),
             "initializers[0] (w): missing required key 'data' (or 'init', an initialisation rule)");
 }

@@ -10,10 +10,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <limits>
-#include <set>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <set>
 #include <sstream>
 
 #include "serialization/json_reader.hpp"
@@ -62,7 +62,8 @@ GraphDef toy_graph(bool dropout = false) {
 // 8 points, class 1 when x0 + x1 > 1.
 Dataset toy_data() {
   Dataset d{f32({8, 2}, {0, 0, 0, 1, 1, 0, 1, 1, 0.5f, 0.2f, 0.9f, 0.8f, 0.1f, 0.7f, 0.6f, 0.7f}),
-            {0, 0, 0, 1, 0, 1, 0, 1}, 2};
+            {0, 0, 0, 1, 0, 1, 0, 1},
+            2};
   return d;
 }
 
@@ -81,7 +82,8 @@ TrainConfig toy_config(std::int64_t batch_size, std::int64_t epochs) {
 void expect_values(const Tensor& got, const Values& want, double tolerance) {
   ASSERT_EQ(got.numel(), static_cast<std::int64_t>(want.size()));
   for (std::size_t i = 0; i < want.size(); ++i)
-    EXPECT_NEAR(got.data<float>()[i], want[i], tolerance * (1.0 + std::abs(want[i]))) << "element " << i;
+    EXPECT_NEAR(got.data<float>()[i], want[i], tolerance * (1.0 + std::abs(want[i])))
+        << "element " << i;
 }
 
 bool same_bits(const Tensor& a, const Tensor& b) {
@@ -89,7 +91,8 @@ bool same_bits(const Tensor& a, const Tensor& b) {
 }
 
 fs::path temp_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("nodeflow-" + name + "-" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("nodeflow-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
@@ -108,11 +111,16 @@ TEST(TrainLoop, TinyNetworkReachesTheKnownLoss) {
   EXPECT_NEAR(history.back().train_loss, 0.172592069, 1e-5);
   EXPECT_NEAR(evaluate(g, data, trainer.config().bindings, 8).loss, 0.161750477, 1e-5);
   EXPECT_DOUBLE_EQ(history.back().train_accuracy, 1.0);
-  expect_values(g.initializer("W1")->value, {-0.210264704f, -0.827033082f, 1.14820541f, 1.28322074f, -1.13552127f,
-                                             -0.249202995f, 0.231370434f, 0.333372753f}, 1e-5);
-  expect_values(g.initializer("B1")->value, {0.328343318f, -1.37497395f, 0.388170874f, 0.149798079f}, 1e-5);
-  expect_values(g.initializer("W2")->value, {0.296134797f, -1.72074454f, 1.17251989f, -0.416137262f,
-                                             -0.496134797f, 1.52074454f, -0.672519885f, 0.316137262f}, 1e-5);
+  expect_values(g.initializer("W1")->value,
+                {-0.210264704f, -0.827033082f, 1.14820541f, 1.28322074f, -1.13552127f,
+                 -0.249202995f, 0.231370434f, 0.333372753f},
+                1e-5);
+  expect_values(g.initializer("B1")->value,
+                {0.328343318f, -1.37497395f, 0.388170874f, 0.149798079f}, 1e-5);
+  expect_values(g.initializer("W2")->value,
+                {0.296134797f, -1.72074454f, 1.17251989f, -0.416137262f, -0.496134797f, 1.52074454f,
+                 -0.672519885f, 0.316137262f},
+                1e-5);
   expect_values(g.initializer("B2")->value, {0.764354451f, -0.764354451f}, 1e-5);
 }
 
