@@ -7,6 +7,7 @@
 #include "apps/output_files.hpp"
 #include "core/executor.hpp"
 #include "serialization/json_reader.hpp"
+#include "serialization/json_writer.hpp"
 
 namespace nodeflow::cli {
 namespace {
@@ -82,6 +83,11 @@ void check_graph(const std::filesystem::path& path, std::ostream& out) {
   for (const auto& init : def.initializers)
     if (init.trainable) trainable += init.value.numel();
   out << "parameters: " << graph.parameter_count() << " (" << trainable << " trainable)\n";
+}
+
+void convert_graph(const std::filesystem::path& in, const std::filesystem::path& out) {
+  const Graph graph = load_graph_file(in);
+  save_graph_file(out, graph.def());
 }
 
 }  // namespace nodeflow::cli

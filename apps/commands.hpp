@@ -24,4 +24,11 @@ void run_backward(const RunRequest& request);
 /// tensor's dtype and shape, the outputs and the parameter count to `out`.
 void check_graph(const std::filesystem::path& graph, std::ostream& out);
 
+/// `nodeflow convert IN OUT`: loads and validates IN, then writes it to OUT in
+/// the writer's normal form (serialization/json_writer.hpp: fixed key order and
+/// layout, shortest exact numbers, base64 above 64 elements; `init` rules
+/// become the values they generate). OUT is replaced atomically and may be IN;
+/// nothing is written when IN is refused.
+void convert_graph(const std::filesystem::path& in, const std::filesystem::path& out);
+
 }  // namespace nodeflow::cli

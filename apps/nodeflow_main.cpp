@@ -25,6 +25,7 @@ struct Arguments {
   std::vector<std::string> inputs;
   std::vector<std::string> grad_outputs;
   std::string outdir;
+  std::string converted;  ///< convert's OUT
 };
 
 void add_graph_argument(CLI::App& verb, Arguments& args) {
@@ -82,6 +83,12 @@ int main(int argc, char** argv) {
       "check", "Validate a graph; print nodes, tensor shapes and parameter count");
   add_graph_argument(*check, args);
 
+  CLI::App* convert = app.add_subcommand(
+      "convert", "Validate GRAPH and write it to OUT in normal form (replaced atomically)");
+  add_graph_argument(*convert, args);
+  convert->add_option("OUT", args.converted, "Graph document to write (may be GRAPH)")
+      ->required();
+
   nodeflow::cli::TrainingVerbs training;
   add_training_verbs(app, training);
 
@@ -89,7 +96,8 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const CLI::App* verb = nullptr;
-    for (const CLI::App* candidate : {run, backward, check, training.train, training.eval})
+    for (const CLI::App* candidate :
+         {run, backward, check, convert, training.train, training.eval})
       if (candidate->parsed()) verb = candidate;
     if (e.get_exit_code() == 0) {  // --help
       std::cout << (verb ? verb->help("nodeflow") : app.help());
@@ -103,9 +111,14 @@ int main(int argc, char** argv) {
                          : backward->parsed()       ? backward
                          : training.train->parsed() ? training.train
                          : training.eval->parsed()  ? training.eval
+                         : convert->parsed()        ? convert
                                                     : check;
   try {
     if (nodeflow::cli::run_training_verb(training, std::cout)) return 0;
+    if (verb == convert) {
+      nodeflow::cli::convert_graph(args.graph, args.converted);
+      return 0;
+    }
     if (verb == check) {
       nodeflow::cli::check_graph(args.graph, std::cout);
       return 0;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -235,6 +236,47 @@ TEST_F(Cli, CheckPrintsNodesTensorsAndParameterCount) {
     EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
   EXPECT_TRUE(r.err.empty()) << r.err;
 }
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+TEST_F(Cli, ConvertWritesTheNormalFormAndIsIdempotent) {
+  const fs::path in = write_text("in.json", pool_graph("float32"));
+  const ProcessResult r = nodeflow({"convert", in.string(), (dir() / "out.json").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  const std::string normal = R"({
+  "format": "nodeflow.graph",
+  "version": 1,
+  "name": "cli_pool",
+  "inputs": [
+    {"name": "x", "dtype": "float32", "shape": [1, 1, 4, 4]}
+  ],
+  "outputs": ["y"],
+  "initializers": [],
+  "nodes": [
+    {"op_type": "MaxPool", "name": "pool", "inputs": ["x"], "specified_outputs_name": ["y"], "attributes": {"kernel_shape": [2, 2], "strides": [2, 2]}}
+  ]
+}
+)";
+  EXPECT_EQ(read_file(dir() / "out.json"), normal);
+  // In place, and again: nothing changes.
+  const std::string out = (dir() / "out.json").string();
+  ASSERT_EQ(nodeflow({"convert", out, out}).exit_code, 0);
+  EXPECT_EQ(read_file(dir() / "out.json"), normal);
+}
+
+TEST_F(Cli, ConvertRefusesAnInvalidGraphAndWritesNothing) {
+  std::string text = pool_graph("float32");
+  text.replace(text.find("MaxPool"), 7, "MaxPooll");
+  const fs::path in = write_text("bad.json", text);
+  expect_failure(nodeflow({"convert", in.string(), (dir() / "out.json").string()}), {"MaxPooll"});
+  EXPECT_FALSE(fs::exists(dir() / "out.json"));
+}
+
+TEST_F(Cli, ConvertWithoutOutputIsUsage) { expect_usage(nodeflow({"convert", "in.json"})); }
 
 }  // namespace
 }  // namespace nodeflow::testing
