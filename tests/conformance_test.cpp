@@ -42,8 +42,9 @@ struct CaseParam {
 // named by the environment variable NODEFLOW_CONFORMANCE_DIR.
 fs::path corpus_dir() {
   const char* override_dir = std::getenv("NODEFLOW_CONFORMANCE_DIR");
-  return override_dir && *override_dir ? fs::path(override_dir)
-                                       : fs::path(NODEFLOW_CONFORMANCE_DIR);
+  // Absolute: the command line runs in a scratch directory.
+  return fs::absolute(override_dir && *override_dir ? fs::path(override_dir)
+                                                    : fs::path(NODEFLOW_CONFORMANCE_DIR));
 }
 
 std::vector<CaseParam> discover(Route route) {

@@ -40,6 +40,11 @@ class FileActions {
       throw std::runtime_error("posix_spawn_file_actions_addopen: " +
                                std::string(std::strerror(rc)));
   }
+  void chdir(const std::filesystem::path& dir) {
+    if (int rc = posix_spawn_file_actions_addchdir_np(&actions_, dir.c_str()); rc != 0)
+      throw std::runtime_error("posix_spawn_file_actions_addchdir_np: " +
+                               std::string(std::strerror(rc)));
+  }
   const posix_spawn_file_actions_t* get() const { return &actions_; }
 
  private:
@@ -70,6 +75,7 @@ ProcessResult run_process(const std::vector<std::string>& argv,
   actions.open(STDIN_FILENO, "/dev/null", O_RDONLY);
   actions.open(STDOUT_FILENO, out_file.string(), O_WRONLY | O_CREAT | O_TRUNC);
   actions.open(STDERR_FILENO, err_file.string(), O_WRONLY | O_CREAT | O_TRUNC);
+  actions.chdir(scratch);
 
   std::vector<char*> args;
   for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));

@@ -22,8 +22,10 @@ struct ProcessResult {
   bool sanitizer_report() const;
 };
 
-/// Runs argv[0] (a path, no PATH search) with the arguments argv[1..]; the
-/// captured streams go through files in `scratch`. The program is killed after
+/// Runs argv[0] (a path, no PATH search) with the arguments argv[1..] in the
+/// directory `scratch` (so relative paths in the arguments and anything the
+/// program writes by accident stay there); the captured streams go through
+/// files in `scratch` too. The program is killed after
 /// `timeout`. Throws std::runtime_error when it cannot be started.
 ProcessResult run_process(const std::vector<std::string>& argv,
                           const std::filesystem::path& scratch,
