@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian packages nodeflow needs to build and test. Idempotent and
 # silent when everything is already installed; uses sudo only when not root.
+# --fuzz adds clang 16 and its libFuzzer runtime (fuzz/run.sh).
 set -euo pipefail
 
 packages=(cmake g++ ccache libeigen3-dev nlohmann-json3-dev libspdlog-dev libgtest-dev
           libbenchmark-dev libcli11-dev python3-numpy gnuplot-nox)
+if [[ ${1:-} == --fuzz ]]; then
+  packages+=(clang-16 libclang-rt-16-dev)
+fi
 
 missing=()
 for pkg in "${packages[@]}"; do
