@@ -86,8 +86,7 @@ int main(int argc, char** argv) {
   CLI::App* convert = app.add_subcommand(
       "convert", "Validate GRAPH and write it to OUT in normal form (replaced atomically)");
   add_graph_argument(*convert, args);
-  convert->add_option("OUT", args.converted, "Graph document to write (may be GRAPH)")
-      ->required();
+  convert->add_option("OUT", args.converted, "Graph document to write (may be GRAPH)")->required();
 
   nodeflow::cli::TrainingVerbs training;
   add_training_verbs(app, training);
@@ -96,8 +95,7 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const CLI::App* verb = nullptr;
-    for (const CLI::App* candidate :
-         {run, backward, check, convert, training.train, training.eval})
+    for (const CLI::App* candidate : {run, backward, check, convert, training.train, training.eval})
       if (candidate->parsed()) verb = candidate;
     if (e.get_exit_code() == 0) {  // --help
       std::cout << (verb ? verb->help("nodeflow") : app.help());

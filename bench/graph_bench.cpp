@@ -20,13 +20,14 @@ Topology topology(const benchmark::State& state) {
 }
 
 void count_nodes(benchmark::State& state) {
-  state.counters["nodes_per_second"] =
-      benchmark::Counter(static_cast<double>(state.range(0)), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["nodes_per_second"] = benchmark::Counter(
+      static_cast<double>(state.range(0)), benchmark::Counter::kIsIterationInvariantRate);
   state.SetLabel(state.range(1) ? "fanout" : "chain");
 }
 
 void BM_Load(benchmark::State& state) {
-  const std::string text = write_graph_json(testing::pooling_graph(topology(state), state.range(0)));
+  const std::string text =
+      write_graph_json(testing::pooling_graph(topology(state), state.range(0)));
   for (auto _ : state) {
     Graph g = load_graph(text);
     benchmark::DoNotOptimize(g);
@@ -35,7 +36,8 @@ void BM_Load(benchmark::State& state) {
 }
 
 void BM_Parse(benchmark::State& state) {
-  const std::string text = write_graph_json(testing::pooling_graph(topology(state), state.range(0)));
+  const std::string text =
+      write_graph_json(testing::pooling_graph(topology(state), state.range(0)));
   for (auto _ : state) {
     GraphDef def = parse_graph_def(text);
     benchmark::DoNotOptimize(def);
@@ -73,7 +75,9 @@ void BM_Write(benchmark::State& state) {
 }
 
 void sizes(benchmark::internal::Benchmark* b) {
-  b->ArgNames({"nodes", "fanout"})->ArgsProduct({{500, 5000, 50000}, {0, 1}})->Unit(benchmark::kMillisecond);
+  b->ArgNames({"nodes", "fanout"})
+      ->ArgsProduct({{500, 5000, 50000}, {0, 1}})
+      ->Unit(benchmark::kMillisecond);
 }
 
 BENCHMARK(BM_Load)->Apply(sizes);

@@ -49,7 +49,8 @@ GraphBuilder& GraphBuilder::add_input(const std::string& name, DType dtype, Shap
   try {
     element_count(known);
   } catch (const ShapeMismatch&) {
-    throw ShapeMismatch(where + ".shape: element count of " + to_string(shape) + " overflows int64");
+    throw ShapeMismatch(where + ".shape: element count of " + to_string(shape) +
+                        " overflows int64");
   }
   TensorInfo info{dtype, std::move(shape)};
   def_.inputs.push_back(GraphInput{name, info});
@@ -88,22 +89,24 @@ const std::vector<std::string>& GraphBuilder::add_node(NodeDef n) {
   const std::size_t index = def_.nodes.size();
   const std::string where = node_path(index, n.name);
   if (n.name.empty()) throw InvalidGraph(where + ".name: node name is empty");
-  if (node_names_.count(n.name)) throw InvalidGraph(where + ".name: duplicate node name '" + n.name + "'");
+  if (node_names_.count(n.name))
+    throw InvalidGraph(where + ".name: duplicate node name '" + n.name + "'");
   const OpRegistry& registry = OpRegistry::global();
   const OpSchema* schema = registry.find(n.op_type);
   if (!schema)
-    throw InvalidGraph(where + ".op_type: unknown op_type '" + n.op_type + "' (known: " +
-                       join(registry.names()) + ")");
+    throw InvalidGraph(where + ".op_type: unknown op_type '" + n.op_type +
+                       "' (known: " + join(registry.names()) + ")");
   with_context(where, [&] { validate_attributes(n.op_type, schema->attributes, n.attributes); });
   if (n.inputs.size() < schema->min_inputs || n.inputs.size() > schema->inputs.size())
-    throw InvalidGraph(where + ".inputs: " + n.op_type + " takes " + std::to_string(schema->min_inputs) +
-                       " to " + std::to_string(schema->inputs.size()) + " inputs, got " +
-                       std::to_string(n.inputs.size()));
+    throw InvalidGraph(
+        where + ".inputs: " + n.op_type + " takes " + std::to_string(schema->min_inputs) + " to " +
+        std::to_string(schema->inputs.size()) + " inputs, got " + std::to_string(n.inputs.size()));
   for (std::size_t k = 0; k < schema->min_inputs; ++k)
     if (n.inputs[k].empty())
       throw InvalidGraph(where + ".inputs[" + std::to_string(k) + "]: required input '" +
                          schema->inputs[k] + "' of " + n.op_type + " is absent");
-  if (!std::isfinite(n.lda_coeff)) throw InvalidAttribute(where + ".lda_coeff: expected a finite number");
+  if (!std::isfinite(n.lda_coeff))
+    throw InvalidAttribute(where + ".lda_coeff: expected a finite number");
 
   std::vector<std::string> outputs;
   if (n.specified_outputs_name) {
@@ -140,7 +143,8 @@ const std::vector<std::string>& GraphBuilder::add_node(NodeDef n) {
       continue;
     }
     const auto it = infos_.find(t);
-    if (it == infos_.end()) throw InvalidGraph(undefined_tensor(where + ".inputs[" + std::to_string(k) + "]", t));
+    if (it == infos_.end())
+      throw InvalidGraph(undefined_tensor(where + ".inputs[" + std::to_string(k) + "]", t));
     ctx.inputs.push_back(&it->second);
     const auto c = constants_.find(t);
     ctx.constants.push_back(c == constants_.end() ? nullptr : &def_.initializers[c->second].value);
@@ -152,7 +156,8 @@ const std::vector<std::string>& GraphBuilder::add_node(NodeDef n) {
                        " outputs, expected " + std::to_string(outputs.size()));
 
   // Everything is checked: commit.
-  for (std::size_t k = 0; k < outputs.size(); ++k) infos_.emplace(outputs[k], std::move(out_infos[k]));
+  for (std::size_t k = 0; k < outputs.size(); ++k)
+    infos_.emplace(outputs[k], std::move(out_infos[k]));
   node_names_.insert(n.name);
   def_.nodes.push_back(std::move(n));
   outputs_.push_back(std::move(outputs));
@@ -161,7 +166,8 @@ const std::vector<std::string>& GraphBuilder::add_node(NodeDef n) {
 
 GraphBuilder& GraphBuilder::add_output(const std::string& tensor) {
   if (!infos_.count(tensor))
-    throw InvalidGraph(undefined_tensor("outputs[" + std::to_string(def_.outputs.size()) + "]", tensor));
+    throw InvalidGraph(
+        undefined_tensor("outputs[" + std::to_string(def_.outputs.size()) + "]", tensor));
   def_.outputs.push_back(tensor);
   return *this;
 }

@@ -3,8 +3,8 @@
 // GraphDef the JSON reader produces, checked one step at a time so that a
 // mistake is reported at the call that makes it.
 #include <cstddef>
-#include <string>
 #include <deque>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -70,7 +70,8 @@ class GraphBuilder {
   std::unordered_set<std::string> node_names_;
   /// Non-trainable initializers (the constants shape inference may read), by name.
   std::unordered_map<std::string, std::size_t> constants_;
-  std::deque<std::vector<std::string>> outputs_;  ///< per node, its output names (stable references)
+  std::deque<std::vector<std::string>>
+      outputs_;  ///< per node, its output names (stable references)
 };
 
 }  // namespace nodeflow

@@ -7,6 +7,7 @@
 #include "support/fuzz_properties.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  nodeflow::testing::check_graph_document(std::string_view(reinterpret_cast<const char*>(data), size));
+  nodeflow::testing::check_graph_document(
+      std::string_view(reinterpret_cast<const char*>(data), size));
   return 0;
 }

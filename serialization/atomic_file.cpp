@@ -36,7 +36,8 @@ class TemporaryFile {
       fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
       if (fd_ < 0 && errno != EEXIST) break;
     }
-    if (fd_ < 0) throw IoError("cannot write " + target_ + ": create temporary file: " + system_reason());
+    if (fd_ < 0)
+      throw IoError("cannot write " + target_ + ": create temporary file: " + system_reason());
   }
   TemporaryFile(const TemporaryFile&) = delete;
   TemporaryFile& operator=(const TemporaryFile&) = delete;

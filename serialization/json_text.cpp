@@ -22,12 +22,12 @@ std::size_t utf8_sequence(std::string_view s, std::size_t i) {
     n = 2;
   } else if (c >= 0xe0 && c <= 0xef) {
     n = 3;
-    if (c == 0xe0) lo = 0xa0;          // overlong
-    if (c == 0xed) hi = 0x9f;          // surrogates
+    if (c == 0xe0) lo = 0xa0;  // overlong
+    if (c == 0xed) hi = 0x9f;  // surrogates
   } else if (c >= 0xf0 && c <= 0xf4) {
     n = 4;
-    if (c == 0xf0) lo = 0x90;          // overlong
-    if (c == 0xf4) hi = 0x8f;          // above U+10FFFF
+    if (c == 0xf0) lo = 0x90;  // overlong
+    if (c == 0xf4) hi = 0x8f;  // above U+10FFFF
   } else {
     return 0;
   }
@@ -45,7 +45,8 @@ void append_number_text(std::string& out, const char* begin, const char* end) {
   out += ".0";
 }
 
-template <typename T> void append_shortest(std::string& out, T v) {
+template <typename T>
+void append_shortest(std::string& out, T v) {
   char buf[64];
   const auto r = std::to_chars(buf, buf + sizeof buf, v);
   append_number_text(out, buf, r.ptr);
@@ -65,7 +66,8 @@ float to_float_round_odd(double d) {
 /// float16 / bfloat16: the shortest general-format rendering of the value
 /// (exact in float) that reads back, through the reader's path, to the same
 /// bits.
-template <typename T> void append_short_float(std::string& out, T v) {
+template <typename T>
+void append_short_float(std::string& out, T v) {
   const float f = static_cast<float>(v);
   char buf[64];
   for (int precision = 1; precision <= 9; ++precision) {
@@ -94,13 +96,27 @@ bool append_string(std::string& out, std::string_view s) {
   for (const char ch : s) {
     const auto c = static_cast<unsigned char>(ch);
     switch (ch) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
       default:
         if (c < 0x20) {
           out += "\\u00";

@@ -24,7 +24,8 @@ std::string element(const std::string& array, std::size_t i, const std::string& 
   return out;
 }
 
-template <typename T> bool is_finite(T v) {
+template <typename T>
+bool is_finite(T v) {
   if constexpr (std::is_same_v<T, double>)
     return std::isfinite(v);
   else
@@ -127,7 +128,8 @@ class DocumentWriter {
     out_ += '}';
   }
 
-  template <typename T> void data(const Tensor& t) {
+  template <typename T>
+  void data(const Tensor& t) {
     const std::span<const T> values = t.values<T>();
     bool inline_numbers = values.size() <= options_.inline_limit;
     if constexpr (!std::is_integral_v<T>)

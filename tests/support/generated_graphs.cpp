@@ -17,7 +17,8 @@ Attributes same_size_window() {
   return {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{1, 1}}, {"pads", Ints{1, 1, 1, 1}}};
 }
 
-template <typename T> Tensor random_tensor(Shape shape, std::mt19937& rng, bool specials) {
+template <typename T>
+Tensor random_tensor(Shape shape, std::mt19937& rng, bool specials) {
   Tensor t(dtype_of_v<T>, std::move(shape));
   std::uniform_real_distribution<T> value(-2, 2);
   for (T& v : t.values<T>()) v = value(rng);
@@ -58,7 +59,9 @@ GraphDef pooling_graph(Topology topology, std::size_t nodes) {
 
 GraphDef mixed_pooling_graph(std::size_t nodes, std::uint32_t seed) {
   std::mt19937 rng(seed);
-  auto pick = [&](std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng); };
+  auto pick = [&](std::size_t n) {
+    return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng);
+  };
   GraphBuilder b("mixed \"pooling\" graph \xc3\xa9");
   b.add_input("x", DType::Float32, {kDynamicDim, 2, 6, 6});
   b.add_input("x64", DType::Float64, {kDynamicDim, 1, 5, 5});
@@ -73,7 +76,9 @@ GraphDef mixed_pooling_graph(std::size_t nodes, std::uint32_t seed) {
   std::vector<std::string> f32 = {"x"};
   std::vector<std::string> f64 = {"x64"};
   std::vector<std::string> leaves;
-  auto recent = [&](const std::vector<std::string>& v) { return v[v.size() - 1 - pick(std::min<std::size_t>(v.size(), 6))]; };
+  auto recent = [&](const std::vector<std::string>& v) {
+    return v[v.size() - 1 - pick(std::min<std::size_t>(v.size(), 6))];
+  };
 
   for (std::size_t i = 0; b.def().nodes.size() < nodes; ++i) {
     NodeDef n;

@@ -21,7 +21,8 @@ GraphBuilder pool_builder() {
 
 TEST(GraphBuilder, BuildsAGraphThatRunsAndInfersShapesAsItGoes) {
   GraphBuilder b = pool_builder();
-  const auto& pool = b.add_node("MaxPool", "pool", {"x"}, {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}});
+  const auto& pool =
+      b.add_node("MaxPool", "pool", {"x"}, {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}});
   EXPECT_EQ(pool, (std::vector<std::string>{"pool", "pool:1"}));
   EXPECT_EQ(b.info("pool").shape, (Shape{kDynamicDim, 1, 2, 2}));
   EXPECT_EQ(b.info("pool:1").dtype, DType::Int64);
@@ -64,8 +65,10 @@ TEST(GraphBuilder, NodeDefFormKeepsEveryNodeSetting) {
 TEST(GraphBuilder, RoundTripsThroughTheWriterAndReader) {
   GraphBuilder b = pool_builder();
   b.add_initializer("shape", Tensor::from<std::int64_t>({4}, {1, 1, 4, 4}));
-  const auto& mp = b.add_node("MaxPool", "mp", {"x"}, {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}});
-  b.add_node("MaxUnpool", "up", {mp[0], mp[1], "shape"}, {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}});
+  const auto& mp =
+      b.add_node("MaxPool", "mp", {"x"}, {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}});
+  b.add_node("MaxUnpool", "up", {mp[0], mp[1], "shape"},
+             {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}});
   b.add_output("up");
   const std::string text = write_graph_json(b.def());
   EXPECT_TRUE(testing::same_graph_def(parse_graph_def(text), b.def()));
@@ -76,7 +79,8 @@ TEST(GraphBuilder, OutputNameReferencesStayValidAsTheGraphGrows) {
   GraphBuilder b = pool_builder();
   const auto& first = b.add_node("MaxPool", "p0", {"x"}, {{"kernel_shape", Ints{1, 1}}});
   auto name = [](int i) { return std::string("p").append(std::to_string(i)); };
-  for (int i = 1; i < 200; ++i) b.add_node("AveragePool", name(i), {name(i - 1)}, {{"kernel_shape", Ints{1, 1}}});
+  for (int i = 1; i < 200; ++i)
+    b.add_node("AveragePool", name(i), {name(i - 1)}, {{"kernel_shape", Ints{1, 1}}});
   EXPECT_EQ(first, (std::vector<std::string>{"p0", "p0:1"}));
 }
 
@@ -98,7 +102,8 @@ std::string error_of(const std::function<void()>& f) {
   return "no error";
 }
 
-NodeDef pool_node(const std::string& name, std::vector<std::string> inputs, Attributes attrs = {{"kernel_shape", Ints{2, 2}}}) {
+NodeDef pool_node(const std::string& name, std::vector<std::string> inputs,
+                  Attributes attrs = {{"kernel_shape", Ints{2, 2}}}) {
   NodeDef n;
   n.op_type = "AveragePool";
   n.name = name;
@@ -110,28 +115,73 @@ NodeDef pool_node(const std::string& name, std::vector<std::string> inputs, Attr
 TEST(GraphBuilder, ReportsEachMistakeInGraphsOwnWords) {
   const std::vector<Mistake> mistakes = {
       {"duplicate tensor", [](GraphBuilder& b) { b.add_input("x", DType::Float32, {1}); },
-       [](GraphDef& d) { d.inputs.push_back({"x", {DType::Float32, {1}}}); },
+       [](GraphDef& d) {
+         d.inputs.push_back({"x", {DType::Float32, {1}}});
+       },
        "inputs[1] (x).name: tensor name 'x' is defined twice (names are unique in the graph)"},
-      {"negative dimension", [](GraphBuilder& b) { b.add_input("y", DType::Float32, {2, -3}); },
-       [](GraphDef& d) { d.inputs.push_back({"y", {DType::Float32, {2, -3}}}); },
+      {"negative dimension",
+       [](GraphBuilder& b) {
+         b.add_input("y", DType::Float32, {2, -3});
+       },
+       [](GraphDef& d) {
+         d.inputs.push_back({"y", {DType::Float32, {2, -3}}});
+       },
        "inputs[1] (y).shape: dimension -3 is negative"},
-      {"overflowing shape", [](GraphBuilder& b) { b.add_input("y", DType::Float32, {1ll << 40, 1ll << 40}); },
-       [](GraphDef& d) { d.inputs.push_back({"y", {DType::Float32, {1ll << 40, 1ll << 40}}}); },
+      {"overflowing shape",
+       [](GraphBuilder& b) {
+         b.add_input("y", DType::Float32, {1ll << 40, 1ll << 40});
+       },
+       [](GraphDef& d) {
+         d.inputs.push_back({"y", {DType::Float32, {1ll << 40, 1ll << 40}}});
+       },
        "inputs[1] (y).shape: element count of [1099511627776, 1099511627776] overflows int64"},
       {"empty initializer", [](GraphBuilder& b) { b.add_initializer("w", Tensor()); },
-       [](GraphDef& d) { d.initializers.push_back({"w", Tensor(), false}); },
+       [](GraphDef& d) {
+         d.initializers.push_back({"w", Tensor(), false});
+       },
        "initializers[0] (w).data: initializer has no value"},
-      {"trainable integers", [](GraphBuilder& b) { b.add_initializer("w", Tensor::from<std::int8_t>({1}, {1}), true); },
-       [](GraphDef& d) { d.initializers.push_back({"w", Tensor::from<std::int8_t>({1}, {1}), true}); },
+      {"trainable integers",
+       [](GraphBuilder& b) { b.add_initializer("w", Tensor::from<std::int8_t>({1}, {1}), true); },
+       [](GraphDef& d) {
+         d.initializers.push_back({"w", Tensor::from<std::int8_t>({1}, {1}), true});
+       },
        "initializers[0] (w).trainable: initializer of dtype int8 cannot be trainable"},
-      {"unknown op", [](GraphBuilder& b) { NodeDef n = pool_node("n", {"x"}); n.op_type = "MaxPooll"; b.add_node(n); },
-       [](GraphDef& d) { NodeDef n = pool_node("n", {"x"}); n.op_type = "MaxPooll"; d.nodes.push_back(n); }, nullptr},
-      {"bad attribute", [](GraphBuilder& b) { b.add_node(pool_node("n", {"x"}, {{"kernel_shape", Ints{2, 0}}})); },
-       [](GraphDef& d) { d.nodes.push_back(pool_node("n", {"x"}, {{"kernel_shape", Ints{2, 0}}})); }, nullptr},
-      {"unknown attribute", [](GraphBuilder& b) { b.add_node(pool_node("n", {"x"}, {{"kernel_shape", Ints{2, 2}}, {"kernel", Ints{2}}})); },
-       [](GraphDef& d) { d.nodes.push_back(pool_node("n", {"x"}, {{"kernel_shape", Ints{2, 2}}, {"kernel", Ints{2}}})); }, nullptr},
-      {"too many inputs", [](GraphBuilder& b) { b.add_node(pool_node("n", {"x", "x"})); },
-       [](GraphDef& d) { d.nodes.push_back(pool_node("n", {"x", "x"})); },
+      {"unknown op",
+       [](GraphBuilder& b) {
+         NodeDef n = pool_node("n", {"x"});
+         n.op_type = "MaxPooll";
+         b.add_node(n);
+       },
+       [](GraphDef& d) {
+         NodeDef n = pool_node("n", {"x"});
+         n.op_type = "MaxPooll";
+         d.nodes.push_back(n);
+       },
+       nullptr},
+      {"bad attribute",
+       [](GraphBuilder& b) {
+         b.add_node(pool_node("n", {"x"}, {{"kernel_shape", Ints{2, 0}}}));
+       },
+       [](GraphDef& d) {
+         d.nodes.push_back(pool_node("n", {"x"}, {{"kernel_shape", Ints{2, 0}}}));
+       },
+       nullptr},
+      {"unknown attribute",
+       [](GraphBuilder& b) {
+         b.add_node(pool_node("n", {"x"}, {{"kernel_shape", Ints{2, 2}}, {"kernel", Ints{2}}}));
+       },
+       [](GraphDef& d) {
+         d.nodes.push_back(
+             pool_node("n", {"x"}, {{"kernel_shape", Ints{2, 2}}, {"kernel", Ints{2}}}));
+       },
+       nullptr},
+      {"too many inputs",
+       [](GraphBuilder& b) {
+         b.add_node(pool_node("n", {"x", "x"}));
+       },
+       [](GraphDef& d) {
+         d.nodes.push_back(pool_node("n", {"x", "x"}));
+       },
        "nodes[0] (n).inputs: AveragePool takes 1 to 1 inputs, got 2"},
       {"absent required input", [](GraphBuilder& b) { b.add_node(pool_node("n", {""})); },
        [](GraphDef& d) { d.nodes.push_back(pool_node("n", {""})); },
@@ -140,18 +190,53 @@ TEST(GraphBuilder, ReportsEachMistakeInGraphsOwnWords) {
        [](GraphDef& d) { d.nodes.push_back(pool_node("n", {"nowhere"})); },
        "nodes[0] (n).inputs[0]: tensor 'nowhere' is not a graph input, initializer or node output"},
       {"empty node name", [](GraphBuilder& b) { b.add_node(pool_node("", {"x"})); },
-       [](GraphDef& d) { d.nodes.push_back(pool_node("", {"x"})); }, "nodes[0].name: node name is empty"},
-      {"output name taken", [](GraphBuilder& b) { NodeDef n = pool_node("n", {"x"}); n.specified_outputs_name = std::vector<std::string>{"x"}; b.add_node(n); },
-       [](GraphDef& d) { NodeDef n = pool_node("n", {"x"}); n.specified_outputs_name = std::vector<std::string>{"x"}; d.nodes.push_back(n); },
-       "nodes[0] (n).specified_outputs_name: tensor name 'x' is defined twice (names are unique in the graph)"},
-      {"too many output names", [](GraphBuilder& b) { NodeDef n = pool_node("n", {"x"}); n.specified_outputs_name = std::vector<std::string>{"a", "b"}; b.add_node(n); },
-       [](GraphDef& d) { NodeDef n = pool_node("n", {"x"}); n.specified_outputs_name = std::vector<std::string>{"a", "b"}; d.nodes.push_back(n); },
+       [](GraphDef& d) { d.nodes.push_back(pool_node("", {"x"})); },
+       "nodes[0].name: node name is empty"},
+      {"output name taken",
+       [](GraphBuilder& b) {
+         NodeDef n = pool_node("n", {"x"});
+         n.specified_outputs_name = std::vector<std::string>{"x"};
+         b.add_node(n);
+       },
+       [](GraphDef& d) {
+         NodeDef n = pool_node("n", {"x"});
+         n.specified_outputs_name = std::vector<std::string>{"x"};
+         d.nodes.push_back(n);
+       },
+       "nodes[0] (n).specified_outputs_name: tensor name 'x' is defined twice (names are unique in "
+       "the graph)"},
+      {"too many output names",
+       [](GraphBuilder& b) {
+         NodeDef n = pool_node("n", {"x"});
+         n.specified_outputs_name = std::vector<std::string>{"a", "b"};
+         b.add_node(n);
+       },
+       [](GraphDef& d) {
+         NodeDef n = pool_node("n", {"x"});
+         n.specified_outputs_name = std::vector<std::string>{"a", "b"};
+         d.nodes.push_back(n);
+       },
        "nodes[0] (n).specified_outputs_name: AveragePool has 1 to 1 outputs, got 2 names"},
-      {"non-finite lda_coeff", [](GraphBuilder& b) { NodeDef n = pool_node("n", {"x"}); n.lda_coeff = std::nan(""); b.add_node(n); },
-       [](GraphDef& d) { NodeDef n = pool_node("n", {"x"}); n.lda_coeff = std::nan(""); d.nodes.push_back(n); },
+      {"non-finite lda_coeff",
+       [](GraphBuilder& b) {
+         NodeDef n = pool_node("n", {"x"});
+         n.lda_coeff = std::nan("");
+         b.add_node(n);
+       },
+       [](GraphDef& d) {
+         NodeDef n = pool_node("n", {"x"});
+         n.lda_coeff = std::nan("");
+         d.nodes.push_back(n);
+       },
        "nodes[0] (n).lda_coeff: expected a finite number"},
-      {"shape inference", [](GraphBuilder& b) { b.add_node(pool_node("n", {"x"}, {{"kernel_shape", Ints{5, 5}}})); },
-       [](GraphDef& d) { d.nodes.push_back(pool_node("n", {"x"}, {{"kernel_shape", Ints{5, 5}}})); }, nullptr},
+      {"shape inference",
+       [](GraphBuilder& b) {
+         b.add_node(pool_node("n", {"x"}, {{"kernel_shape", Ints{5, 5}}}));
+       },
+       [](GraphDef& d) {
+         d.nodes.push_back(pool_node("n", {"x"}, {{"kernel_shape", Ints{5, 5}}}));
+       },
+       nullptr},
       {"unknown output", [](GraphBuilder& b) { b.add_output("nowhere"); },
        [](GraphDef& d) { d.outputs.push_back("nowhere"); },
        "outputs[0]: tensor 'nowhere' is not a graph input, initializer or node output"},

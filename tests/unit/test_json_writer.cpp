@@ -23,8 +23,9 @@ GraphDef tiny_graph() {
   d.name = "tiny";
   d.inputs.push_back({"x", {DType::Float32, {kDynamicDim, 1, 4, 4}}});
   d.initializers.push_back({"w", Tensor::from<float>({2}, {0.1f, -0.0f}), true});
-  d.initializers.push_back({"k", Tensor::from<std::int64_t>({2}, {std::numeric_limits<std::int64_t>::min(),
-                                                                  std::numeric_limits<std::int64_t>::max()})});
+  d.initializers.push_back(
+      {"k", Tensor::from<std::int64_t>({2}, {std::numeric_limits<std::int64_t>::min(),
+                                             std::numeric_limits<std::int64_t>::max()})});
   NodeDef p;
   p.op_type = "MaxPool";
   p.name = "p";
@@ -110,7 +111,8 @@ TEST(JsonWriter, EscapesStringsAndRefusesInvalidUtf8) {
   std::string out;
   EXPECT_TRUE(json_text::append_string(out, "a\"b\\c\n\t\x01\x7f \xc3\xa9 \xf0\x9f\x98\x80"));
   EXPECT_EQ(out, "\"a\\\"b\\\\c\\n\\t\\u0001\x7f \xc3\xa9 \xf0\x9f\x98\x80\"");
-  for (const char* bad : {"\xff", "\xc0\x80", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xe2\x82", "a\x80"}) {
+  for (const char* bad :
+       {"\xff", "\xc0\x80", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xe2\x82", "a\x80"}) {
     std::string rejected = "unchanged";
     EXPECT_FALSE(json_text::append_string(rejected, bad)) << bad;
     EXPECT_EQ(rejected, "unchanged");
@@ -146,7 +148,9 @@ TEST(JsonWriter, RefusesWhatJsonCannotCarryNamingThePath) {
   d = tiny_graph();
   d.nodes[0].op_type = "LpPool";
   d.nodes[0].attributes["ratios"] = std::vector<double>{1.0, std::nan("")};
-  EXPECT_EQ(error_of(d), "nodes[0] (p).attributes.ratios[1]: expected a finite number (JSON has no NaN or infinity)");
+  EXPECT_EQ(
+      error_of(d),
+      "nodes[0] (p).attributes.ratios[1]: expected a finite number (JSON has no NaN or infinity)");
 
   d = tiny_graph();
   d.initializers[1].value = Tensor();
@@ -154,7 +158,8 @@ TEST(JsonWriter, RefusesWhatJsonCannotCarryNamingThePath) {
   EXPECT_THROW(write_graph_json(d), InvalidGraph);
 }
 
-Tensor one_initializer_round_trip(const Tensor& t, const JsonWriteOptions& options, std::string* text = nullptr) {
+Tensor one_initializer_round_trip(const Tensor& t, const JsonWriteOptions& options,
+                                  std::string* text = nullptr) {
   GraphDef d;
   d.initializers.push_back({"t", t, false});
   const std::string doc = write_graph_json(d, options);
@@ -185,7 +190,8 @@ TEST(JsonWriter, Base64AboveTheInlineLimit) {
 TEST(JsonWriter, NonFiniteValuesTravelAsBase64WithTheirPayloads) {
   const float quiet = std::bit_cast<float>(0x7fc12345u);
   const float signaling = std::bit_cast<float>(0xff800001u);
-  const Tensor t = Tensor::from<float>({4}, {1.0f, quiet, signaling, -std::numeric_limits<float>::infinity()});
+  const Tensor t =
+      Tensor::from<float>({4}, {1.0f, quiet, signaling, -std::numeric_limits<float>::infinity()});
   std::string text;
   EXPECT_TRUE(testing::same_bits(one_initializer_round_trip(t, {}, &text), t));
   EXPECT_NE(text.find("base64"), std::string::npos);
@@ -195,7 +201,8 @@ TEST(JsonWriter, NonFiniteValuesTravelAsBase64WithTheirPayloads) {
   EXPECT_NE(text.find("base64"), std::string::npos);
 }
 
-template <typename Bits, typename T> Tensor every_finite_value() {
+template <typename Bits, typename T>
+Tensor every_finite_value() {
   std::vector<T> values;
   for (std::uint32_t b = 0; b <= std::numeric_limits<Bits>::max(); ++b) {
     const Bits bits = static_cast<Bits>(b);
@@ -212,7 +219,8 @@ JsonWriteOptions inline_everything() {
 }
 
 TEST(JsonWriter, EveryFiniteFloat16AndBFloat16ReadsBackAsTheSameBits) {
-  for (const Tensor& t : {every_finite_value<std::uint16_t, half>(), every_finite_value<std::uint16_t, bfloat16>()}) {
+  for (const Tensor& t :
+       {every_finite_value<std::uint16_t, half>(), every_finite_value<std::uint16_t, bfloat16>()}) {
     std::string text;
     EXPECT_TRUE(testing::same_bits(one_initializer_round_trip(t, inline_everything(), &text), t))
         << dtype_name(t.dtype());
@@ -220,7 +228,8 @@ TEST(JsonWriter, EveryFiniteFloat16AndBFloat16ReadsBackAsTheSameBits) {
   }
 }
 
-template <typename T, typename Bits> Tensor random_finite(std::size_t n, std::uint32_t seed) {
+template <typename T, typename Bits>
+Tensor random_finite(std::size_t n, std::uint32_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<T> values;
   while (values.size() < n) {
@@ -228,16 +237,18 @@ template <typename T, typename Bits> Tensor random_finite(std::size_t n, std::ui
     if (std::isfinite(v)) values.push_back(v);
   }
   // Edges that random bits rarely hit.
-  for (T v : {T(0), -T(0), std::numeric_limits<T>::denorm_min(), -std::numeric_limits<T>::denorm_min(),
-              std::numeric_limits<T>::min(), std::nextafter(std::numeric_limits<T>::min(), T(0)),
-              std::numeric_limits<T>::max(), std::numeric_limits<T>::lowest(), std::numeric_limits<T>::epsilon()})
+  for (T v : {T(0), -T(0), std::numeric_limits<T>::denorm_min(),
+              -std::numeric_limits<T>::denorm_min(), std::numeric_limits<T>::min(),
+              std::nextafter(std::numeric_limits<T>::min(), T(0)), std::numeric_limits<T>::max(),
+              std::numeric_limits<T>::lowest(), std::numeric_limits<T>::epsilon()})
     values.push_back(v);
   for (Bits b = 1; b < 5000; b += 7) values.push_back(std::bit_cast<T>(b));  // subnormals
   return Tensor::from<T>({static_cast<std::int64_t>(values.size())}, values);
 }
 
 TEST(JsonWriter, RandomFloat32AndFloat64ReadBackBitForBitAsNumbers) {
-  for (const Tensor& t : {random_finite<float, std::uint32_t>(200000, 1), random_finite<double, std::uint64_t>(200000, 2)}) {
+  for (const Tensor& t : {random_finite<float, std::uint32_t>(200000, 1),
+                          random_finite<double, std::uint64_t>(200000, 2)}) {
     std::string text;
     EXPECT_TRUE(testing::same_bits(one_initializer_round_trip(t, inline_everything(), &text), t))
         << dtype_name(t.dtype());
@@ -251,14 +262,16 @@ TEST(JsonWriter, RandomBitsIncludingNaNAndInfinitiesReadBackAsBase64) {
   for (float& v : f.values<float>()) v = std::bit_cast<float>(static_cast<std::uint32_t>(rng()));
   Tensor d(DType::Float64, {1000});
   for (double& v : d.values<double>()) v = std::bit_cast<double>(rng());
-  f.values<float>()[0] = std::bit_cast<float>(0x7f800001u);   // NaN with the smallest payload
+  f.values<float>()[0] = std::bit_cast<float>(0x7f800001u);  // NaN with the smallest payload
   d.values<double>()[0] = std::bit_cast<double>(0xfff8000000000001ull);
-  for (const Tensor& t : {f, d}) EXPECT_TRUE(testing::same_bits(one_initializer_round_trip(t, {}), t));
+  for (const Tensor& t : {f, d})
+    EXPECT_TRUE(testing::same_bits(one_initializer_round_trip(t, {}), t));
 }
 
 TEST(JsonWriter, IntegerTensorsKeepTheirExtremes) {
-  for (const Tensor& t : {Tensor::from<std::int8_t>({3}, {-128, 0, 127}), Tensor::from<std::uint8_t>({2}, {0, 255}),
-                          Tensor::from<std::int64_t>({2}, {std::numeric_limits<std::int64_t>::min(), -1})}) {
+  for (const Tensor& t :
+       {Tensor::from<std::int8_t>({3}, {-128, 0, 127}), Tensor::from<std::uint8_t>({2}, {0, 255}),
+        Tensor::from<std::int64_t>({2}, {std::numeric_limits<std::int64_t>::min(), -1})}) {
     std::string text;
     EXPECT_TRUE(testing::same_bits(one_initializer_round_trip(t, {}, &text), t));
     EXPECT_EQ(text.find("base64"), std::string::npos);

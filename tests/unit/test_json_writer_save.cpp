@@ -80,7 +80,9 @@ TEST_F(SaveTest, FailureHalfWayLeavesThePreviousFileAndNoTemporaryFile) {
 
 TEST_F(SaveTest, FailureOnTheFirstBlockOfANewFileCreatesNothing) {
   const fs::path path = dir_ / "new.json";
-  EXPECT_THROW(save_graph_file(path, small_graph(), {}, [](std::size_t) { throw IoError("injected"); }), IoError);
+  EXPECT_THROW(
+      save_graph_file(path, small_graph(), {}, [](std::size_t) { throw IoError("injected"); }),
+      IoError);
   EXPECT_TRUE(files().empty());
 }
 
@@ -134,7 +136,8 @@ TEST_F(SaveTest, ReplacingAFileKeepsItsPermissions) {
   save_graph_file(path, small_graph());
   fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write);
   save_graph_file(path, big_graph());
-  EXPECT_EQ(fs::status(path).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_EQ(fs::status(path).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
 }
 
 TEST_F(SaveTest, ProgressReportsEveryBlockUpToTheWholeFile) {

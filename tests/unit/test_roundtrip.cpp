@@ -47,7 +47,8 @@ TensorMap results(const Graph& g, const fs::path& dir, const nlohmann::json& c) 
   if (c.at("kind") != "backward") return ex.run(feeds);
   TrainingRun run = ex.forward(feeds);
   TensorMap all = run.outputs();
-  const TensorMap seeds = read_case_tensors(dir, c.value("grad_outputs", nlohmann::json::object()), g);
+  const TensorMap seeds =
+      read_case_tensors(dir, c.value("grad_outputs", nlohmann::json::object()), g);
   for (auto& [name, grad] : ex.backward(run, seeds)) all.emplace(name + ".grad", grad);
   return all;
 }
@@ -67,7 +68,8 @@ TEST(RoundTrip, EveryConformanceGraphRewritesIdenticallyAndComputesTheSame) {
     const std::string second = write_graph_json(reread);
     EXPECT_EQ(first, second);
     EXPECT_TRUE(testing::same_graph_def(original, reread));
-    EXPECT_TRUE(testing::same_tensors(results(Graph(original), dir, c), results(Graph(reread), dir, c)));
+    EXPECT_TRUE(
+        testing::same_tensors(results(Graph(original), dir, c), results(Graph(reread), dir, c)));
     ++checked;
   }
   EXPECT_GE(checked, 40u);  // the corpus has more; a broken directory walk must not pass
