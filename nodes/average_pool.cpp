@@ -2,7 +2,7 @@
 // GlobalAveragePool-22, the same node with one window over all spatial axes).
 // Training keeps no state: backward needs only the input's shape.
 #include "core/errors.hpp"
-#include "nodes/pool_kernels.hpp"
+#include "nodes/pool_fast.hpp"
 #include "nodes/pool_node.hpp"
 #include "nodes/pool_ops.hpp"
 
@@ -20,7 +20,7 @@ class AveragePoolNode final : public PoolNode {
     const bool include_pad = attributes().count_include_pad;
     visit_float_dtype(x.dtype(), [&](auto tag) {
       using T = decltype(tag);
-      average_pool_forward<T>(g, include_pad, x.values<T>(), y.values<T>());
+      fast::average_pool_forward<T>(g, include_pad, x.values<T>(), y.values<T>(), ctx.threads);
     });
     ctx.outputs[0] = y;
   }
@@ -31,8 +31,8 @@ class AveragePoolNode final : public PoolNode {
     const bool include_pad = attributes().count_include_pad;
     visit_float_dtype(ctx.inputs[0].dtype, [&](auto tag) {
       using T = decltype(tag);
-      average_pool_backward<T>(g, include_pad, ctx.grad_outputs[0].values<T>(), ctx.scale_for(0),
-                               ctx.grad_inputs[0].values<T>());
+      fast::average_pool_backward<T>(g, include_pad, ctx.grad_outputs[0].values<T>(),
+                                     ctx.scale_for(0), ctx.grad_inputs[0].values<T>(), ctx.threads);
     });
   }
 };

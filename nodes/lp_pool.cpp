@@ -1,7 +1,7 @@
 // LpPool (ONNX LpPool-22): (sum |x|^p)^(1/p) over each window's input
 // elements. Training saves x and y (handles, no copies) for the backward.
 #include "core/errors.hpp"
-#include "nodes/pool_kernels.hpp"
+#include "nodes/pool_fast.hpp"
 #include "nodes/pool_node.hpp"
 #include "nodes/pool_ops.hpp"
 
@@ -18,7 +18,7 @@ class LpPoolNode final : public PoolNode {
     Tensor y(x.dtype(), g.output_shape());
     visit_float_dtype(x.dtype(), [&](auto tag) {
       using T = decltype(tag);
-      lp_pool_forward<T>(g, attributes().p, x.values<T>(), y.values<T>());
+      fast::lp_pool_forward<T>(g, attributes().p, x.values<T>(), y.values<T>(), ctx.threads);
     });
     ctx.outputs[0] = y;
     if (ctx.saved) {
@@ -34,9 +34,9 @@ class LpPoolNode final : public PoolNode {
       throw RunError("LpPool backward needs x and y saved by a training-mode forward");
     visit_float_dtype(ctx.inputs[0].dtype, [&](auto tag) {
       using T = decltype(tag);
-      lp_pool_backward<T>(g, attributes().p, ctx.saved[0].values<T>(), ctx.saved[1].values<T>(),
-                          ctx.grad_outputs[0].values<T>(), ctx.scale_for(0),
-                          ctx.grad_inputs[0].values<T>());
+      fast::lp_pool_backward<T>(g, attributes().p, ctx.saved[0].values<T>(),
+                                ctx.saved[1].values<T>(), ctx.grad_outputs[0].values<T>(),
+                                ctx.scale_for(0), ctx.grad_inputs[0].values<T>(), ctx.threads);
     });
   }
 };

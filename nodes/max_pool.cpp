@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "core/errors.hpp"
+#include "nodes/pool_fast.hpp"
 #include "nodes/pool_kernels.hpp"
 #include "nodes/pool_node.hpp"
 #include "nodes/pool_ops.hpp"
@@ -29,7 +30,7 @@ class MaxPoolNode final : public PoolNode {
     visit_dtype(x.dtype(), [&](auto tag) {
       using T = decltype(tag);
       if constexpr (!std::is_same_v<T, std::int64_t>)
-        max_pool_forward<T>(g, x.values<T>(), y.values<T>(), winners);
+        fast::max_pool_forward<T>(g, x.values<T>(), y.values<T>(), winners, ctx.threads);
     });
     ctx.outputs[0] = y;
     if (want_indices) {
@@ -49,8 +50,9 @@ class MaxPoolNode final : public PoolNode {
                      " backward needs the argmax saved by a training-mode forward");
     visit_float_dtype(ctx.inputs[0].dtype, [&](auto tag) {
       using T = decltype(tag);
-      max_pool_backward<T>(ctx.saved[0].values<std::int64_t>(), ctx.grad_outputs[0].values<T>(),
-                           ctx.scale_for(0), ctx.grad_inputs[0].values<T>());
+      fast::max_pool_backward<T>(g, ctx.saved[0].values<std::int64_t>(),
+                                 ctx.grad_outputs[0].values<T>(), ctx.scale_for(0),
+                                 ctx.grad_inputs[0].values<T>(), ctx.threads);
     });
   }
 };

@@ -1,0 +1,215 @@
+#include "nodes/pool_fast.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <string>
+#include <type_traits>
+
+#include "core/errors.hpp"
+#include "nodes/pool_fast_parallel.hpp"
+#include "nodes/pool_fast_plan.hpp"
+#include "nodes/pool_fast_table.hpp"
+#include "nodes/pool_kernels.hpp"
+
+namespace nodeflow {
+namespace {
+
+PoolImpl detect_impl() {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (fast::avx512_kernels() != nullptr && __builtin_cpu_supports("avx512f") &&
+      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512vl"))
+    return PoolImpl::Avx512;
+  if (fast::avx2_kernels() != nullptr && __builtin_cpu_supports("avx2")) return PoolImpl::Avx2;
+#endif
+  return PoolImpl::Portable;
+}
+
+std::atomic<PoolImpl>& impl_in_use() {
+  static std::atomic<PoolImpl> level = [] {
+    const PoolImpl best = pool_impl_supported();
+    const char* wanted = std::getenv("NODEFLOW_POOL_IMPL");
+    if (wanted != nullptr)
+      for (PoolImpl impl : {PoolImpl::Reference, PoolImpl::Portable, PoolImpl::Avx2, PoolImpl::Avx512})
+        if (std::string(wanted) == pool_impl_name(impl) && impl <= best) return impl;
+    return best;
+  }();
+  return level;
+}
+
+}  // namespace
+
+const char* pool_impl_name(PoolImpl impl) {
+  switch (impl) {
+    case PoolImpl::Avx512:
+      return "avx512";
+    case PoolImpl::Avx2:
+      return "avx2";
+    case PoolImpl::Portable:
+      return "portable";
+    case PoolImpl::Reference:
+      break;
+  }
+  return "reference";
+}
+
+PoolImpl pool_impl_supported() {
+  static const PoolImpl best = detect_impl();
+  return best;
+}
+
+PoolImpl pool_impl() { return impl_in_use().load(std::memory_order_relaxed); }
+
+void set_pool_impl(PoolImpl impl) {
+  if (impl > pool_impl_supported())
+    throw InvalidAttribute(std::string("pooling kernels: this CPU does not support ") +
+                           pool_impl_name(impl) + " (best: " +
+                           pool_impl_name(pool_impl_supported()) + ")");
+  impl_in_use().store(impl, std::memory_order_relaxed);
+}
+
+namespace fast {
+namespace {
+
+// Below about 256 KiB of traffic, waking a second thread costs more than it saves.
+int team_for(int threads, std::int64_t elements, std::size_t element_size) {
+  const auto bytes = static_cast<double>(elements) * static_cast<double>(element_size);
+  return bytes < 262144.0 ? 1 : std::max(1, threads);
+}
+
+template <typename T>
+int team_for(int threads, const PoolGeometry& g) {
+  return team_for(threads, g.planes() * (g.input_plane() + g.output_plane()), sizeof(T));
+}
+
+// The fast kernels' plan, or false when the reference kernels must run.
+bool plan_for(const PoolGeometry& g, Reduce reduce, bool count_include_pad, std::int64_t p,
+              int team, Plan& plan) {
+  return pool_impl() != PoolImpl::Reference &&
+         make_plan(g, reduce, count_include_pad, p, team, plan);
+}
+
+template <typename T>
+const KernelTable<T>& kernels_for(const Plan& plan) {
+  if constexpr (std::is_same_v<T, float>) {
+    // Exponents above 2 need pow, which only the portable code has.
+    if (plan.vector_ok && !(plan.reduce == Reduce::Lp && plan.p > 2)) {
+      if (pool_impl() == PoolImpl::Avx512) return *avx512_kernels();
+      if (pool_impl() == PoolImpl::Avx2) return *avx2_kernels();
+    }
+  }
+  return portable_kernels<T>();
+}
+
+}  // namespace
+
+template <typename T>
+void average_pool_forward(const PoolGeometry& g, bool count_include_pad, std::span<const T> x,
+                          std::span<T> y, int threads) {
+  const int team = team_for<T>(threads, g);
+  Plan plan;
+  if (!plan_for(g, Reduce::Average, count_include_pad, 0, team, plan))
+    return nodeflow::average_pool_forward<T>(g, count_include_pad, x, y);
+  const auto forward = kernels_for<T>(plan).forward;
+  parallel_ranges(team, plan.forward_items(), [&](std::int64_t begin, std::int64_t end) {
+    forward(plan, x.data(), y.data(), nullptr, begin, end);
+  });
+}
+
+template <typename T>
+void average_pool_backward(const PoolGeometry& g, bool count_include_pad, std::span<const T> dy,
+                           double scale, std::span<T> dx, int threads) {
+  const int team = team_for<T>(threads, g);
+  Plan plan;
+  if (!plan_for(g, Reduce::Average, count_include_pad, 0, team, plan))
+    return nodeflow::average_pool_backward<T>(g, count_include_pad, dy, scale, dx);
+  const auto backward = kernels_for<T>(plan).average_backward;
+  parallel_ranges(team, plan.backward_items(), [&](std::int64_t begin, std::int64_t end) {
+    backward(plan, dy.data(), scale, dx.data(), begin, end);
+  });
+}
+
+template <typename T>
+void max_pool_forward(const PoolGeometry& g, std::span<const T> x, std::span<T> y,
+                      std::span<std::int64_t> argmax, int threads) {
+  const int team = team_for<T>(threads, g);
+  Plan plan;
+  if (!plan_for(g, Reduce::Max, false, 0, team, plan))
+    return nodeflow::max_pool_forward<T>(g, x, y, argmax);
+  const auto forward = kernels_for<T>(plan).forward;
+  std::int64_t* winners = argmax.empty() ? nullptr : argmax.data();
+  parallel_ranges(team, plan.forward_items(), [&](std::int64_t begin, std::int64_t end) {
+    forward(plan, x.data(), y.data(), winners, begin, end);
+  });
+}
+
+template <typename T>
+void max_pool_backward(const PoolGeometry& g, std::span<const std::int64_t> argmax,
+                       std::span<const T> dy, double scale, std::span<T> dx, int threads) {
+  const int team = team_for<T>(threads, g);
+  Plan plan;
+  if (!plan_for(g, Reduce::Max, false, 0, team, plan))
+    return nodeflow::max_pool_backward<T>(argmax, dy, scale, dx);
+  const auto backward = kernels_for<T>(plan).max_backward;
+  parallel_ranges(team, plan.planes, [&](std::int64_t begin, std::int64_t end) {
+    backward(plan, argmax.data(), dy.data(), scale, dx.data(), begin, end);
+  });
+}
+
+template <typename T>
+void lp_pool_forward(const PoolGeometry& g, std::int64_t p, std::span<const T> x, std::span<T> y,
+                     int threads) {
+  const int team = team_for<T>(threads, g);
+  Plan plan;
+  if (!plan_for(g, Reduce::Lp, false, p, team, plan))
+    return nodeflow::lp_pool_forward<T>(g, p, x, y);
+  const auto forward = kernels_for<T>(plan).forward;
+  parallel_ranges(team, plan.forward_items(), [&](std::int64_t begin, std::int64_t end) {
+    forward(plan, x.data(), y.data(), nullptr, begin, end);
+  });
+}
+
+template <typename T>
+void lp_pool_backward(const PoolGeometry& g, std::int64_t p, std::span<const T> x,
+                      std::span<const T> y, std::span<const T> dy, double scale, std::span<T> dx,
+                      int threads) {
+  const int team = team_for<T>(threads, g);
+  Plan plan;
+  if (!plan_for(g, Reduce::Lp, false, p, team, plan))
+    return nodeflow::lp_pool_backward<T>(g, p, x, y, dy, scale, dx);
+  parallel_ranges(team, plan.planes, [&](std::int64_t begin, std::int64_t end) {
+    lp_backward_planes<T>(plan, x.data(), y.data(), dy.data(), scale, dx.data(), begin, end);
+  });
+}
+
+#define NODEFLOW_POOL_FAST_FLOAT(T)                                                                \
+  template void average_pool_forward<T>(const PoolGeometry&, bool, std::span<const T>,             \
+                                        std::span<T>, int);                                        \
+  template void average_pool_backward<T>(const PoolGeometry&, bool, std::span<const T>, double,    \
+                                         std::span<T>, int);                                       \
+  template void max_pool_backward<T>(const PoolGeometry&, std::span<const std::int64_t>,           \
+                                     std::span<const T>, double, std::span<T>, int);               \
+  template void lp_pool_forward<T>(const PoolGeometry&, std::int64_t, std::span<const T>,          \
+                                   std::span<T>, int);                                             \
+  template void lp_pool_backward<T>(const PoolGeometry&, std::int64_t, std::span<const T>,         \
+                                    std::span<const T>, std::span<const T>, double, std::span<T>, \
+                                    int);
+#define NODEFLOW_POOL_FAST_MAX(T)                                                          \
+  template void max_pool_forward<T>(const PoolGeometry&, std::span<const T>, std::span<T>, \
+                                    std::span<std::int64_t>, int);
+
+NODEFLOW_POOL_FAST_FLOAT(float)
+NODEFLOW_POOL_FAST_FLOAT(double)
+NODEFLOW_POOL_FAST_FLOAT(half)
+NODEFLOW_POOL_FAST_FLOAT(bfloat16)
+NODEFLOW_POOL_FAST_MAX(float)
+NODEFLOW_POOL_FAST_MAX(double)
+NODEFLOW_POOL_FAST_MAX(half)
+NODEFLOW_POOL_FAST_MAX(bfloat16)
+NODEFLOW_POOL_FAST_MAX(std::int8_t)
+NODEFLOW_POOL_FAST_MAX(std::uint8_t)
+
+}  // namespace fast
+}  // namespace nodeflow

@@ -1,0 +1,225 @@
+// The fast pooling kernels against the reference kernels (the oracle) over a
+// seeded random sweep: every op, every attribute (kernel, strides, dilations,
+// pads, auto_pad, ceil_mode, count_include_pad, storage_order, p), 1-D, 2-D
+// and 3-D, odd sizes, every dtype, 1 and 3 threads, every instruction-set
+// level this CPU has. MaxPool values, argmax and gradients and LpPool
+// gradients must be bitwise equal; averages and Lp values within a few ulps
+// of the sum of magnitudes (test_pool_fast_util.hpp, error_in_ulps).
+#include <gtest/gtest.h>
+
+#include <iostream>
+#include <random>
+#include <sstream>
+
+#include "core/errors.hpp"
+#include "nodes/pool_fast.hpp"
+#include "nodes/pool_kernels.hpp"
+#include "test_pool_fast_util.hpp"
+
+namespace nodeflow {
+namespace {
+
+using testing::pool_fast::Draw;
+using ints = std::vector<std::int64_t>;
+
+// A few ulps: the fast sums add the same terms in another (separable) order.
+constexpr double kUlps = 2.0;
+
+struct SweepCase {
+  PoolKind kind = PoolKind::Max;
+  Attributes attrs;
+  Shape shape;
+  DType dtype = DType::Float32;
+  Draw draw = Draw::Spread;
+  double scale = 1.0;
+
+  std::string describe() const {
+    std::ostringstream s;
+    s << pool_op_type(kind) << " " << dtype_name(dtype) << " x" << to_string(shape);
+    for (const auto& [name, value] : attrs) s << " " << name << "=" << to_string(value);
+    s << (draw == Draw::Ties ? " ties" : " spread") << " scale=" << scale;
+    return s.str();
+  }
+};
+
+template <typename T>
+T pick(std::mt19937_64& rng, std::initializer_list<T> options) {
+  std::uniform_int_distribution<std::size_t> d(0, options.size() - 1);
+  return *(options.begin() + d(rng));
+}
+
+std::int64_t uniform(std::mt19937_64& rng, std::int64_t lo, std::int64_t hi) {
+  return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+}
+
+SweepCase random_case(std::mt19937_64& rng) {
+  SweepCase c;
+  c.kind = pick(rng, {PoolKind::Max, PoolKind::Max, PoolKind::Average, PoolKind::Average,
+                      PoolKind::Lp, PoolKind::GlobalAverage, PoolKind::GlobalMax});
+  const auto rank = static_cast<std::size_t>(uniform(rng, 1, 3));
+  c.shape = {uniform(rng, 1, 2), uniform(rng, 1, 3)};
+  const std::int64_t largest = rank == 1 ? 40 : rank == 2 ? 13 : 7;
+  for (std::size_t i = 0; i < rank; ++i) c.shape.push_back(uniform(rng, 1, largest));
+  const bool bytes = c.kind == PoolKind::Max || c.kind == PoolKind::GlobalMax;
+  c.dtype = bytes ? pick(rng, {DType::Float32, DType::Float32, DType::Float64, DType::Float16,
+                               DType::BFloat16, DType::Int8, DType::UInt8})
+                  : pick(rng, {DType::Float32, DType::Float32, DType::Float64, DType::Float16,
+                               DType::BFloat16});
+  c.draw = pick(rng, {Draw::Spread, Draw::Ties});
+  c.scale = pick(rng, {1.0, 0.5, -1.5});
+  if (c.kind == PoolKind::GlobalAverage || c.kind == PoolKind::GlobalMax) return c;
+
+  ints kernel, strides, dilations, pads(2 * rank);
+  for (std::size_t i = 0; i < rank; ++i) {
+    kernel.push_back(uniform(rng, 1, 4));
+    strides.push_back(uniform(rng, 1, 3));
+    dilations.push_back(uniform(rng, 0, 3) == 0 ? uniform(rng, 2, 3) : 1);
+    const std::int64_t extent = dilations[i] * (kernel[i] - 1) + 1;
+    pads[i] = uniform(rng, 0, std::min<std::int64_t>(2, extent - 1));
+    pads[rank + i] = uniform(rng, 0, std::min<std::int64_t>(2, extent - 1));
+  }
+  c.attrs["kernel_shape"] = kernel;
+  c.attrs["strides"] = strides;
+  c.attrs["dilations"] = dilations;
+  const std::string auto_pad =
+      pick<std::string>(rng, {"NOTSET", "NOTSET", "NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"});
+  c.attrs["auto_pad"] = auto_pad;
+  if (auto_pad == "NOTSET") c.attrs["pads"] = pads;
+  c.attrs["ceil_mode"] = std::int64_t{uniform(rng, 0, 2) == 0};
+  if (c.kind == PoolKind::Average) c.attrs["count_include_pad"] = uniform(rng, 0, 1);
+  if (c.kind == PoolKind::Max) c.attrs["storage_order"] = uniform(rng, 0, 1);
+  if (c.kind == PoolKind::Lp) c.attrs["p"] = uniform(rng, 1, 3);
+  return c;
+}
+
+std::vector<double> as_doubles(const Tensor& t) {
+  std::vector<double> out;
+  visit_dtype(t.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    for (T v : t.values<T>()) out.push_back(static_cast<double>(v));
+  });
+  return out;
+}
+
+template <typename T>
+Tensor absolute(const Tensor& t) {
+  Tensor out = t.clone();
+  for (T& v : out.values<T>()) v = v < T(0) ? T(-v) : v;
+  return out;
+}
+
+// One case at one level and thread count; gtest failures carry the case.
+template <typename T>
+void check_case(const SweepCase& c, const PoolGeometry& g, const PoolAttributes& a,
+                std::mt19937_64& rng, int threads, double& worst) {
+  const bool specials = c.draw == Draw::Ties;
+  Tensor x(dtype_of_v<T>, g.input_shape());
+  testing::pool_fast::fill_random<T>(x.values<T>(), rng, c.draw, specials);
+  Tensor dy(dtype_of_v<T>, g.output_shape()), dx0(dtype_of_v<T>, g.input_shape());
+  testing::pool_fast::fill_random<T>(dy.values<T>(), rng, Draw::Spread, false);
+  testing::pool_fast::fill_random<T>(dx0.values<T>(), rng, Draw::Spread, false);
+  const auto cx = std::span<const T>(x.values<T>());
+  const auto cdy = std::span<const T>(dy.values<T>());
+
+  if (c.kind == PoolKind::Max || c.kind == PoolKind::GlobalMax) {
+    Tensor y_ref(dtype_of_v<T>, g.output_shape()), am_ref(DType::Int64, g.output_shape());
+    max_pool_forward<T>(g, cx, y_ref.values<T>(), am_ref.values<std::int64_t>());
+    for (PoolImpl impl : testing::pool_fast::fast_impls()) {
+      SCOPED_TRACE(pool_impl_name(impl));
+      const testing::pool_fast::ImplScope scope(impl);
+      Tensor y(dtype_of_v<T>, g.output_shape()), am(DType::Int64, g.output_shape());
+      fast::max_pool_forward<T>(g, cx, y.values<T>(), am.values<std::int64_t>(), threads);
+      EXPECT_TRUE(testing::pool_fast::bitwise_equal(y, y_ref));
+      EXPECT_TRUE(testing::pool_fast::bitwise_equal(am, am_ref));
+      Tensor y_only(dtype_of_v<T>, g.output_shape());
+      fast::max_pool_forward<T>(g, cx, y_only.values<T>(), {}, threads);
+      EXPECT_TRUE(testing::pool_fast::bitwise_equal(y_only, y_ref));
+      if constexpr (!std::is_integral_v<T>) {
+        Tensor dx_ref = dx0.clone(), dx = dx0.clone();
+        max_pool_backward<T>(am_ref.values<std::int64_t>(), cdy, c.scale, dx_ref.values<T>());
+        fast::max_pool_backward<T>(g, am_ref.values<std::int64_t>(), cdy, c.scale, dx.values<T>(),
+                                   threads);
+        EXPECT_TRUE(testing::pool_fast::bitwise_equal(dx, dx_ref));
+      }
+    }
+    return;
+  }
+  if constexpr (!std::is_integral_v<T>) {
+    const bool average = c.kind == PoolKind::Average || c.kind == PoolKind::GlobalAverage;
+    const bool include_pad = a.count_include_pad;
+    Tensor y_ref(dtype_of_v<T>, g.output_shape()), magnitude(dtype_of_v<T>, g.output_shape());
+    const Tensor ax = absolute<T>(x);
+    if (average) {
+      average_pool_forward<T>(g, include_pad, cx, y_ref.values<T>());
+      average_pool_forward<T>(g, include_pad, std::span<const T>(ax.values<T>()),
+                              magnitude.values<T>());
+    } else {
+      lp_pool_forward<T>(g, a.p, cx, y_ref.values<T>());
+      magnitude = absolute<T>(y_ref);
+    }
+    // Backward: reference with dx prefilled, and its magnitude (|dy|, |scale|, dx 0).
+    Tensor dx_ref = dx0.clone(), grad_magnitude(dtype_of_v<T>, g.input_shape());
+    const Tensor ady = absolute<T>(dy);
+    if (average) {
+      average_pool_backward<T>(g, include_pad, cdy, c.scale, dx_ref.values<T>());
+      average_pool_backward<T>(g, include_pad, std::span<const T>(ady.values<T>()),
+                               std::abs(c.scale), grad_magnitude.values<T>());
+    } else {
+      lp_pool_backward<T>(g, a.p, cx, y_ref.values<T>(), cdy, c.scale, dx_ref.values<T>());
+    }
+    const auto mag = as_doubles(magnitude), grad_mag = as_doubles(grad_magnitude);
+    for (PoolImpl impl : testing::pool_fast::fast_impls()) {
+      SCOPED_TRACE(pool_impl_name(impl));
+      const testing::pool_fast::ImplScope scope(impl);
+      Tensor y(dtype_of_v<T>, g.output_shape()), dx = dx0.clone();
+      if (average) {
+        fast::average_pool_forward<T>(g, include_pad, cx, y.values<T>(), threads);
+        fast::average_pool_backward<T>(g, include_pad, cdy, c.scale, dx.values<T>(), threads);
+        const double e = testing::pool_fast::error_in_ulps<T>(y.values<T>(), y_ref.values<T>(), mag);
+        const double ge = testing::pool_fast::error_in_ulps<T>(dx.values<T>(), dx_ref.values<T>(), grad_mag);
+        EXPECT_LE(e, kUlps);
+        EXPECT_LE(ge, kUlps);
+        worst = std::max({worst, e, ge});
+      } else {
+        fast::lp_pool_forward<T>(g, a.p, cx, y.values<T>(), threads);
+        const double e = testing::pool_fast::error_in_ulps<T>(y.values<T>(), y_ref.values<T>(), mag);
+        EXPECT_LE(e, kUlps);
+        worst = std::max(worst, e);
+        fast::lp_pool_backward<T>(g, a.p, cx, y_ref.values<T>(), cdy, c.scale, dx.values<T>(),
+                                  threads);
+        EXPECT_TRUE(testing::pool_fast::bitwise_equal(dx, dx_ref));
+      }
+    }
+  }
+}
+
+TEST(PoolFastSweep, MatchesTheReferenceKernels) {
+  std::mt19937_64 rng(20240611);
+  double worst = 0;
+  int checked = 0;
+  while (checked < 600) {
+    const SweepCase c = random_case(rng);
+    PoolAttributes a;
+    PoolGeometry g;
+    try {
+      a = parse_pool_attributes(c.kind, c.attrs);
+      g = pool_geometry(a, c.shape);
+    } catch (const Error&) {
+      continue;  // an invalid combination: the geometry tests cover those
+    }
+    ++checked;
+    SCOPED_TRACE(c.describe());
+    for (int threads : {1, 3})
+      visit_dtype(c.dtype, [&](auto tag) {
+        using T = decltype(tag);
+        if constexpr (!std::is_same_v<T, std::int64_t>) check_case<T>(c, g, a, rng, threads, worst);
+      });
+    if (::testing::Test::HasFailure()) break;  // the first failing case says it all
+  }
+  RecordProperty("worst_ulps", std::to_string(worst));
+  std::cout << "[ sweep ] " << checked << " cases; largest average/Lp difference " << worst
+            << " ulps of the magnitude\n";
+}
+
+}  // namespace
+}  // namespace nodeflow
