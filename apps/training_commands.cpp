@@ -84,7 +84,7 @@ void train_model(const TrainRequest& request, std::ostream& out) {
                    " of the held-out set differently from the trained network in memory");
 
   const EpochMetrics& last = history.back();
-  out << "trained " << graph.name() << " for " << history.size() << " epochs (" << trainer.steps()
+  out << "trained " << graph.name() << " for " << history.size() << " epoch(s) (" << trainer.steps()
       << " steps) in " << static_cast<long long>(seconds + 0.5) << " s, "
       << static_cast<long long>(last.samples_per_second) << " samples/s in the last epoch, "
       << config.threads << " thread(s)\n";

@@ -145,11 +145,15 @@ std::vector<EpochMetrics> Trainer::fit(const Dataset& train, const Dataset& test
   done_samples_ = 0;
   busy_seconds_ = 0.0;
   bool chart_failed = false;
+  std::int64_t trained_values = 0;
+  for (const std::string& name : reached_)
+    trained_values += graph_.initializer(name)->value.numel();
   spdlog::info(
-      "training {} parameters of '{}' on {} samples ({} held out): {} epochs of batches of {}, "
-      "{} lr {}, {} thread(s)",
-      reached_.size(), graph_.name(), train.size(), test.size(), config_.epochs, config_.batch_size,
-      optimizer_kind_name(config_.optimizer.kind), config_.optimizer.lr, config_.threads);
+      "training {} parameter tensors ({} values) of '{}' on {} samples ({} held out): {} epoch(s) "
+      "of batches of {}, {} lr {}, {} thread(s)",
+      reached_.size(), trained_values, graph_.name(), train.size(), test.size(), config_.epochs,
+      config_.batch_size, optimizer_kind_name(config_.optimizer.kind), config_.optimizer.lr,
+      config_.threads);
   for (std::int64_t e = 0; e < config_.epochs; ++e) {
     EpochMetrics m = train_epoch(train, e);
     const Clock::time_point eval_start = Clock::now();
