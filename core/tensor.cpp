@@ -8,24 +8,30 @@ namespace nodeflow {
 namespace {
 constexpr std::size_t kAlign = 64;
 
-std::shared_ptr<std::byte[]> allocate(std::size_t bytes) {
+std::shared_ptr<std::byte[]> allocate(std::size_t bytes, bool zero_fill) {
   const std::size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
   void* p = ::operator new[](rounded == 0 ? kAlign : rounded, std::align_val_t(kAlign), std::nothrow);
   if (!p) throw Error("cannot allocate " + std::to_string(bytes) + " bytes for a tensor");
-  std::memset(p, 0, rounded == 0 ? kAlign : rounded);
+  if (zero_fill) std::memset(p, 0, rounded == 0 ? kAlign : rounded);
   return std::shared_ptr<std::byte[]>(static_cast<std::byte*>(p), [](std::byte* q) {
     ::operator delete[](q, std::align_val_t(kAlign));
   });
 }
 }  // namespace
 
-Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+Tensor::Tensor(DType dtype, Shape shape) : Tensor(dtype, std::move(shape), true) {}
+
+Tensor Tensor::uninitialized(DType dtype, Shape shape) {
+  return Tensor(dtype, std::move(shape), false);
+}
+
+Tensor::Tensor(DType dtype, Shape shape, bool zero_fill) : dtype_(dtype), shape_(std::move(shape)) {
   numel_ = element_count(shape_);
   const auto esize = static_cast<std::int64_t>(dtype_size(dtype_));
   if (numel_ > (std::numeric_limits<std::int64_t>::max() - 64) / esize)
     throw ShapeMismatch("tensor of shape " + to_string(shape_) + " and dtype " +
                         std::string(dtype_name(dtype_)) + " overflows the byte count");
-  buffer_ = allocate(static_cast<std::size_t>(numel_ * esize));
+  buffer_ = allocate(static_cast<std::size_t>(numel_ * esize), zero_fill);
 }
 
 void Tensor::check_type(DType requested) const {

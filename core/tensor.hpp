@@ -24,6 +24,10 @@ class Tensor {
   /// Zero-filled tensor. Throws ShapeMismatch if the shape is dynamic or its
   /// element/byte count overflows, Error if the memory cannot be allocated.
   Tensor(DType dtype, Shape shape);
+  /// A tensor whose elements are left unset, for a kernel that writes every
+  /// element: it saves the pass over memory the zero fill costs, which is
+  /// much of the time of a memory-bound kernel. Throws as Tensor(dtype, shape).
+  static Tensor uninitialized(DType dtype, Shape shape);
 
   /// Tensor filled from typed values (size must equal the element count).
   template <typename T> static Tensor from(Shape shape, std::span<const T> values) {
@@ -71,6 +75,7 @@ class Tensor {
   bool shares_buffer(const Tensor& other) const { return buffer_ && buffer_ == other.buffer_; }
 
  private:
+  Tensor(DType dtype, Shape shape, bool zero_fill);
   void check_type(DType requested) const;
   DType dtype_ = DType::Float32;
   Shape shape_;
