@@ -10,6 +10,7 @@
 #include "serialization/json_reader.hpp"
 #include "serialization/json_writer.hpp"
 #include "serialization/npy.hpp"
+#include "training/heap_tuning.hpp"
 #include "training/mnist.hpp"
 #include "training/reload_check.hpp"
 #include "training/trainer.hpp"
@@ -47,6 +48,7 @@ std::string percent(double fraction) {
 }  // namespace
 
 void train_model(const TrainRequest& request, std::ostream& out) {
+  keep_freed_buffers_in_heap();
   spdlog::set_level(spdlog::level::info);  // progress lines (stderr)
   TrainConfig config = load_train_config(request.config);
   if (request.threads) config.threads = *request.threads;
@@ -99,6 +101,7 @@ void train_model(const TrainRequest& request, std::ostream& out) {
 }
 
 void evaluate_model(const EvalRequest& request, std::ostream& out) {
+  keep_freed_buffers_in_heap();
   Bindings bindings;
   std::int64_t batch_size = 256;
   if (!request.config.empty()) {

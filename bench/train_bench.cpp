@@ -6,10 +6,16 @@
 // Inputs are seeded uniform pixels and labels i % 10, so no dataset is needed.
 // For scale: PyTorch 1.13 takes about 10.4 ms per training step of 64 and
 // 17 ms per inference batch of 256 with 2 threads.
+// Like `nodeflow train` and `eval`, the benchmark keeps freed activation
+// buffers in the heap (keep_freed_buffers_in_heap); run it with
+// --no_heap_tuning to measure glibc's default behaviour.
 #include <benchmark/benchmark.h>
+
+#include <cstring>
 
 #include "core/executor.hpp"
 #include "serialization/json_reader.hpp"
+#include "training/heap_tuning.hpp"
 #include "training/random.hpp"
 #include "training/trainer.hpp"
 
@@ -53,4 +59,20 @@ BENCHMARK(BM_LeNet5Inference)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->Us
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  bool tune = true;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--no_heap_tuning") == 0)
+      tune = false;
+    else
+      argv[kept++] = argv[i];
+  }
+  argc = kept;
+  if (tune) nodeflow::training::keep_freed_buffers_in_heap();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

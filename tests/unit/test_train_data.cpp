@@ -14,6 +14,7 @@
 
 #include "training/chart.hpp"
 #include "training/dataset.hpp"
+#include "training/heap_tuning.hpp"
 #include "training/history.hpp"
 #include "training/metrics.hpp"
 #include "training/random.hpp"
@@ -163,6 +164,21 @@ TEST(Chart, GnuplotDrawsTheFile) {
                           std::filesystem::directory_iterator()),
             2);
   std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace nodeflow::training
+
+namespace nodeflow::training {
+namespace {
+
+TEST(HeapTuning, GlibcAcceptsTheSettings) {
+#if defined(__GLIBC__)
+  // False here would mean the settings never reached mallopt (e.g. __GLIBC__ unseen).
+  EXPECT_TRUE(keep_freed_buffers_in_heap());
+#else
+  EXPECT_FALSE(keep_freed_buffers_in_heap());
+#endif
 }
 
 }  // namespace
