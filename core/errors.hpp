@@ -71,4 +71,14 @@ template <typename F> decltype(auto) with_context(const std::string& where, F&& 
   }
 }
 
+/// with_context for hot loops: `where()` builds the location only when an error
+/// escapes, so the common, successful call makes no string.
+template <typename W, typename F> decltype(auto) with_lazy_context(W&& where, F&& f) {
+  try {
+    return f();
+  } catch (const Error& e) {
+    rethrow_with_context(context_prefix(where(), e.what()));
+  }
+}
+
 }  // namespace nodeflow

@@ -1,6 +1,7 @@
 #include "core/executor.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <set>
 
 #include "core/errors.hpp"
@@ -37,58 +38,59 @@ void check_feeds(const Graph& g, const TensorMap& feeds) {
     if (!declared.count(name)) throw InvalidGraph("'" + name + "' is not a graph input");
 }
 
-// Tensors of one pass, freed once their last consumer has run.
+// Tensors of one pass by slot, each freed once its last reader has run.
 class Workspace {
  public:
-  Workspace(const Graph& g, const TensorMap& feeds) : graph_(g) {
-    for (const auto& [name, t] : feeds) values_[name] = t;
-    for (const auto& init : g.def().initializers) values_[init.name] = init.value;
-    for (const auto& step : g.steps())
-      for (const auto& t : step.inputs)
-        if (!t.empty()) ++remaining_[t];
-    for (const auto& out : g.def().outputs) kept_.insert(out);
+  Workspace(const Graph& g, const TensorMap& feeds, const std::vector<std::size_t>& reads)
+      : graph_(g), values_(g.tensor_count()), remaining_(reads) {
+    const auto& inputs = g.def().inputs;
+    for (std::size_t i = 0; i < inputs.size(); ++i) values_[i] = feeds.find(inputs[i].name)->second;
+    for (std::size_t i = 0; i < g.def().initializers.size(); ++i)
+      values_[inputs.size() + i] = g.def().initializers[i].value;
   }
 
-  std::vector<Tensor> inputs_of(const Graph::Step& step) const {
-    std::vector<Tensor> in;
-    for (const auto& t : step.inputs) in.push_back(t.empty() ? Tensor{} : values_.at(t));
-    return in;
+  void gather_inputs(const Graph::Step& step, std::vector<Tensor>& in) const {
+    in.clear();
+    for (std::size_t s : step.input_slots) in.push_back(s == Graph::kAbsent ? Tensor{} : values_[s]);
   }
 
   void store(const Graph::Step& step, std::vector<Tensor>& outputs) {
-    const std::string where = step_path(graph_, step);
     for (std::size_t k = 0; k < step.outputs.size(); ++k) {
-      const TensorInfo& want = graph_.info(step.outputs[k]);
+      const std::size_t slot = step.output_slots[k];
+      const TensorInfo& want = graph_.tensor_info(slot);
       const Tensor& got = outputs[k];
       bool ok = !got.empty() && got.dtype() == want.dtype && got.rank() == want.shape.size();
       for (std::size_t a = 0; ok && a < got.rank(); ++a)
         ok = want.shape[a] == kDynamicDim || want.shape[a] == got.shape()[a];
       if (!ok)
-        throw RunError(where + ": output '" + step.outputs[k] + "' has dtype " +
+        throw RunError(step_path(graph_, step) + ": output '" + step.outputs[k] + "' has dtype " +
                        std::string(dtype_name(got.dtype())) + " and shape " +
                        to_string(got.shape()) + ", inferred " + std::string(dtype_name(want.dtype)) +
                        " " + to_string(want.shape));
-      values_[step.outputs[k]] = std::move(outputs[k]);
+      if (remaining_[slot] > 0) values_[slot] = std::move(outputs[k]);  // else nobody reads it
     }
   }
 
   // Drops the step's inputs that no later node reads (graph outputs stay).
   void release_inputs(const Graph::Step& step) {
-    for (const auto& t : step.inputs)
-      if (!t.empty() && --remaining_[t] == 0 && !kept_.count(t)) values_.erase(t);
+    for (std::size_t s : step.input_slots)
+      if (s != Graph::kAbsent && --remaining_[s] == 0) values_[s] = Tensor{};
   }
 
-  TensorMap outputs() const {
+  // `by_name` lists the graph outputs' positions sorted by name, so the map is
+  // filled in order, each insertion at its end.
+  TensorMap outputs(const std::vector<std::size_t>& by_name) const {
     TensorMap out;
-    for (const auto& name : graph_.def().outputs) out[name] = values_.at(name);
+    const auto& names = graph_.def().outputs;
+    for (std::size_t k : by_name)
+      out.emplace_hint(out.end(), names[k], values_[graph_.output_slots()[k]]);
     return out;
   }
 
  private:
   const Graph& graph_;
-  TensorMap values_;
-  std::map<std::string, std::size_t> remaining_;
-  std::set<std::string> kept_;
+  std::vector<Tensor> values_;
+  std::vector<std::size_t> remaining_;  ///< readers still to run; graph outputs one more
 };
 
 // One forward pass; `run` non-null in training mode.
@@ -100,23 +102,26 @@ std::uint64_t mix(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-TensorMap forward_pass(const Graph& g, const TensorMap& feeds, TrainingRun* run,
-                       std::vector<std::vector<Tensor>>* saved,
+TensorMap forward_pass(const Graph& g, const detail::ExecutionPlan& plan, const TensorMap& feeds,
+                       TrainingRun* run, std::vector<std::vector<Tensor>>* saved,
                        std::vector<std::vector<TensorInfo>>* input_infos, std::uint64_t seed,
                        TensorMap* updates, int threads) {
   check_feeds(g, feeds);
-  Workspace ws(g, feeds);
+  Workspace ws(g, feeds, plan.reads);
+  std::vector<Tensor> in;
+  std::vector<Tensor> out;
   for (std::size_t s = 0; s < g.steps().size(); ++s) {
     const Graph::Step& step = g.steps()[s];
-    std::vector<Tensor> in = ws.inputs_of(step);
-    std::vector<Tensor> out(step.outputs.size());
+    ws.gather_inputs(step, in);
+    out.assign(step.outputs.size(), Tensor{});
     const bool keep = run != nullptr && step.node->config().training;
     std::vector<std::pair<std::size_t, Tensor>> node_updates;
     ForwardContext ctx{in, out, keep ? &(*saved)[s] : nullptr, mix(seed ^ mix(s)),
                        keep ? &node_updates : nullptr, threads};
-    with_context(step_path(g, step), [&] { step.node->forward(ctx); });
+    with_lazy_context([&] { return step_path(g, step); }, [&] { step.node->forward(ctx); });
     for (auto& [k, value] : node_updates) {
-      const Initializer* init = k < step.inputs.size() ? g.initializer(step.inputs[k]) : nullptr;
+      const Initializer* init =
+          k < step.input_slots.size() ? g.initializer_at(step.input_slots[k]) : nullptr;
       if (init == nullptr || init->trainable)
         throw RunError(step_path(g, step) + ": input " + std::to_string(k) +
                        " is not a non-trainable initializer and cannot be updated");
@@ -126,9 +131,10 @@ TensorMap forward_pass(const Graph& g, const TensorMap& feeds, TrainingRun* run,
       for (const Tensor& t : in)
         (*input_infos)[s].push_back(t.empty() ? TensorInfo{} : TensorInfo{t.dtype(), t.shape()});
     ws.store(step, out);
+    in.clear();  // before the release, so the inputs' buffers go now
     ws.release_inputs(step);
   }
-  return ws.outputs();
+  return ws.outputs(plan.outputs_by_name);
 }
 
 }  // namespace
@@ -145,10 +151,20 @@ Executor::Executor(const Graph& graph, ExecutorOptions options)
   if (options_.threads < 1)
     throw InvalidAttribute("ExecutorOptions.threads must be >= 1, got " +
                            std::to_string(options_.threads));
+  plan_.reads.assign(graph.tensor_count(), 0);
+  for (const Graph::Step& step : graph.steps())
+    for (std::size_t s : step.input_slots)
+      if (s != Graph::kAbsent) ++plan_.reads[s];
+  for (std::size_t s : graph.output_slots()) ++plan_.reads[s];
+  const auto& names = graph.def().outputs;
+  plan_.outputs_by_name.resize(names.size());
+  std::iota(plan_.outputs_by_name.begin(), plan_.outputs_by_name.end(), std::size_t{0});
+  std::stable_sort(plan_.outputs_by_name.begin(), plan_.outputs_by_name.end(),
+                   [&](std::size_t a, std::size_t b) { return names[a] < names[b]; });
 }
 
 TensorMap Executor::run(const TensorMap& feeds) const {
-  return forward_pass(graph_, feeds, nullptr, nullptr, nullptr, 0, nullptr, options_.threads);
+  return forward_pass(graph_, plan_, feeds, nullptr, nullptr, nullptr, 0, nullptr, options_.threads);
 }
 
 TrainingRun Executor::forward(const TensorMap& feeds, std::uint64_t seed) const {
@@ -156,7 +172,7 @@ TrainingRun Executor::forward(const TensorMap& feeds, std::uint64_t seed) const 
   r.graph_ = &graph_;
   r.saved_.resize(graph_.steps().size());
   r.input_infos_.resize(graph_.steps().size());
-  r.outputs_ = forward_pass(graph_, feeds, &r, &r.saved_, &r.input_infos_, seed, &r.updates_,
+  r.outputs_ = forward_pass(graph_, plan_, feeds, &r, &r.saved_, &r.input_infos_, seed, &r.updates_,
                             options_.threads);
   r.feeds_ = feeds;
   return r;
@@ -261,7 +277,7 @@ TensorMap Executor::backward(TrainingRun& run, const TensorMap& grad_outputs) co
     }
     BackwardContext ctx{infos, saved, dy, dx, step.node->config().lda_coeff, parameters,
                         options_.threads};
-    with_context(step_path(g, step), [&] { step.node->backward(ctx); });
+    with_lazy_context([&] { return step_path(g, step); }, [&] { step.node->backward(ctx); });
   }
   run.input_infos_.clear();
 

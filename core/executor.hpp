@@ -44,7 +44,16 @@ struct ExecutorOptions {
   int threads = 1;
 };
 
-/// Runs a graph. Stateless apart from the graph reference and its options:
+namespace detail {
+/// What an Executor works out once for its graph, so that a run looks no name up.
+struct ExecutionPlan {
+  std::vector<std::size_t> reads;            ///< per slot: readers, plus one for graph outputs
+  std::vector<std::size_t> outputs_by_name;  ///< positions in def().outputs, sorted by name
+};
+}  // namespace detail
+
+/// Runs a graph. Stateless apart from the graph reference, its options and
+/// bookkeeping derived from the graph's structure when constructed:
 /// every method is safe to call from several threads at once.
 class Executor {
  public:
@@ -76,6 +85,7 @@ class Executor {
  private:
   const Graph& graph_;
   ExecutorOptions options_;
+  detail::ExecutionPlan plan_;
 };
 
 }  // namespace nodeflow

@@ -1,7 +1,11 @@
 #include "core/graph.hpp"
 
 #include <cmath>
-#include <set>
+#include <functional>
+#include <mutex>
+#include <queue>
+#include <string_view>
+#include <unordered_set>
 
 #include "core/errors.hpp"
 #include "core/registry.hpp"
@@ -25,130 +29,174 @@ std::string default_output_name(const std::string& node, std::size_t i) {
   return i == 0 ? node : node + ":" + std::to_string(i);
 }
 
+struct Graph::NameIndex {
+  std::once_flag once;
+  std::map<std::string, TensorInfo> infos;
+};
+
 Graph::Graph(Graph&&) noexcept = default;
 Graph& Graph::operator=(Graph&&) noexcept = default;
 Graph::~Graph() = default;
 
-Graph::Graph(GraphDef def) : def_(std::move(def)) {
+// Names are resolved once, here, through a hash map; everything after works on
+// slots and node indices, so construction stays linear in the graph's size.
+// Error locations are built only when an error is thrown.
+Graph::Graph(GraphDef def) : def_(std::move(def)), name_index_(std::make_unique<NameIndex>()) {
   const OpRegistry& registry = OpRegistry::global();
-  // Where each tensor name is defined, so a second definition can be reported.
-  std::set<std::string> defined;
-  auto define = [&](const std::string& name, const std::string& where) {
-    if (name.empty()) throw InvalidGraph(where + ": tensor name is empty");
-    if (!defined.insert(name).second)
-      throw InvalidGraph(where + ": tensor name '" + name +
+  std::size_t expected_tensors = def_.inputs.size() + def_.initializers.size();
+  for (const NodeDef& n : def_.nodes)
+    expected_tensors += n.specified_outputs_name ? n.specified_outputs_name->size() : 1;
+  slot_of_.reserve(expected_tensors);
+  slot_names_.reserve(expected_tensors);
+  slot_infos_.reserve(expected_tensors);
+  // A second definition of a name is reported where it happens.
+  auto define = [&](const std::string& name, const auto& where) {
+    if (name.empty()) throw InvalidGraph(where() + ": tensor name is empty");
+    if (!slot_of_.try_emplace(name, slot_names_.size()).second)
+      throw InvalidGraph(where() + ": tensor name '" + name +
                          "' is defined twice (names are unique in the graph)");
+    slot_names_.push_back(name);
+    slot_infos_.emplace_back();
+    return slot_names_.size() - 1;
   };
 
   for (std::size_t i = 0; i < def_.inputs.size(); ++i) {
     const GraphInput& in = def_.inputs[i];
-    const std::string where = "inputs[" + std::to_string(i) + "] (" + in.name + ")";
-    define(in.name, where + ".name");
+    auto where = [&] { return "inputs[" + std::to_string(i) + "] (" + in.name + ")"; };
+    const std::size_t slot = define(in.name, [&] { return where() + ".name"; });
     Shape known;
     for (std::int64_t d : in.info.shape) {
-      if (d < kDynamicDim) throw ShapeMismatch(where + ".shape: dimension " + std::to_string(d) + " is negative");
+      if (d < kDynamicDim) throw ShapeMismatch(where() + ".shape: dimension " + std::to_string(d) + " is negative");
       known.push_back(d < 0 ? 1 : d);
     }
     try {
       element_count(known);
     } catch (const ShapeMismatch&) {
-      throw ShapeMismatch(where + ".shape: element count of " + to_string(in.info.shape) + " overflows int64");
+      throw ShapeMismatch(where() + ".shape: element count of " + to_string(in.info.shape) + " overflows int64");
     }
-    infos_[in.name] = in.info;
+    slot_infos_[slot] = in.info;
   }
   for (std::size_t i = 0; i < def_.initializers.size(); ++i) {
     const Initializer& init = def_.initializers[i];
-    const std::string where = "initializers[" + std::to_string(i) + "] (" + init.name + ")";
-    define(init.name, where + ".name");
-    if (init.value.empty()) throw InvalidGraph(where + ".data: initializer has no value");
+    auto where = [&] { return "initializers[" + std::to_string(i) + "] (" + init.name + ")"; };
+    const std::size_t slot = define(init.name, [&] { return where() + ".name"; });
+    if (init.value.empty()) throw InvalidGraph(where() + ".data: initializer has no value");
     if (init.trainable && !is_float(init.value.dtype()))
-      throw UnsupportedDType(where + ".trainable: initializer of dtype " +
+      throw UnsupportedDType(where() + ".trainable: initializer of dtype " +
                              std::string(dtype_name(init.value.dtype())) + " cannot be trainable");
-    infos_[init.name] = TensorInfo{init.value.dtype(), init.value.shape()};
-    initializer_index_[init.name] = i;
+    slot_infos_[slot] = TensorInfo{init.value.dtype(), init.value.shape()};
   }
 
   // Nodes: op, name, attributes, output names.
-  std::set<std::string> node_names;
-  std::vector<std::vector<std::string>> outputs(def_.nodes.size());
-  std::vector<std::unique_ptr<Node>> instances(def_.nodes.size());
-  for (std::size_t i = 0; i < def_.nodes.size(); ++i) {
+  const std::size_t node_count = def_.nodes.size();
+  std::unordered_set<std::string_view> node_names;  // views of def_'s names, which stay put
+  node_names.reserve(node_count);
+  std::vector<Step> compiled(node_count);
+  std::vector<std::size_t> producer(expected_tensors, kAbsent);  // slot -> node index
+  for (std::size_t i = 0; i < node_count; ++i) {
     const NodeDef& n = def_.nodes[i];
-    const std::string where = node_path(i, n);
-    if (n.name.empty()) throw InvalidGraph(where + ".name: node name is empty");
+    auto where = [&] { return node_path(i, n); };
+    if (n.name.empty()) throw InvalidGraph(where() + ".name: node name is empty");
     if (!node_names.insert(n.name).second)
-      throw InvalidGraph(where + ".name: duplicate node name '" + n.name + "'");
+      throw InvalidGraph(where() + ".name: duplicate node name '" + n.name + "'");
     const OpSchema* schema = registry.find(n.op_type);
     if (!schema)
-      throw InvalidGraph(where + ".op_type: unknown op_type '" + n.op_type + "' (known: " +
+      throw InvalidGraph(where() + ".op_type: unknown op_type '" + n.op_type + "' (known: " +
                          join(registry.names()) + ")");
-    with_context(where, [&] { validate_attributes(n.op_type, schema->attributes, n.attributes); });
+    with_lazy_context(where, [&] { validate_attributes(n.op_type, schema->attributes, n.attributes); });
     if (n.inputs.size() < schema->min_inputs || n.inputs.size() > schema->inputs.size())
-      throw InvalidGraph(where + ".inputs: " + n.op_type + " takes " +
+      throw InvalidGraph(where() + ".inputs: " + n.op_type + " takes " +
                          std::to_string(schema->min_inputs) + " to " +
                          std::to_string(schema->inputs.size()) + " inputs, got " +
                          std::to_string(n.inputs.size()));
     for (std::size_t k = 0; k < schema->min_inputs; ++k)
       if (n.inputs[k].empty())
-        throw InvalidGraph(where + ".inputs[" + std::to_string(k) + "]: required input '" +
+        throw InvalidGraph(where() + ".inputs[" + std::to_string(k) + "]: required input '" +
                            schema->inputs[k] + "' of " + n.op_type + " is absent");
     if (!std::isfinite(n.lda_coeff))
-      throw InvalidAttribute(where + ".lda_coeff: expected a finite number");
+      throw InvalidAttribute(where() + ".lda_coeff: expected a finite number");
+    Step& step = compiled[i];
+    step.def_index = i;
     if (n.specified_outputs_name) {
       const auto& names = *n.specified_outputs_name;
       if (names.size() < schema->min_outputs || names.size() > schema->outputs.size())
-        throw InvalidGraph(where + ".specified_outputs_name: " + n.op_type + " has " +
+        throw InvalidGraph(where() + ".specified_outputs_name: " + n.op_type + " has " +
                            std::to_string(schema->min_outputs) + " to " +
                            std::to_string(schema->outputs.size()) + " outputs, got " +
                            std::to_string(names.size()) + " names");
-      outputs[i] = names;
+      step.outputs = names;
     } else {
       for (std::size_t k = 0; k < schema->outputs.size(); ++k)
-        outputs[i].push_back(default_output_name(n.name, k));
+        step.outputs.push_back(default_output_name(n.name, k));
     }
-    for (const auto& out : outputs[i]) define(out, where + ".specified_outputs_name");
-    with_context(where, [&] {
-      instances[i] = schema->create(NodeConfig{n.op_type, n.name, n.attributes, n.training, n.lda_coeff});
+    step.output_slots.reserve(step.outputs.size());
+    for (const auto& out : step.outputs) {
+      const std::size_t slot = define(out, [&] { return where() + ".specified_outputs_name"; });
+      if (slot >= producer.size()) producer.resize(slot + 1, kAbsent);
+      producer[slot] = i;
+      step.output_slots.push_back(slot);
+    }
+    with_lazy_context(where, [&] {
+      step.node = schema->create(NodeConfig{n.op_type, n.name, n.attributes, n.training, n.lda_coeff});
     });
   }
 
   // Wiring: every input is defined somewhere.
-  std::map<std::string, std::size_t> producer;
-  for (std::size_t i = 0; i < outputs.size(); ++i)
-    for (const auto& out : outputs[i]) producer[out] = i;
-  for (std::size_t i = 0; i < def_.nodes.size(); ++i)
-    for (std::size_t k = 0; k < def_.nodes[i].inputs.size(); ++k) {
-      const std::string& t = def_.nodes[i].inputs[k];
-      if (!t.empty() && !defined.count(t))
+  for (std::size_t i = 0; i < node_count; ++i) {
+    Step& step = compiled[i];
+    step.inputs = def_.nodes[i].inputs;
+    step.input_slots.reserve(step.inputs.size());
+    for (std::size_t k = 0; k < step.inputs.size(); ++k) {
+      const std::string& t = step.inputs[k];
+      const std::size_t s = t.empty() ? kAbsent : slot(t);
+      if (!t.empty() && s == kAbsent)
         throw InvalidGraph(node_path(i, def_.nodes[i]) + ".inputs[" + std::to_string(k) +
                            "]: tensor '" + t + "' is not a graph input, initializer or node output");
+      step.input_slots.push_back(s);
     }
-  for (std::size_t k = 0; k < def_.outputs.size(); ++k)
-    if (!defined.count(def_.outputs[k]))
+  }
+  output_slots_.reserve(def_.outputs.size());
+  for (std::size_t k = 0; k < def_.outputs.size(); ++k) {
+    const std::size_t s = slot(def_.outputs[k]);
+    if (s == kAbsent)
       throw InvalidGraph("outputs[" + std::to_string(k) + "]: tensor '" + def_.outputs[k] +
                          "' is not a graph input, initializer or node output");
-
-  // Topological order (Kahn), stable with respect to document order.
-  std::vector<std::size_t> pending(def_.nodes.size(), 0);
-  std::vector<std::vector<std::size_t>> consumers(def_.nodes.size());
-  for (std::size_t i = 0; i < def_.nodes.size(); ++i)
-    for (const auto& t : def_.nodes[i].inputs)
-      if (auto it = producer.find(t); it != producer.end()) {
-        ++pending[i];
-        consumers[it->second].push_back(i);
-      }
-  std::set<std::size_t> ready;
-  for (std::size_t i = 0; i < pending.size(); ++i)
-    if (pending[i] == 0) ready.insert(i);
-  std::vector<std::size_t> order;
-  while (!ready.empty()) {
-    const std::size_t i = *ready.begin();
-    ready.erase(ready.begin());
-    order.push_back(i);
-    for (std::size_t c : consumers[i])
-      if (--pending[c] == 0) ready.insert(c);
+    output_slots_.push_back(s);
   }
-  if (order.size() != def_.nodes.size()) {
+
+  // Topological order (Kahn), stable with respect to document order: the
+  // smallest ready node index runs first. Consumers in one flat array.
+  std::vector<std::size_t> pending(node_count, 0);
+  std::vector<std::size_t> consumer_begin(node_count + 1, 0);
+  auto producer_of = [&](std::size_t s) { return s < producer.size() ? producer[s] : kAbsent; };
+  for (std::size_t i = 0; i < node_count; ++i)
+    for (std::size_t s : compiled[i].input_slots)
+      if (const std::size_t p = s == kAbsent ? kAbsent : producer_of(s); p != kAbsent) {
+        ++pending[i];
+        ++consumer_begin[p + 1];
+      }
+  for (std::size_t i = 0; i < node_count; ++i) consumer_begin[i + 1] += consumer_begin[i];
+  std::vector<std::size_t> consumers(consumer_begin[node_count]);
+  {
+    std::vector<std::size_t> fill(consumer_begin.begin(), consumer_begin.end() - 1);
+    for (std::size_t i = 0; i < node_count; ++i)
+      for (std::size_t s : compiled[i].input_slots)
+        if (const std::size_t p = s == kAbsent ? kAbsent : producer_of(s); p != kAbsent)
+          consumers[fill[p]++] = i;
+  }
+  std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> ready;
+  for (std::size_t i = 0; i < node_count; ++i)
+    if (pending[i] == 0) ready.push(i);
+  std::vector<std::size_t> order;
+  order.reserve(node_count);
+  while (!ready.empty()) {
+    const std::size_t i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (std::size_t c = consumer_begin[i]; c < consumer_begin[i + 1]; ++c)
+      if (--pending[consumers[c]] == 0) ready.push(consumers[c]);
+  }
+  if (order.size() != node_count) {
     std::vector<std::string> on_cycle;
     for (std::size_t i = 0; i < pending.size(); ++i)
       if (pending[i] > 0) on_cycle.push_back(def_.nodes[i].name);
@@ -156,35 +204,58 @@ Graph::Graph(GraphDef def) : def_(std::move(def)) {
   }
 
   // Shape and dtype inference in execution order.
+  steps_.reserve(node_count);
+  InferContext ctx;
+  std::vector<TensorInfo> out_infos;
   for (std::size_t i : order) {
-    const NodeDef& n = def_.nodes[i];
-    InferContext ctx;
-    ctx.num_outputs = outputs[i].size();
-    for (const auto& t : n.inputs) {
-      ctx.inputs.push_back(t.empty() ? nullptr : &infos_.at(t));
-      const Initializer* init = t.empty() ? nullptr : initializer(t);
+    Step& step = compiled[i];
+    auto where = [&] { return node_path(i, def_.nodes[i]); };
+    ctx.inputs.clear();
+    ctx.constants.clear();
+    ctx.num_outputs = step.outputs.size();
+    for (std::size_t s : step.input_slots) {
+      ctx.inputs.push_back(s == kAbsent ? nullptr : &slot_infos_[s]);
+      const Initializer* init = s == kAbsent ? nullptr : initializer_at(s);
       ctx.constants.push_back(init && !init->trainable ? &init->value : nullptr);
     }
-    std::vector<TensorInfo> out_infos;
-    with_context(node_path(i, n), [&] { out_infos = instances[i]->infer(ctx); });
-    if (out_infos.size() < outputs[i].size())
-      throw InvalidGraph(node_path(i, n) + ": shape inference gave " +
-                         std::to_string(out_infos.size()) + " outputs, expected " +
-                         std::to_string(outputs[i].size()));
-    for (std::size_t k = 0; k < outputs[i].size(); ++k) infos_[outputs[i][k]] = out_infos[k];
-    steps_.push_back(Step{i, std::move(instances[i]), n.inputs, outputs[i]});
+    with_lazy_context(where, [&] { out_infos = step.node->infer(ctx); });
+    if (out_infos.size() < step.outputs.size())
+      throw InvalidGraph(where() + ": shape inference gave " + std::to_string(out_infos.size()) +
+                         " outputs, expected " + std::to_string(step.outputs.size()));
+    for (std::size_t k = 0; k < step.outputs.size(); ++k)
+      slot_infos_[step.output_slots[k]] = std::move(out_infos[k]);
+    steps_.push_back(std::move(step));
   }
 }
 
+const std::map<std::string, TensorInfo>& Graph::tensor_infos() const {
+  std::call_once(name_index_->once, [&] {
+    for (std::size_t s = 0; s < slot_names_.size(); ++s)
+      name_index_->infos.emplace(slot_names_[s], slot_infos_[s]);
+  });
+  return name_index_->infos;
+}
+
+std::size_t Graph::slot(const std::string& tensor) const {
+  auto it = slot_of_.find(tensor);
+  return it == slot_of_.end() ? kAbsent : it->second;
+}
+
 const TensorInfo& Graph::info(const std::string& tensor) const {
-  auto it = infos_.find(tensor);
-  if (it == infos_.end()) throw InvalidGraph("tensor '" + tensor + "' is not in the graph");
-  return it->second;
+  const std::size_t s = slot(tensor);
+  if (s == kAbsent) throw InvalidGraph("tensor '" + tensor + "' is not in the graph");
+  return slot_infos_[s];
+}
+
+const Initializer* Graph::initializer_at(std::size_t slot) const {
+  const std::size_t first = def_.inputs.size();
+  if (slot < first || slot - first >= def_.initializers.size()) return nullptr;
+  return &def_.initializers[slot - first];
 }
 
 const Initializer* Graph::initializer(const std::string& name) const {
-  auto it = initializer_index_.find(name);
-  return it == initializer_index_.end() ? nullptr : &def_.initializers[it->second];
+  const std::size_t s = slot(name);
+  return s == kAbsent ? nullptr : initializer_at(s);
 }
 
 std::int64_t Graph::parameter_count() const {
@@ -194,9 +265,9 @@ std::int64_t Graph::parameter_count() const {
 }
 
 void Graph::set_initializer(const std::string& name, Tensor value) {
-  auto it = initializer_index_.find(name);
-  if (it == initializer_index_.end()) throw InvalidGraph("'" + name + "' is not an initializer");
-  Initializer& init = def_.initializers[it->second];
+  const Initializer* found = initializer(name);
+  if (found == nullptr) throw InvalidGraph("'" + name + "' is not an initializer");
+  Initializer& init = def_.initializers[static_cast<std::size_t>(found - def_.initializers.data())];
   if (value.dtype() != init.value.dtype())
     throw UnsupportedDType("initializer '" + name + "': expected dtype " +
                            std::string(dtype_name(init.value.dtype())) + ", got " +

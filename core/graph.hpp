@@ -3,10 +3,12 @@
 // (graph-format.md). GraphDef is the plain description (what the JSON holds or
 // code builds); Graph is a validated, immutable, ready-to-run graph.
 #include <cstddef>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/attributes.hpp"
@@ -63,18 +65,28 @@ class Graph {
   const GraphDef& def() const { return def_; }
   const std::string& name() const { return def_.name; }
 
+  /// Every tensor of the graph has a dense index, its slot: graph inputs first
+  /// (document order), then initializers (document order), then node outputs
+  /// (document order of the nodes). Runners keep tensors in a vector indexed by
+  /// slot, so running a step looks no name up.
+  static constexpr std::size_t kAbsent = std::numeric_limits<std::size_t>::max();
+
   /// One compiled node: the instance plus its wiring, in topological order.
   struct Step {
     std::size_t def_index;                  ///< index into def().nodes
     std::unique_ptr<Node> node;
     std::vector<std::string> inputs;        ///< "" for absent optional inputs
     std::vector<std::string> outputs;       ///< produced outputs' names
+    std::vector<std::size_t> input_slots;   ///< slots of `inputs`; kAbsent for ""
+    std::vector<std::size_t> output_slots;  ///< slots of `outputs`
   };
   /// Nodes in execution order (a topological order, stable with respect to the
   /// document order).
   const std::vector<Step>& steps() const { return steps_; }
-  /// Dtype and inferred shape of every tensor (inputs, initializers, node outputs).
-  const std::map<std::string, TensorInfo>& tensor_infos() const { return infos_; }
+  /// Dtype and inferred shape of every tensor (inputs, initializers, node
+  /// outputs), by name. Built on first use (loading does not pay for it).
+  const std::map<std::string, TensorInfo>& tensor_infos() const;
+  /// Throws InvalidGraph when `tensor` is not in the graph.
   const TensorInfo& info(const std::string& tensor) const;
   /// nullptr when `name` is not an initializer.
   const Initializer* initializer(const std::string& name) const;
@@ -86,11 +98,27 @@ class Graph {
   /// of this graph is in flight on another thread.
   void set_initializer(const std::string& name, Tensor value);
 
+  /// Number of tensors (slots 0 .. tensor_count() - 1).
+  std::size_t tensor_count() const { return slot_names_.size(); }
+  /// The slot of `tensor`, or kAbsent when it is not in the graph.
+  std::size_t slot(const std::string& tensor) const;
+  const std::string& tensor_name(std::size_t slot) const { return slot_names_.at(slot); }
+  const TensorInfo& tensor_info(std::size_t slot) const { return slot_infos_.at(slot); }
+  /// The initializer in `slot`, or nullptr when the slot holds another tensor.
+  const Initializer* initializer_at(std::size_t slot) const;
+  /// Slots of def().outputs, in the same order.
+  const std::vector<std::size_t>& output_slots() const { return output_slots_; }
+
  private:
+  struct NameIndex;  // the by-name map of tensor_infos(), built once on demand
+
   GraphDef def_;
   std::vector<Step> steps_;
-  std::map<std::string, TensorInfo> infos_;
-  std::map<std::string, std::size_t> initializer_index_;
+  std::vector<std::string> slot_names_;
+  std::vector<TensorInfo> slot_infos_;
+  std::unordered_map<std::string, std::size_t> slot_of_;
+  std::vector<std::size_t> output_slots_;
+  std::unique_ptr<NameIndex> name_index_;
 };
 
 }  // namespace nodeflow

@@ -1,0 +1,156 @@
+// Tensor slots: the dense tensor indices Graph resolves once, and the Executor
+// that runs on them (outputs nobody reads, outputs in any name order, errors
+// that still name the node).
+#include <gtest/gtest.h>
+
+#include "core/executor.hpp"
+#include "core/graph_builder.hpp"
+#include "support/test_ops.hpp"
+
+namespace nodeflow {
+namespace {
+
+using Ints = std::vector<std::int64_t>;
+
+Tensor f32(Shape s, std::initializer_list<float> v) { return Tensor::from<float>(std::move(s), v); }
+
+std::vector<float> values(const Tensor& t) {
+  auto v = t.values<float>();
+  return {v.begin(), v.end()};
+}
+
+NodeDef scale(const std::string& name, std::vector<std::string> in, double alpha) {
+  NodeDef n;
+  n.op_type = "TestScale";
+  n.name = name;
+  n.inputs = std::move(in);
+  n.attributes["alpha"] = alpha;
+  return n;
+}
+
+// Document order differs from execution order; "m" reads an initializer.
+GraphDef scaled() {
+  testing::register_test_ops();
+  GraphDef g;
+  g.inputs.push_back({"x", {DType::Float32, {kDynamicDim, 2}}});
+  g.initializers.push_back({"w", f32({1, 2}, {10, 20}), false});
+  NodeDef m;
+  m.op_type = "TestMul";
+  m.name = "m";
+  m.inputs = {"b", "w"};
+  g.nodes = {scale("b", {"a"}, 3.0), m, scale("a", {"x"}, 2.0)};
+  g.outputs = {"m", "a", "b"};  // not in name order
+  return g;
+}
+
+TEST(GraphSlots, InputsThenInitializersThenNodeOutputsInDocumentOrder) {
+  const Graph g(scaled());
+  ASSERT_EQ(g.tensor_count(), 5u);
+  const std::vector<std::string> names = {"x", "w", "b", "m", "a"};
+  for (std::size_t s = 0; s < names.size(); ++s) {
+    EXPECT_EQ(g.tensor_name(s), names[s]);
+    EXPECT_EQ(g.slot(names[s]), s);
+  }
+  EXPECT_EQ(g.slot("nope"), Graph::kAbsent);
+  EXPECT_EQ(g.output_slots(), (std::vector<std::size_t>{3, 4, 2}));
+  EXPECT_EQ(g.initializer_at(1), g.initializer("w"));
+  EXPECT_EQ(g.initializer_at(0), nullptr);
+  EXPECT_EQ(g.initializer_at(2), nullptr);
+  EXPECT_EQ(g.initializer_at(Graph::kAbsent), nullptr);
+  EXPECT_EQ(g.tensor_info(3).shape, (Shape{kDynamicDim, 2}));
+}
+
+TEST(GraphSlots, StepsCarryTheSlotsOfTheirNames) {
+  const Graph g(scaled());
+  ASSERT_EQ(g.steps().size(), 3u);
+  for (const Graph::Step& step : g.steps()) {
+    ASSERT_EQ(step.input_slots.size(), step.inputs.size());
+    ASSERT_EQ(step.output_slots.size(), step.outputs.size());
+    for (std::size_t k = 0; k < step.inputs.size(); ++k)
+      EXPECT_EQ(step.input_slots[k], g.slot(step.inputs[k]));
+    for (std::size_t k = 0; k < step.outputs.size(); ++k)
+      EXPECT_EQ(step.output_slots[k], g.slot(step.outputs[k]));
+  }
+  EXPECT_EQ(g.steps()[2].input_slots, (std::vector<std::size_t>{2, 1}));  // m reads b and w
+}
+
+TEST(GraphSlots, AbsentOptionalInputHasNoSlot) {
+  GraphBuilder b("unpool");
+  b.add_input("x", DType::Float32, {1, 1, 4, 4});
+  NodeDef pool;
+  pool.op_type = "MaxPool";
+  pool.name = "pool";
+  pool.inputs = {"x"};
+  pool.attributes = {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}};
+  const auto outs = b.add_node(pool);
+  NodeDef unpool;
+  unpool.op_type = "MaxUnpool";
+  unpool.name = "unpool";
+  unpool.inputs = {outs[0], outs[1], ""};
+  unpool.attributes = {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}};
+  b.add_output(b.add_node(unpool).front());
+  const Graph g(b.def());
+  EXPECT_EQ(g.steps()[1].input_slots,
+            (std::vector<std::size_t>{g.slot("pool"), g.slot("pool:1"), Graph::kAbsent}));
+}
+
+TEST(GraphSlots, TensorInfosByNameAgreeWithSlots) {
+  const Graph g(scaled());
+  const auto& infos = g.tensor_infos();
+  ASSERT_EQ(infos.size(), g.tensor_count());
+  for (std::size_t s = 0; s < g.tensor_count(); ++s) {
+    EXPECT_EQ(infos.at(g.tensor_name(s)).dtype, g.tensor_info(s).dtype);
+    EXPECT_EQ(infos.at(g.tensor_name(s)).shape, g.tensor_info(s).shape);
+  }
+  EXPECT_EQ(&g.tensor_infos(), &infos);  // built once
+}
+
+TEST(GraphSlots, ExecutorReturnsEveryOutputWhateverTheNameOrder) {
+  const Graph g(scaled());
+  const Executor ex(g);
+  // a = 2x, b = 3a, m = b * w
+  const TensorMap out = ex.run({{"x", f32({1, 2}, {1, 2})}});
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(values(out.at("a")), (std::vector<float>{2, 4}));
+  EXPECT_EQ(values(out.at("b")), (std::vector<float>{6, 12}));
+  EXPECT_EQ(values(out.at("m")), (std::vector<float>{60, 240}));
+}
+
+TEST(GraphSlots, ExecutorDropsOutputsNobodyReads) {
+  // MaxPool's Indices are produced but neither read nor a graph output.
+  GraphBuilder b("indices");
+  b.add_input("x", DType::Float32, {1, 1, 2, 2});
+  NodeDef pool;
+  pool.op_type = "MaxPool";
+  pool.name = "pool";
+  pool.inputs = {"x"};
+  pool.attributes = {{"kernel_shape", Ints{2, 2}}};
+  b.add_output(b.add_node(pool).front());
+  const Graph g(b.def());
+  ASSERT_EQ(g.steps()[0].outputs.size(), 2u);
+  const TensorMap out = Executor(g).run({{"x", f32({1, 1, 2, 2}, {1, 4, 3, 2})}});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(values(out.at("pool")), (std::vector<float>{4}));
+}
+
+TEST(GraphSlots, RunTimeErrorsStillNameTheNode) {
+  // The window fits the declared (dynamic) shape but not the fed one.
+  GraphBuilder b("small");
+  b.add_input("x", DType::Float32, {1, 1, kDynamicDim, kDynamicDim});
+  NodeDef pool;
+  pool.op_type = "AveragePool";
+  pool.name = "avg";
+  pool.inputs = {"x"};
+  pool.attributes = {{"kernel_shape", Ints{3, 3}}};
+  b.add_output(b.add_node(pool).front());
+  const Graph g(b.def());
+  try {
+    Executor(g).run({{"x", f32({1, 1, 2, 2}, {1, 2, 3, 4})}});
+    FAIL() << "a 3x3 window on a 2x2 input ran";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("nodes[0] (avg)", 0), 0u) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace nodeflow
