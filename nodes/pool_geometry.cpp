@@ -155,7 +155,15 @@ std::vector<AttrSpec> pool_attribute_specs(PoolKind kind) {
 }
 
 PoolAttributes parse_pool_attributes(PoolKind kind, const Attributes& attrs) {
-  validate_attributes(pool_op_type(kind), pool_attribute_specs(kind), attrs);
+  // Every pooling node of a graph parses its attributes: the specs are built once.
+  static const auto specs = [] {
+    std::array<std::vector<AttrSpec>, 6> t;
+    for (PoolKind k : {PoolKind::Average, PoolKind::Max, PoolKind::Lp, PoolKind::GlobalAverage,
+                       PoolKind::GlobalMax, PoolKind::Unpool})
+      t[static_cast<std::size_t>(k)] = pool_attribute_specs(k);
+    return t;
+  }();
+  validate_attributes(pool_op_type(kind), specs.at(static_cast<std::size_t>(kind)), attrs);
   PoolAttributes a;
   a.kind = kind;
   if (a.global()) return a;
