@@ -1,6 +1,8 @@
 #include "core/tensor.hpp"
 
+#include <cstdint>
 #include <cstring>
+#include <memory>
 #include <limits>
 #include <new>
 
@@ -8,14 +10,23 @@ namespace nodeflow {
 namespace {
 constexpr std::size_t kAlign = 64;
 
+// One allocation holds the reference count and the bytes (the buffer starts at
+// the first 64-byte boundary inside it): an aligned allocation plus a separate
+// control block would cost two allocations per tensor, and glibc's aligned
+// allocation leaves a free fragment on either side of each buffer, which in a
+// graph of many live tensors litters the heap.
 std::shared_ptr<std::byte[]> allocate(std::size_t bytes, bool zero_fill) {
-  const std::size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
-  void* p = ::operator new[](rounded == 0 ? kAlign : rounded, std::align_val_t(kAlign), std::nothrow);
-  if (!p) throw Error("cannot allocate " + std::to_string(bytes) + " bytes for a tensor");
-  if (zero_fill) std::memset(p, 0, rounded == 0 ? kAlign : rounded);
-  return std::shared_ptr<std::byte[]>(static_cast<std::byte*>(p), [](std::byte* q) {
-    ::operator delete[](q, std::align_val_t(kAlign));
-  });
+  const std::size_t rounded = bytes == 0 ? kAlign : (bytes + kAlign - 1) / kAlign * kAlign;
+  std::shared_ptr<std::byte[]> block;
+  try {
+    block = std::make_shared_for_overwrite<std::byte[]>(rounded + kAlign - 1);
+  } catch (const std::bad_alloc&) {
+    throw Error("cannot allocate " + std::to_string(bytes) + " bytes for a tensor");
+  }
+  const auto address = reinterpret_cast<std::uintptr_t>(block.get());
+  std::byte* p = block.get() + ((kAlign - address % kAlign) % kAlign);
+  if (zero_fill) std::memset(p, 0, rounded);
+  return std::shared_ptr<std::byte[]>(std::move(block), p);
 }
 }  // namespace
 
