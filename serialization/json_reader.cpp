@@ -107,7 +107,25 @@ GraphInput read_input(const Json& item, const std::string& path) {
   return in;
 }
 
-Initializer read_initializer(const Json& item, const std::string& path) {
+/// Adds the initializer's bytes to the document's total, refusing to pass the
+/// limit; called before the tensor is allocated. `numel` * size fits int64.
+void reserve_initializer_bytes(const Shape& shape, DType dtype, const std::string& path,
+                               const ReadOptions& options, std::uint64_t& total) {
+  const auto bytes = static_cast<std::uint64_t>(element_count(shape)) * dtype_size(dtype);
+  if (bytes > options.max_initializer_bytes || total > options.max_initializer_bytes - bytes)
+    throw InvalidGraph(child(path, "shape") + ": " + to_string(shape) + " " +
+                       std::string(dtype_name(dtype)) + " needs " + std::to_string(bytes) +
+                       " bytes, over the document's limit of " +
+                       std::to_string(options.max_initializer_bytes) +
+                       " bytes for initializers" +
+                       (total > 0 ? " (" + std::to_string(total) + " already taken by earlier ones)"
+                                  : std::string()) +
+                       " (ReadOptions::max_initializer_bytes)");
+  total += bytes;
+}
+
+Initializer read_initializer(const Json& item, const std::string& path, const ReadOptions& options,
+                             std::uint64_t& total_bytes) {
   if (!item.is_object()) expected(path, "an object with name, dtype, shape and data", item);
   json_detail::check_keys(item, path, {"name", "dtype", "shape"}, {"data", "init", "trainable"});
   if (!item.contains("data") && !item.contains("init"))
@@ -122,9 +140,16 @@ Initializer read_initializer(const Json& item, const std::string& path) {
       std::numeric_limits<std::int64_t>::max() / static_cast<std::int64_t>(dtype_size(dtype)))
     throw ShapeMismatch(child(path, "shape") + ": byte count of " + to_string(shape) + " " +
                         std::string(dtype_name(dtype)) + " values overflows int64");
-  init.value = item.contains("init")
-                   ? json_detail::read_init_rule(item.at("init"), dtype, shape, child(path, "init"))
-                   : json_detail::read_tensor_data(item.at("data"), dtype, shape, child(path, "data"));
+  auto reserve = [&] { reserve_initializer_bytes(shape, dtype, path, options, total_bytes); };
+  if (item.contains("init")) {
+    reserve();  // a rule of a few bytes can ask for any size
+    init.value = json_detail::read_init_rule(item.at("init"), dtype, shape, child(path, "init"));
+  } else {
+    // The values' count (or base64 length) is checked first: a short list for
+    // a huge shape is reported as such, still before anything is allocated.
+    init.value = json_detail::read_tensor_data(item.at("data"), dtype, shape, child(path, "data"),
+                                               reserve);
+  }
   init.trainable = read_bool(item, path, "trainable", false);
   return init;
 }
@@ -161,7 +186,8 @@ NodeDef read_node(const Json& item, const std::string& path, const OpRegistry& r
 
 }  // namespace
 
-GraphDef parse_graph_def(std::string_view text, const OpRegistry& registry) {
+GraphDef parse_graph_def(std::string_view text, const OpRegistry& registry,
+                         const ReadOptions& options) {
   const Json doc = json_detail::parse_json(text);
   if (!doc.is_object())
     throw InvalidGraph(std::string("document: expected a JSON object, got ") + doc.type_name());
@@ -187,8 +213,10 @@ GraphDef parse_graph_def(std::string_view text, const OpRegistry& registry) {
   def.outputs = read_names(doc.at("outputs"), "outputs", "a list of tensor names");
   if (const auto it = doc.find("initializers"); it != doc.end()) {
     if (!it->is_array()) expected("initializers", "a list of initializers", *it);
+    std::uint64_t total_bytes = 0;
     for (std::size_t i = 0; i < it->size(); ++i)
-      def.initializers.push_back(read_initializer((*it)[i], element("initializers", i, (*it)[i])));
+      def.initializers.push_back(read_initializer((*it)[i], element("initializers", i, (*it)[i]),
+                                                  options, total_bytes));
   }
   const Json& nodes = required_list(doc, "nodes", "a list of nodes");
   for (std::size_t i = 0; i < nodes.size(); ++i)
@@ -196,9 +224,11 @@ GraphDef parse_graph_def(std::string_view text, const OpRegistry& registry) {
   return def;
 }
 
-Graph load_graph(std::string_view text) { return Graph(parse_graph_def(text)); }
+Graph load_graph(std::string_view text, const ReadOptions& options) {
+  return Graph(parse_graph_def(text, OpRegistry::global(), options));
+}
 
-Graph load_graph_file(const std::filesystem::path& path) {
+Graph load_graph_file(const std::filesystem::path& path, const ReadOptions& options) {
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) throw IoError("cannot read graph " + path.string() + ": " + ec.message());
@@ -208,7 +238,7 @@ Graph load_graph_file(const std::filesystem::path& path) {
   text.reserve(static_cast<std::size_t>(size));
   text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   if (in.bad()) throw IoError("cannot read graph " + path.string());
-  return load_graph(text);
+  return load_graph(text, options);
 }
 
 }  // namespace nodeflow

@@ -1,6 +1,7 @@
 #pragma once
 // Reader of the graph document, "nodeflow.graph" version 1
 // (shared/spec/graph-format.md).
+#include <cstdint>
 #include <filesystem>
 #include <string_view>
 
@@ -8,6 +9,14 @@
 #include "core/registry.hpp"
 
 namespace nodeflow {
+
+/// Limits of the graph-document reader: a document comes from anywhere, and a
+/// short one must not be able to make the reader allocate without bound.
+struct ReadOptions {
+  /// Bytes that all initializers of one document may hold together (`data`
+  /// lists, base64 and `init` rules alike). 4 GiB by default.
+  std::uint64_t max_initializer_bytes = std::uint64_t{4} << 30;
+};
 
 /// Parses a graph document into a GraphDef without building the Graph.
 ///
@@ -38,12 +47,22 @@ namespace nodeflow {
 /// float64 first, so a decimal within 2^-54 (relative) of a float32 rounding
 /// boundary, but not on it, may round as the boundary does. The JSON integer
 /// `-0` is zero without a sign; a negative float zero is written `-0.0`.
-GraphDef parse_graph_def(std::string_view text, const OpRegistry& registry = OpRegistry::global());
+///
+/// Memory: the initializers of one document may materialize at most
+/// options.max_initializer_bytes bytes in total. Each initializer's byte count
+/// (element count x dtype size, overflow-checked) is added to the document's
+/// total before its tensor is allocated, so an `init` rule of a few bytes of
+/// JSON asking for a huge shape is refused without touching memory:
+/// InvalidGraph `initializers[0] (w).shape: [200000, 50000] float32 needs
+/// 40000000000 bytes, over the document's limit of 4294967296 bytes for
+/// initializers (ReadOptions::max_initializer_bytes)`.
+GraphDef parse_graph_def(std::string_view text, const OpRegistry& registry = OpRegistry::global(),
+                         const ReadOptions& options = {});
 
 /// parse_graph_def, then Graph(def) (semantic validation). Throws the errors of both.
-Graph load_graph(std::string_view text);
+Graph load_graph(std::string_view text, const ReadOptions& options = {});
 
 /// Reads the file (IoError naming the path if it cannot be read), then load_graph.
-Graph load_graph_file(const std::filesystem::path& path);
+Graph load_graph_file(const std::filesystem::path& path, const ReadOptions& options = {});
 
 }  // namespace nodeflow

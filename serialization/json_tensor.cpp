@@ -105,10 +105,11 @@ template <typename T> bool to_element(const Json& v, T& out) {
 }
 
 Tensor from_list(const Json& data, DType dtype, const Shape& shape, std::int64_t numel,
-                 const std::string& path) {
+                 const std::string& path, const std::function<void()>& before_allocation) {
   if (data.size() != static_cast<std::size_t>(numel))
     throw InvalidGraph(path + ": expected " + std::to_string(numel) + " values for shape " +
                        to_string(shape) + ", got " + std::to_string(data.size()));
+  before_allocation();
   Tensor t(dtype, shape);
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -121,7 +122,7 @@ Tensor from_list(const Json& data, DType dtype, const Shape& shape, std::int64_t
 }
 
 Tensor from_base64(const Json& data, DType dtype, const Shape& shape, std::int64_t numel,
-                   const std::string& path) {
+                   const std::string& path, const std::function<void()>& before_allocation) {
   check_keys(data, path, {"base64"}, {});
   const std::string where = child(path, "base64");
   const Json& text = data.at("base64");
@@ -135,6 +136,7 @@ Tensor from_base64(const Json& data, DType dtype, const Shape& shape, std::int64
   if (s.size() != chars)
     throw InvalidGraph(where + ": expected " + std::to_string(chars) + " base64 characters (" +
                        needed + "), got " + std::to_string(s.size()));
+  before_allocation();
   std::vector<std::byte> raw;
   try {
     raw = decode_base64(s);
@@ -155,10 +157,11 @@ Tensor from_base64(const Json& data, DType dtype, const Shape& shape, std::int64
 
 }  // namespace
 
-Tensor read_tensor_data(const Json& data, DType dtype, const Shape& shape, const std::string& path) {
+Tensor read_tensor_data(const Json& data, DType dtype, const Shape& shape, const std::string& path,
+                        const std::function<void()>& before_allocation) {
   const std::int64_t numel = element_count(shape, path);
-  if (data.is_array()) return from_list(data, dtype, shape, numel, path);
-  if (data.is_object()) return from_base64(data, dtype, shape, numel, path);
+  if (data.is_array()) return from_list(data, dtype, shape, numel, path, before_allocation);
+  if (data.is_object()) return from_base64(data, dtype, shape, numel, path, before_allocation);
   expected(path, "a list of numbers or {\"base64\": \"...\"}", data);
 }
 
