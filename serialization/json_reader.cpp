@@ -1,6 +1,7 @@
 #include "serialization/json_reader.hpp"
 
 #include <cerrno>
+#include <exception>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -184,11 +185,85 @@ NodeDef read_node(const Json& item, const std::string& path, const OpRegistry& r
   return node;
 }
 
+/// The lists of a document, read element by element while it is parsed
+/// (json_detail::parse_json_streaming). An element's error is kept, not thrown,
+/// until its list's turn comes in parse_graph_def, so that errors come in the
+/// same order as from a reader that parses the whole document first.
+class ListReader : public json_detail::ElementSink {
+ public:
+  ListReader(const OpRegistry& registry, const ReadOptions& options)
+      : registry_(registry), options_(options) {}
+
+  void begin(std::string_view key) override {
+    List& list = at(key);
+    list.error = nullptr;
+    if (key == "inputs") def_.inputs.clear();
+    if (key == "outputs") def_.outputs.clear();
+    if (key == "initializers") {
+      def_.initializers.clear();
+      initializer_bytes_ = 0;
+    }
+    if (key == "nodes") def_.nodes.clear();
+  }
+
+  void element(std::string_view key, std::size_t i, const Json& item) override {
+    List& list = at(key);
+    if (list.error) return;  // the first error of a list is the one reported
+    try {
+      if (key == "inputs") {
+        def_.inputs.push_back(read_input(item, element_path("inputs", i, item)));
+      } else if (key == "outputs") {
+        if (!item.is_string())
+          expected("outputs[" + std::to_string(i) + "]", "a tensor name (a string)", item);
+        def_.outputs.push_back(item.get<std::string>());
+      } else if (key == "initializers") {
+        def_.initializers.push_back(read_initializer(item, element_path("initializers", i, item),
+                                                     options_, initializer_bytes_));
+      } else {
+        def_.nodes.push_back(read_node(item, element_path("nodes", i, item), registry_));
+      }
+    } catch (...) {
+      list.error = std::current_exception();
+    }
+  }
+
+  /// Throws the first error of list `key`, if it had one.
+  void check(std::string_view key) {
+    if (const List& list = at(key); list.error) std::rethrow_exception(list.error);
+  }
+
+  GraphDef& def() { return def_; }
+
+ private:
+  struct List {
+    std::exception_ptr error;
+  };
+
+  static std::string element_path(const std::string& list, std::size_t i, const Json& item) {
+    return json_detail::element(list, i, item);
+  }
+
+  List& at(std::string_view key) {
+    if (key == "inputs") return inputs_;
+    if (key == "outputs") return outputs_;
+    if (key == "initializers") return initializers_;
+    return nodes_;
+  }
+
+  const OpRegistry& registry_;
+  const ReadOptions& options_;
+  GraphDef def_;
+  List inputs_, outputs_, initializers_, nodes_;
+  std::uint64_t initializer_bytes_ = 0;
+};
+
 }  // namespace
 
 GraphDef parse_graph_def(std::string_view text, const OpRegistry& registry,
                          const ReadOptions& options) {
-  const Json doc = json_detail::parse_json(text);
+  ListReader lists(registry, options);
+  const Json doc = json_detail::parse_json_streaming(
+      text, {"inputs", "outputs", "initializers", "nodes"}, lists);
   if (!doc.is_object())
     throw InvalidGraph(std::string("document: expected a JSON object, got ") + doc.type_name());
   // Format and version first: a document of another version may have other keys.
@@ -202,26 +277,24 @@ GraphDef parse_graph_def(std::string_view text, const OpRegistry& registry,
   json_detail::check_keys(doc, "", {"format", "version", "inputs", "outputs", "nodes"},
                           {"name", "initializers"});
 
-  GraphDef def;
+  // The lists' elements were read during parsing: a list that is an array in
+  // the document holds them (its array there is empty now).
+  GraphDef& def = lists.def();
   if (const auto it = doc.find("name"); it != doc.end()) {
     if (!it->is_string()) expected("name", "a string", *it);
     def.name = it->get<std::string>();
   }
-  const Json& inputs = required_list(doc, "inputs", "a list of graph inputs");
-  for (std::size_t i = 0; i < inputs.size(); ++i)
-    def.inputs.push_back(read_input(inputs[i], element("inputs", i, inputs[i])));
-  def.outputs = read_names(doc.at("outputs"), "outputs", "a list of tensor names");
+  required_list(doc, "inputs", "a list of graph inputs");
+  lists.check("inputs");
+  required_list(doc, "outputs", "a list of tensor names");
+  lists.check("outputs");
   if (const auto it = doc.find("initializers"); it != doc.end()) {
     if (!it->is_array()) expected("initializers", "a list of initializers", *it);
-    std::uint64_t total_bytes = 0;
-    for (std::size_t i = 0; i < it->size(); ++i)
-      def.initializers.push_back(read_initializer((*it)[i], element("initializers", i, (*it)[i]),
-                                                  options, total_bytes));
+    lists.check("initializers");
   }
-  const Json& nodes = required_list(doc, "nodes", "a list of nodes");
-  for (std::size_t i = 0; i < nodes.size(); ++i)
-    def.nodes.push_back(read_node(nodes[i], element("nodes", i, nodes[i]), registry));
-  return def;
+  required_list(doc, "nodes", "a list of nodes");
+  lists.check("nodes");
+  return std::move(def);
 }
 
 Graph load_graph(std::string_view text, const ReadOptions& options) {

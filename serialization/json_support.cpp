@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
+#include <vector>
 
 #include "core/errors.hpp"
 
@@ -131,7 +132,112 @@ void check_depth(std::string_view text) {
   }
 }
 
+/// nlohmann's SAX events building the same tree as its DOM parser (duplicate
+/// keys: the later value wins), handing out the streamed arrays' elements.
+class StreamingBuilder {
+ public:
+  StreamingBuilder(std::initializer_list<std::string_view> streamed, ElementSink& sink)
+      : streamed_(streamed), sink_(sink) {}
+
+  Json& root() { return root_; }
+
+  bool null() { return scalar(Json(nullptr)); }
+  bool boolean(bool v) { return scalar(Json(v)); }
+  bool number_integer(Json::number_integer_t v) { return scalar(Json(v)); }
+  bool number_unsigned(Json::number_unsigned_t v) { return scalar(Json(v)); }
+  bool number_float(Json::number_float_t v, const Json::string_t&) { return scalar(Json(v)); }
+  bool string(Json::string_t& v) { return scalar(Json(std::move(v))); }
+  bool binary(Json::binary_t& v) { return scalar(Json::binary(std::move(v))); }
+  bool start_object(std::size_t) {
+    open_.push_back(place(Json::object()));
+    return true;
+  }
+  bool start_array(std::size_t) {
+    const bool stream = open_.size() == 1 && open_.back()->is_object() && is_streamed(key_);
+    open_.push_back(place(Json::array()));
+    if (stream) {
+      stream_ = open_.back();
+      stream_key_ = key_;
+      stream_index_ = 0;
+      sink_.begin(stream_key_);
+    }
+    return true;
+  }
+  bool key(Json::string_t& k) {
+    key_ = std::move(k);
+    return true;
+  }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+  template <typename Exception>
+  bool parse_error(std::size_t, const std::string&, const Exception& e) {
+    throw e;  // the concrete type, as nlohmann's own DOM parser throws it
+  }
+
+ private:
+  bool is_streamed(const std::string& key) const {
+    for (std::string_view k : streamed_)
+      if (k == key) return true;
+    return false;
+  }
+
+  Json* place(Json&& v) {
+    if (open_.empty()) {
+      root_ = std::move(v);
+      return &root_;
+    }
+    Json& parent = *open_.back();
+    if (parent.is_array()) {
+      parent.push_back(std::move(v));
+      return &parent.back();
+    }
+    Json& slot = parent[key_];
+    slot = std::move(v);
+    return &slot;
+  }
+
+  bool scalar(Json&& v) {
+    place(std::move(v));
+    if (!open_.empty() && open_.back() == stream_) deliver();
+    return true;
+  }
+
+  bool close() {
+    if (open_.back() == stream_) stream_ = nullptr;
+    open_.pop_back();
+    if (!open_.empty() && open_.back() == stream_) deliver();
+    return true;
+  }
+
+  void deliver() {
+    auto& items = stream_->get_ref<Json::array_t&>();
+    sink_.element(stream_key_, stream_index_++, items.back());
+    items.pop_back();
+  }
+
+  std::initializer_list<std::string_view> streamed_;
+  ElementSink& sink_;
+  Json root_;
+  std::vector<Json*> open_;  ///< containers being filled, outermost first
+  std::string key_;          ///< the last key read
+  Json* stream_ = nullptr;   ///< the streamed array being filled, if any
+  std::string stream_key_;
+  std::size_t stream_index_ = 0;
+};
+
 }  // namespace
+
+Json parse_json_streaming(std::string_view text, std::initializer_list<std::string_view> streamed,
+                          ElementSink& sink) {
+  check_depth(text);
+  StreamingBuilder builder(streamed, sink);
+  try {
+    Json::sax_parse(text.begin(), text.end(), &builder);
+  } catch (const nlohmann::json::exception& e) {
+    syntax_error(text, e);
+  }
+  return std::move(builder.root());
+}
 
 Json parse_json(std::string_view text) {
   check_depth(text);

@@ -20,6 +20,26 @@ inline constexpr int kMaxDepth = 100;
 /// than kMaxDepth.
 Json parse_json(std::string_view text);
 
+/// Receives the elements of the arrays parse_json_streaming hands out.
+class ElementSink {
+ public:
+  virtual ~ElementSink() = default;
+  /// An array under root key `key` starts (again, if the key is repeated: the
+  /// later value wins, as in the document, so forget what the earlier gave).
+  virtual void begin(std::string_view key) = 0;
+  /// Element `index` of that array, complete; it is discarded afterwards.
+  virtual void element(std::string_view key, std::size_t index, const Json& item) = 0;
+};
+
+/// parse_json, except that each element of an array under one of the root
+/// object's keys `streamed` goes to `sink` as soon as it is complete and is not
+/// kept: the document returned holds those arrays empty. A large document is
+/// then read one element at a time, each in the memory its predecessor freed,
+/// instead of as one tree of millions of scattered allocations. Exceptions from
+/// the sink propagate (the reader defers its own errors to keep their order).
+Json parse_json_streaming(std::string_view text, std::initializer_list<std::string_view> streamed,
+                          ElementSink& sink);
+
 /// Compact JSON of `v` for messages, cut after about 200 characters ("...").
 /// A string at the top is shown in single quotes: 'nodeflow.grph'.
 std::string render(const Json& v);
