@@ -8,7 +8,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "core/attributes.hpp"
@@ -116,7 +115,7 @@ class Graph {
   std::vector<Step> steps_;
   std::vector<std::string> slot_names_;
   std::vector<TensorInfo> slot_infos_;
-  std::unordered_map<std::string, std::size_t> slot_of_;
+  std::vector<std::size_t> slot_table_;  ///< name -> slot: open addressing over slot_names_
   std::vector<std::size_t> output_slots_;
   std::unique_ptr<NameIndex> name_index_;
 };

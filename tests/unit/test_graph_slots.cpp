@@ -3,6 +3,9 @@
 // that still name the node).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+
 #include "core/executor.hpp"
 #include "core/graph_builder.hpp"
 #include "support/test_ops.hpp"
@@ -92,6 +95,48 @@ TEST(GraphSlots, AbsentOptionalInputHasNoSlot) {
   const Graph g(b.def());
   EXPECT_EQ(g.steps()[1].input_slots,
             (std::vector<std::size_t>{g.slot("pool"), g.slot("pool:1"), Graph::kAbsent}));
+}
+
+TEST(GraphSlots, ExecutionOrderTakesTheSmallestReadyNodeFirst) {
+  // Random DAGs in shuffled document order, against a quadratic reference.
+  testing::register_test_ops();
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 20; ++trial) {
+    const std::size_t n = 1 + rng() % 40;
+    GraphDef g;
+    g.inputs.push_back({"x", {DType::Float32, {2}}});
+    std::vector<NodeDef> nodes;  // node k reads "x" or earlier nodes' outputs
+    for (std::size_t k = 0; k < n; ++k) {
+      auto pick = [&] { return k == 0 || rng() % 4 == 0 ? std::string("x") : "t" + std::to_string(rng() % k); };
+      NodeDef node = scale("t" + std::to_string(k), {pick()}, 1.0);
+      if (rng() % 2) {
+        node.op_type = "TestMul";
+        node.attributes.clear();
+        node.inputs.push_back(pick());
+      }
+      nodes.push_back(std::move(node));
+    }
+    std::shuffle(nodes.begin(), nodes.end(), rng);
+    g.nodes = nodes;
+    g.outputs = {g.nodes.front().name};
+    const Graph graph(g);
+
+    std::vector<bool> done(n, false);
+    std::vector<std::string> made = {"x"};
+    for (const Graph::Step& step : graph.steps()) {
+      std::size_t want = n;
+      for (std::size_t i = 0; i < n && want == n; ++i) {
+        bool ready = !done[i];
+        for (const auto& t : g.nodes[i].inputs)
+          ready = ready && std::find(made.begin(), made.end(), t) != made.end();
+        if (ready) want = i;
+      }
+      ASSERT_EQ(step.def_index, want) << "trial " << trial;
+      done[want] = true;
+      made.push_back(g.nodes[want].name);
+    }
+    EXPECT_EQ(graph.steps().size(), n);
+  }
 }
 
 TEST(GraphSlots, TensorInfosByNameAgreeWithSlots) {
