@@ -77,13 +77,17 @@ class Workspace {
       if (s != Graph::kAbsent && --remaining_[s] == 0) values_[s] = Tensor{};
   }
 
-  // `by_name` lists the graph outputs' positions sorted by name, so the map is
-  // filled in order, each insertion at its end.
-  TensorMap outputs(const std::vector<std::size_t>& by_name) const {
+  // Hands the graph outputs over (the workspace is done). `by_name` lists their
+  // positions sorted by name, so the map is filled in order, each insertion at
+  // its end; a name listed twice keeps its first, whole value.
+  TensorMap take_outputs(const std::vector<std::size_t>& by_name) {
     TensorMap out;
     const auto& names = graph_.def().outputs;
-    for (std::size_t k : by_name)
-      out.emplace_hint(out.end(), names[k], values_[graph_.output_slots()[k]]);
+    for (std::size_t k : by_name) {
+      const std::size_t slot = graph_.output_slots()[k];
+      if (out.empty() || out.rbegin()->first != names[k])
+        out.emplace_hint(out.end(), names[k], std::move(values_[slot]));
+    }
     return out;
   }
 
@@ -134,7 +138,7 @@ TensorMap forward_pass(const Graph& g, const detail::ExecutionPlan& plan, const 
     in.clear();  // before the release, so the inputs' buffers go now
     ws.release_inputs(step);
   }
-  return ws.outputs(plan.outputs_by_name);
+  return ws.take_outputs(plan.outputs_by_name);
 }
 
 }  // namespace

@@ -161,6 +161,18 @@ TEST(GraphSlots, ExecutorReturnsEveryOutputWhateverTheNameOrder) {
   EXPECT_EQ(values(out.at("m")), (std::vector<float>{60, 240}));
 }
 
+TEST(GraphSlots, AnOutputListedTwiceIsReturnedWhole) {
+  GraphDef def = scaled();
+  def.outputs = {"b", "x", "b", "w"};  // a graph input and an initializer too
+  const Graph g(def);
+  const TensorMap out = Executor(g).run({{"x", f32({1, 2}, {1, 2})}});
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(values(out.at("b")), (std::vector<float>{6, 12}));
+  EXPECT_EQ(values(out.at("x")), (std::vector<float>{1, 2}));
+  EXPECT_EQ(values(out.at("w")), (std::vector<float>{10, 20}));
+  EXPECT_EQ(values(g.initializer("w")->value), (std::vector<float>{10, 20}));
+}
+
 TEST(GraphSlots, ExecutorDropsOutputsNobodyReads) {
   // MaxPool's Indices are produced but neither read nor a graph output.
   GraphBuilder b("indices");
