@@ -5,6 +5,7 @@
 #include <mutex>
 #include <queue>
 #include <string_view>
+#include <unordered_set>
 
 #include "core/errors.hpp"
 #include "core/registry.hpp"
@@ -20,50 +21,6 @@ std::string join(const std::vector<std::string>& v) {
   std::string out;
   for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
   return out;
-}
-
-// A hash index of names kept elsewhere in a list: open addressing with linear
-// probing in one flat table holding list position + 1 (0: empty). Unlike a
-// node-based map it allocates nothing per name and copies no name, which
-// matters for graphs of many thousands of nodes. `name_of(position)` gives the
-// listed names.
-using NameTable = std::vector<std::size_t>;
-
-template <typename NameOf>
-std::size_t probe(const NameTable& table, std::string_view name, const NameOf& name_of) {
-  const std::size_t mask = table.size() - 1;
-  std::size_t i = std::hash<std::string_view>{}(name) & mask;
-  while (table[i] != 0 && std::string_view(name_of(table[i] - 1)) != name) i = (i + 1) & mask;
-  return i;
-}
-
-/// An empty table with room for `names` names (at most half full).
-NameTable name_table(std::size_t names) {
-  std::size_t size = 16;
-  while (size < 2 * names) size *= 2;
-  return NameTable(size, 0);
-}
-
-/// Position of `name`, or Graph::kAbsent.
-template <typename NameOf>
-std::size_t find_name(const NameTable& table, std::string_view name, const NameOf& name_of) {
-  if (table.empty()) return Graph::kAbsent;
-  const std::size_t entry = table[probe(table, name, name_of)];
-  return entry == 0 ? Graph::kAbsent : entry - 1;
-}
-
-/// Adds position `count`, the list's newest name (positions 0 .. count-1 are
-/// in the table already). False, adding nothing, when the name is there.
-template <typename NameOf>
-bool insert_name(NameTable& table, std::size_t count, const NameOf& name_of) {
-  if (2 * (count + 1) > table.size()) {
-    table = name_table(count + 1);
-    for (std::size_t k = 0; k < count; ++k) table[probe(table, name_of(k), name_of)] = k + 1;
-  }
-  std::size_t& entry = table[probe(table, name_of(count), name_of)];
-  if (entry != 0) return false;
-  entry = count + 1;
-  return true;
 }
 
 }  // namespace
@@ -89,19 +46,16 @@ Graph::Graph(GraphDef def) : def_(std::move(def)), name_index_(std::make_unique<
   std::size_t expected_tensors = def_.inputs.size() + def_.initializers.size();
   for (const NodeDef& n : def_.nodes)
     expected_tensors += n.specified_outputs_name ? n.specified_outputs_name->size() : 1;
-  slot_table_ = name_table(expected_tensors);
-  auto slot_name = [&](std::size_t s) -> const std::string& { return slot_names_[s]; };
+  slot_of_.reserve(expected_tensors);
   slot_names_.reserve(expected_tensors);
   slot_infos_.reserve(expected_tensors);
   // A second definition of a name is reported where it happens.
   auto define = [&](const std::string& name, const auto& where) {
     if (name.empty()) throw InvalidGraph(where() + ": tensor name is empty");
-    slot_names_.push_back(name);
-    if (!insert_name(slot_table_, slot_names_.size() - 1, slot_name)) {
-      slot_names_.pop_back();
+    if (!slot_of_.emplace(name, slot_names_.size()).second)
       throw InvalidGraph(where() + ": tensor name '" + name +
                          "' is defined twice (names are unique in the graph)");
-    }
+    slot_names_.push_back(name);
     slot_infos_.emplace_back();
     return slot_names_.size() - 1;
   };
@@ -135,15 +89,15 @@ Graph::Graph(GraphDef def) : def_(std::move(def)), name_index_(std::make_unique<
 
   // Nodes: op, name, attributes, output names.
   const std::size_t node_count = def_.nodes.size();
-  NameTable node_names = name_table(node_count);
-  auto node_name = [&](std::size_t i) -> const std::string& { return def_.nodes[i].name; };
+  std::unordered_set<std::string_view> node_names;  // views of def_, which outlives the loop
+  node_names.reserve(node_count);
   std::vector<Step> compiled(node_count);
   std::vector<std::size_t> producer(expected_tensors, kAbsent);  // slot -> node index
   for (std::size_t i = 0; i < node_count; ++i) {
     const NodeDef& n = def_.nodes[i];
     auto where = [&] { return node_path(i, n); };
     if (n.name.empty()) throw InvalidGraph(where() + ".name: node name is empty");
-    if (!insert_name(node_names, i, node_name))
+    if (!node_names.insert(n.name).second)
       throw InvalidGraph(where() + ".name: duplicate node name '" + n.name + "'");
     const OpSchema* schema = registry.find(n.op_type);
     if (!schema)
@@ -291,8 +245,8 @@ const std::map<std::string, TensorInfo>& Graph::tensor_infos() const {
 }
 
 std::size_t Graph::slot(const std::string& tensor) const {
-  return find_name(slot_table_, tensor,
-                   [&](std::size_t s) -> const std::string& { return slot_names_[s]; });
+  const auto it = slot_of_.find(tensor);
+  return it == slot_of_.end() ? kAbsent : it->second;
 }
 
 const TensorInfo& Graph::info(const std::string& tensor) const {

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/attributes.hpp"
@@ -115,7 +116,7 @@ class Graph {
   std::vector<Step> steps_;
   std::vector<std::string> slot_names_;
   std::vector<TensorInfo> slot_infos_;
-  std::vector<std::size_t> slot_table_;  ///< name -> slot: open addressing over slot_names_
+  std::unordered_map<std::string, std::size_t> slot_of_;  ///< name -> slot
   std::vector<std::size_t> output_slots_;
   std::unique_ptr<NameIndex> name_index_;
 };
