@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # Installs the Debian packages nodeflow needs to build and test. Idempotent and
 # silent when everything is already installed; uses sudo only when not root.
-# --fuzz adds clang 16 and its libFuzzer runtime (fuzz/run.sh).
+# --fuzz adds clang 16 and its libFuzzer runtime (fuzz/run.sh); --bench adds
+# oneDNN (libdnnl-dev), which only bench/pool_bench links, to compare against.
+# The flags combine (setup.sh --fuzz --bench).
 set -euo pipefail
 
 packages=(cmake g++ ccache libeigen3-dev nlohmann-json3-dev libspdlog-dev libgtest-dev
           libbenchmark-dev libcli11-dev python3-numpy gnuplot-nox)
-if [[ ${1:-} == --fuzz ]]; then
-  packages+=(clang-16 libclang-rt-16-dev)
-fi
+for arg in "$@"; do
+  case $arg in
+    --fuzz) packages+=(clang-16 libclang-rt-16-dev) ;;
+    --bench) packages+=(libdnnl-dev) ;;
+    *) echo "setup: unknown option $arg (known: --fuzz --bench)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for pkg in "${packages[@]}"; do
