@@ -16,7 +16,7 @@ class AveragePoolNode final : public PoolNode {
   void forward(const ForwardContext& ctx) const override {
     const Tensor& x = ctx.inputs[0];
     const PoolGeometry g = geometry(x);
-    Tensor y(x.dtype(), g.output_shape());
+    Tensor y = Tensor::uninitialized(x.dtype(), g.output_shape());  // the kernel writes it all
     const bool include_pad = attributes().count_include_pad;
     visit_float_dtype(x.dtype(), [&](auto tag) {
       using T = decltype(tag);

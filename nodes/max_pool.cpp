@@ -23,8 +23,10 @@ class MaxPoolNode final : public PoolNode {
     const bool want_indices = ctx.outputs.size() >= 2;
     // Integer dtypes have no backward, so they keep no state.
     const bool save = ctx.saved != nullptr && is_float(x.dtype());
-    Tensor y(x.dtype(), g.output_shape());
-    Tensor argmax = want_indices || save ? Tensor(DType::Int64, g.output_shape()) : Tensor();
+    // The kernels write every element: no zero fill.
+    Tensor y = Tensor::uninitialized(x.dtype(), g.output_shape());
+    Tensor argmax =
+        want_indices || save ? Tensor::uninitialized(DType::Int64, g.output_shape()) : Tensor();
     std::span<std::int64_t> winners =
         argmax.empty() ? std::span<std::int64_t>() : argmax.values<std::int64_t>();
     visit_dtype(x.dtype(), [&](auto tag) {
@@ -34,7 +36,7 @@ class MaxPoolNode final : public PoolNode {
     });
     ctx.outputs[0] = y;
     if (want_indices) {
-      Tensor indices(DType::Int64, g.output_shape());
+      Tensor indices = Tensor::uninitialized(DType::Int64, g.output_shape());
       max_pool_indices(g, attributes().storage_order, winners, indices.values<std::int64_t>());
       ctx.outputs[1] = indices;
     }

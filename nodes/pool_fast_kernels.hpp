@@ -113,6 +113,9 @@ struct PoolKernels {
   struct RowInput {
     RowRead kind = RowRead::Phases;
     std::int64_t in, out, stride, taps, vectors;
+    /// Direct1 with out == in: consecutive rows make one flat run of up to
+    /// run_rows rows (no per-row loop); the masks cover such a run.
+    std::int64_t run_rows = 1;
     std::int64_t base = 0;              ///< Direct2: position of output 0's even element
     std::int64_t lead = 0, span = 0;    ///< Phases: buffer layout
     C neutral;
@@ -125,14 +128,28 @@ struct PoolKernels {
     std::vector<MBox, Aligned<MBox>> masks;
     std::vector<C, Aligned<C>> buf;
 
-    RowInput(const AxisPlan& a, C neutral_value)
+    /// `rows`: how many consecutive rows a caller may pass at once.
+    RowInput(const AxisPlan& a, C neutral_value, std::int64_t rows = 1)
         : in(a.in), out(a.out), stride(a.stride), taps(a.t_end - a.t_first),
           vectors((a.out + N - 1) / N), neutral(neutral_value) {
       for (std::int64_t t = a.t_first; t < a.t_end; ++t) {
         tap_pos.push_back(t * a.dilation - a.pad_begin);
         tap_idx.push_back({B::iota(tap_pos.back(), a.stride)});
       }
-      if (N > 1 && a.stride == 1) {
+      if (N > 1 && a.stride == 1 && a.out == a.in && rows > 1) {
+        kind = RowRead::Direct1;
+        run_rows = rows;
+        vectors = (rows * in + N - 1) / N;
+        for (std::int64_t v = 0; v < vectors; ++v)
+          for (std::int64_t u : tap_pos) {
+            unsigned bits = 0;
+            for (std::int64_t l = 0; l < N; ++l) {
+              const std::int64_t column = (v * N + l) % in + u;
+              if (column >= 0 && column < in) bits |= 1u << l;
+            }
+            masks.push_back({B::from_bits(bits)});
+          }
+      } else if (N > 1 && a.stride == 1) {
         kind = RowRead::Direct1;
         for (std::int64_t v = 0; v < vectors; ++v)
           for (std::int64_t u : tap_pos) masks.push_back({B::lanes(-(v * N + u), in - (v * N + u))});
@@ -212,12 +229,13 @@ struct PoolKernels {
       return flags;
     }
 
-    /// Direct1: the lanes of the row that hold a NaN (kNaN) or lowest() (kLowest).
+    /// Direct1: the lanes of `count` elements that hold a NaN (kNaN) or
+    /// lowest() (kLowest).
     template <bool kNaN, bool kLowest>
-    M check_row(const T* x) const {
+    M check_row(const T* x, std::int64_t count) const {
       M flags = B::none();
-      for (std::int64_t m = 0; m < in; m += 2 * N) {
-        const M ma = B::first_n(in - m), mb = B::first_n(in - m - N);
+      for (std::int64_t m = 0; m < count; m += 2 * N) {
+        const M ma = B::first_n(count - m), mb = B::first_n(count - m - N);
         const V a = B::load(x + m, ma), b = B::load(x + m + N, mb);
         if constexpr (kNaN) flags = B::mor(flags, B::unordered(a, b));
         if constexpr (kLowest) {
@@ -243,17 +261,20 @@ struct PoolKernels {
     }
   };
 
-  /// Window sums of one input row (transformed for LpPool) into `out`.
+  /// Window sums of `rows` consecutive input rows (transformed for LpPool)
+  /// into `out` (rows > 1 only for a Direct1 run, see RowInput::run_rows).
   template <int K, Tr tr>
-  static void row_sum(RowInput& row, const T* x, C* out, std::int64_t p) {
+  static void row_sum(RowInput& row, const T* x, C* out, std::int64_t p, std::int64_t rows = 1) {
     const std::int64_t taps = K > 0 ? K : row.taps;
-    const M tail = B::first_n(row.out % N == 0 ? N : row.out % N);
+    const std::int64_t count = rows * row.out;
+    const std::int64_t vectors = (count + N - 1) / N;
+    const M tail = B::first_n(count % N == 0 ? N : count % N);
     auto put = [&](std::int64_t v, V acc) {
-      B::store(out + v * N, acc, v + 1 < row.vectors ? B::first_n(N) : tail);
+      B::store(out + v * N, acc, v + 1 < vectors ? B::first_n(N) : tail);
     };
     if (row.kind == RowRead::Direct1) {
       const MBox* mk = row.masks.data();
-      for (std::int64_t v = 0; v < row.vectors; ++v, mk += taps) {
+      for (std::int64_t v = 0; v < vectors; ++v, mk += taps) {
         V acc = transform<tr>(B::load(x + v * N + row.tap_pos[0], mk[0].v), p);
         for (std::int64_t k = 1; k < taps; ++k)
           acc = B::add(acc, transform<tr>(B::load(x + v * N + row.tap_pos[at(k)], mk[k].v), p));
@@ -297,9 +318,11 @@ struct PoolKernels {
   /// either; the caller redoes such rows in the exact order.
   template <int K, bool kIdx>
   static M row_max(RowInput& row, const T* x, std::int64_t row_base, C* out,
-                   std::int32_t* out_idx) {
+                   std::int32_t* out_idx, std::int64_t rows = 1) {
     const std::int64_t taps = K > 0 ? K : row.taps;
-    const M tail = B::first_n(row.out % N == 0 ? N : row.out % N);
+    const std::int64_t count = rows * row.out;
+    const std::int64_t vectors = (count + N - 1) / N;
+    const M tail = B::first_n(count % N == 0 ? N : count % N);
     const IBox* tap_idx = row.tap_idx.data();
     M flags = B::none();
     V best;
@@ -320,15 +343,15 @@ struct PoolKernels {
       }
     };
     auto put = [&](std::int64_t v) {
-      const M m = v + 1 < row.vectors ? B::first_n(N) : tail;
+      const M m = v + 1 < vectors ? B::first_n(N) : tail;
       B::store(out + v * N, best, m);
       if constexpr (kIdx) B::store_i(out_idx + v * N, best_idx, m);
     };
     const V floor = B::broadcast(row.neutral);
     if (row.kind == RowRead::Direct1) {
-      flags = row.template check_row<true, kIdx>(x);
+      flags = row.template check_row<true, kIdx>(x, rows * row.in);
       const MBox* mk = row.masks.data();
-      for (std::int64_t v = 0; v < row.vectors; ++v, mk += taps) {
+      for (std::int64_t v = 0; v < vectors; ++v, mk += taps) {
         first(v, B::load_or(x + v * N + row.tap_pos[0], mk[0].v, floor));
         for (std::int64_t k = 1; k < taps; ++k)
           next(v, k, B::load_or(x + v * N + row.tap_pos[at(k)], mk[k].v, floor));
@@ -441,34 +464,108 @@ struct PoolKernels {
     }
   }
 
-  // ---- Forward, other axes: rows of `inner` elements, laid out [P][rows][inner]
-  // with row r holding input position r + row0; results [P][o - ob][inner].
+  // ---- Forward, other axes. Each outer axis k reads a buffer of rows of
+  // `inner` elements, one per input position along k, covering the whole tap
+  // span of the windows it reduces; rows outside the axis hold the neutral
+  // value (0 for sums, lowest() for MaxPool), so every window reads all its
+  // taps without checks, and with stride 1 a run of windows is one flat loop.
+
+  /// Input position of output 0's first tap along a (tap t_first).
+  static std::int64_t first_tap(const AxisPlan& a) { return a.t_first * a.dilation - a.pad_begin; }
+  /// Rows the windows [ob, oe) of a read, from position ob*s + first_tap(a).
+  static std::int64_t span_rows(const AxisPlan& a, std::int64_t ob, std::int64_t oe) {
+    return (oe - 1 - ob) * a.stride + (a.t_end - a.t_first - 1) * a.dilation + 1;
+  }
+
+  /// The buffers of one forward call: B[k] feeds axis k (k < n-1), laid out
+  /// [part][row][inner_k] with the rows of axis k's span; parts are the
+  /// positions of the axes before k (axis 0: the chunk's valid rows).
+  struct Stages {
+    std::size_t n;
+    std::vector<std::int64_t> inner;     ///< per k < n-1: elements of a row of B[k]
+    std::vector<std::int64_t> span;      ///< per k >= 1: rows of B[k] per part
+    std::vector<std::int64_t> first;     ///< per k >= 1: position of row 0 of B[k]
+    std::vector<std::int64_t> parts;     ///< per k >= 1: most parts of B[k]
+    std::int64_t span0 = 0;              ///< most rows of B[0]
+    std::int64_t valid0 = 0;             ///< most valid axis-0 rows of an item
+    std::vector<std::vector<C, Aligned<C>>> values;
+    std::vector<std::vector<std::int32_t>> index;
+
+    Stages(const Plan& plan, bool with_index, C neutral) : n(plan.axes.size()) {
+      const AxisPlan& a0 = plan.axes[0];
+      for (std::int64_t ob = 0; ob < a0.out; ob += plan.chunk) {
+        const std::int64_t oe = std::min(a0.out, ob + plan.chunk);
+        const std::int64_t f = ob * a0.stride + first_tap(a0), rows = span_rows(a0, ob, oe);
+        span0 = std::max(span0, rows);
+        valid0 = std::max(valid0, std::min(a0.in, f + rows) - std::max<std::int64_t>(0, f));
+      }
+      inner.assign(n - 1, 1);
+      for (std::size_t k = n - 1; k-- > 0;)
+        inner[k] = (k + 1 < n - 1 ? inner[k + 1] : 1) * plan.axes[k + 1].out;
+      span.assign(n - 1, 0);
+      first.assign(n - 1, 0);
+      parts.assign(n - 1, 0);
+      values.resize(n - 1);
+      index.resize(n - 1);
+      values[0].assign(at(span0 * inner[0]), neutral);
+      std::int64_t before = valid0;  // parts of B[k]: valid axis-0 rows x in[1..k)
+      for (std::size_t k = 1; k + 1 < n; ++k) {
+        const AxisPlan& a = plan.axes[k];
+        span[k] = span_rows(a, 0, a.out);
+        first[k] = first_tap(a);
+        parts[k] = before;
+        before *= a.in;
+        values[k].assign(at(parts[k] * span[k] * inner[k]), neutral);
+      }
+      if (with_index)
+        for (std::size_t k = 0; k + 1 < n; ++k) index[k].assign(values[k].size(), 0);
+    }
+  };
+
+  /// The row of B[k] that holds `part`, which enumerates the positions
+  /// (d_0 - v_lo, d_1, ..., d_k) of axes 0..k (what the stage of axis k+1,
+  /// or the last axis's row stage, produces for it); -1 when no window of
+  /// axis k reads position d_k.
+  static std::int64_t row_in_buffer(const Stages& st, const Plan& plan, std::size_t k,
+                                    std::int64_t part, std::int64_t first0, std::int64_t v_lo) {
+    if (k == 0) return v_lo + part - first0;
+    const std::int64_t row = part % plan.axes[k].in - st.first[k];
+    if (row < 0 || row >= st.span[k]) return -1;
+    return part / plan.axes[k].in * st.span[k] + row;
+  }
 
   struct SumToBuffer {
     C* out;
+    bool flat_ok() const { return true; }
     void row(std::int64_t) {}
     void put(std::int64_t at_out, V v, M m, std::int64_t) { B::store(out + at_out, v, m); }
   };
 
-  /// Writes the finished windows: the average (divisor rows cached per axis-0
-  /// divisor) or the Lp root.
+  /// Writes the finished windows: the average or the Lp root. `divisors`
+  /// holds, per output position of the plane, AveragePool's divisor (or,
+  /// for large planes, one row of them, refreshed per output row).
   struct SumToOutput {
     const Plan& plan;
     T* y;
-    C* divisors;  ///< inner_out() elements
+    const C* divisors;
+    bool per_row;
+    C* row_buf;
     std::int64_t cached = -1;
+    /// One flat run may span output rows unless the divisors come per row.
+    bool flat_ok() const { return !per_row || plan.reduce != Reduce::Average; }
     void row(std::int64_t o) {
-      if (plan.reduce != Reduce::Average) return;
+      if (plan.reduce != Reduce::Average || !per_row) return;
       const std::int64_t d0 = plan.axes[0].divisor[at(o)];
       if (d0 == cached) return;
       cached = d0;
       for (std::size_t j = 0; j < plan.inner_divisor.size(); ++j)
-        divisors[j] = static_cast<C>(d0 * plan.inner_divisor[j]);
+        row_buf[j] = static_cast<C>(d0 * plan.inner_divisor[j]);
     }
+    /// at_out: offset in y of the chunk; j: of the plane (for the divisor).
     void put(std::int64_t at_out, V v, M m, std::int64_t j) {
       V r;
       if (plan.reduce == Reduce::Average)
-        r = B::div(v, B::load(divisors + j, m));
+        r = B::div(v, B::load(per_row ? row_buf + j % plan.inner_out() : divisors + j, m));
       else if (plan.p == 1)
         r = v;
       else if (plan.p == 2)
@@ -485,73 +582,94 @@ struct PoolKernels {
     }
   };
 
+  /// Sums along axis a of one part: rows of `inner` elements from `src`
+  /// (row 0 = position f) into outputs [ob, oe); the sink gets the flat
+  /// offset of each vector in the part's output block and in the plane.
   template <int K, class Sink>
-  static void outer_sum(const AxisPlan& a, const C* in, std::int64_t parts, std::int64_t rows,
-                        std::int64_t row0, std::int64_t ob, std::int64_t oe, std::int64_t inner,
+  static void outer_sum(const AxisPlan& a, const C* src, std::int64_t f, std::int64_t ob,
+                        std::int64_t oe, std::int64_t inner, std::int64_t plane_offset,
                         Sink& sink) {
-    const M tail = B::first_n(inner % N == 0 ? N : inner % N);
+    const std::int64_t taps = K > 0 ? K : a.t_end - a.t_first;
     const std::int64_t step = a.dilation * inner;
-    for (std::int64_t part = 0; part < parts; ++part)
-      for (std::int64_t o = ob; o < oe; ++o) {
-        sink.row(o);
-        const std::int64_t taps = a.tap_hi[at(o)] - a.tap_lo[at(o)];
-        const C* src = in + (part * rows + a.position(o, a.tap_lo[at(o)]) - row0) * inner;
-        const std::int64_t dst = (part * (oe - ob) + o - ob) * inner;
-        for (std::int64_t j = 0; j < inner; j += N) {
-          const M m = j + N <= inner ? B::first_n(N) : tail;
-          V acc = B::load(src + j, m);
-          if (K > 0 && taps == K) {
-            for (int t = 1; t < K; ++t) acc = B::add(acc, B::load(src + t * step + j, m));
-          } else {
-            for (std::int64_t t = 1; t < taps; ++t) acc = B::add(acc, B::load(src + t * step + j, m));
-          }
-          sink.put(dst + j, acc, m, j);
-        }
+    const std::int64_t u0 = first_tap(a);
+    if (a.stride == 1 && sink.flat_ok()) {
+      const std::int64_t n = (oe - ob) * inner;
+      const C* base = src + (ob + u0 - f) * inner;
+      const M tail = B::first_n(n % N == 0 ? N : n % N);
+      sink.row(ob);
+      for (std::int64_t i = 0; i < n; i += N) {
+        const M m = i + N <= n ? B::first_n(N) : tail;
+        V acc = B::load(base + i, m);
+        for (std::int64_t t = 1; t < taps; ++t) acc = B::add(acc, B::load(base + t * step + i, m));
+        sink.put(i, acc, m, plane_offset + i);
       }
+      return;
+    }
+    const M tail = B::first_n(inner % N == 0 ? N : inner % N);
+    for (std::int64_t o = ob; o < oe; ++o) {
+      sink.row(o);
+      const C* base = src + (o * a.stride + u0 - f) * inner;
+      const std::int64_t dst = (o - ob) * inner;
+      for (std::int64_t j = 0; j < inner; j += N) {
+        const M m = j + N <= inner ? B::first_n(N) : tail;
+        V acc = B::load(base + j, m);
+        for (std::int64_t t = 1; t < taps; ++t) acc = B::add(acc, B::load(base + t * step + j, m));
+        sink.put(dst + j, acc, m, plane_offset + dst + j);
+      }
+    }
   }
 
-  /// kExact: MaxPool's order (beats); otherwise greater-than, exact when the
-  /// rows hold no NaN and, with the argmax, no lowest() (see row_max).
+  /// Maxima along axis a of one part (see outer_sum); values and plane
+  /// offsets go to (out, out_idx), or with kFinal to y and argmax. Takes a
+  /// row when greater (see row_max); kExact: MaxPool's exact order over each
+  /// window's valid rows only (for items whose input holds NaN or lowest()).
   template <int K, bool kIdx, bool kFinal, bool kExact>
-  static void outer_max(const AxisPlan& a, const C* in, const std::int32_t* in_idx,
-                        std::int64_t parts, std::int64_t rows, std::int64_t row0, std::int64_t ob,
-                        std::int64_t oe, std::int64_t inner, C* out, std::int32_t* out_idx,
-                        T* y, std::int64_t* argmax, std::int64_t plane_base) {
-    const M tail = B::first_n(inner % N == 0 ? N : inner % N);
+  static void outer_max(const AxisPlan& a, const C* src, const std::int32_t* src_idx,
+                        std::int64_t f, std::int64_t ob, std::int64_t oe, std::int64_t inner,
+                        C* out, std::int32_t* out_idx, T* y, std::int64_t* argmax,
+                        std::int64_t plane_base) {
     const std::int64_t step = a.dilation * inner;
-    for (std::int64_t part = 0; part < parts; ++part)
-      for (std::int64_t o = ob; o < oe; ++o) {
-        const std::int64_t taps = a.tap_hi[at(o)] - a.tap_lo[at(o)];
-        const std::int64_t first = (part * rows + a.position(o, a.tap_lo[at(o)]) - row0) * inner;
-        const std::int64_t dst = (part * (oe - ob) + o - ob) * inner;
-        const std::int64_t unrolled = K > 0 && taps == K ? K : taps;
-        for (std::int64_t j = 0; j < inner; j += N) {
-          const M m = j + N <= inner ? B::first_n(N) : tail;
-          const C* src = in + first + j;
-          const std::int32_t* src_idx = kIdx ? in_idx + first + j : nullptr;
-          V best = B::load(src, m);
-          I best_idx{};
-          if constexpr (kIdx) best_idx = B::load_i(src_idx, m);
-          for (std::int64_t t = 1; t < unrolled; ++t) {
-            const V c = B::load(src + t * step, m);
-            if constexpr (kIdx || kExact) {
-              const M take = kExact ? B::beats(c, best) : B::greater(c, best);
-              best = B::select(take, c, best);
-              if constexpr (kIdx)
-                best_idx = B::select_i(take, B::load_i(src_idx + t * step, m), best_idx);
-            } else {
-              best = B::max(c, best);
-            }
-          }
-          if constexpr (kFinal) {
-            B::store(y + dst + j, best, m);
-            if constexpr (kIdx) B::store_index64(argmax + dst + j, best_idx, plane_base, m);
+    const bool flat = a.stride == 1 && !kExact;
+    const std::int64_t runs = flat ? 1 : oe - ob;
+    const std::int64_t length = flat ? (oe - ob) * inner : inner;
+    const M tail = B::first_n(length % N == 0 ? N : length % N);
+    for (std::int64_t r = 0; r < runs; ++r) {
+      const std::int64_t o = ob + r;
+      std::int64_t lo = a.t_first, hi = a.t_end;  // taps of this run's windows
+      if (kExact) {
+        lo = a.tap_lo[at(o)];
+        hi = a.tap_hi[at(o)];
+      }
+      const std::int64_t row0 = o * a.stride + lo * a.dilation - a.pad_begin - f;
+      const C* base = src + row0 * inner;
+      const std::int32_t* base_idx = kIdx ? src_idx + row0 * inner : nullptr;
+      const std::int64_t taps = K > 0 && !kExact ? K : hi - lo;
+      const std::int64_t dst = r * inner;
+      for (std::int64_t i = 0; i < length; i += N) {
+        const M m = i + N <= length ? B::first_n(N) : tail;
+        V best = B::load(base + i, m);
+        I best_idx{};
+        if constexpr (kIdx) best_idx = B::load_i(base_idx + i, m);
+        for (std::int64_t t = 1; t < taps; ++t) {
+          const V c = B::load(base + t * step + i, m);
+          if constexpr (kIdx || kExact) {
+            const M take = kExact ? B::beats(c, best) : B::greater(c, best);
+            best = B::select(take, c, best);
+            if constexpr (kIdx)
+              best_idx = B::select_i(take, B::load_i(base_idx + t * step + i, m), best_idx);
           } else {
-            B::store(out + dst + j, best, m);
-            if constexpr (kIdx) B::store_i(out_idx + dst + j, best_idx, m);
+            best = B::max(c, best);
           }
         }
+        if constexpr (kFinal) {
+          B::store(y + dst + i, best, m);
+          if constexpr (kIdx) B::store_index64(argmax + dst + i, best_idx, plane_base, m);
+        } else {
+          B::store(out + dst + i, best, m);
+          if constexpr (kIdx) B::store_i(out_idx + dst + i, best_idx, m);
+        }
       }
+    }
   }
 
   // ---- Forward over work items.
@@ -570,50 +688,100 @@ struct PoolKernels {
     return n;
   }
 
+  /// One item's geometry along axis 0: the windows [ob, oe), the rows of
+  /// B[0] from position first0, and the valid rows [v_lo, v_hi) among them.
+  struct Item {
+    std::int64_t plane, ob, oe, first0, rows0, v_lo, v_hi;
+    Item(const Plan& plan, std::int64_t item) {
+      const AxisPlan& a0 = plan.axes[0];
+      plane = item / plan.chunks;
+      ob = item % plan.chunks * plan.chunk;
+      oe = std::min(a0.out, ob + plan.chunk);
+      first0 = ob * a0.stride + first_tap(a0);
+      rows0 = span_rows(a0, ob, oe);
+      v_lo = std::max<std::int64_t>(0, first0);
+      v_hi = std::min(a0.in, first0 + rows0);
+    }
+  };
+
+  /// B[0]'s rows outside axis 0 get the neutral value (they vary per item).
+  static void neutral_halo(Stages& st, const Item& it, C neutral) {
+    C* b = st.values[0].data();
+    const std::int64_t inner = st.inner[0];
+    std::fill(b, b + (it.v_lo - it.first0) * inner, neutral);
+    std::fill(b + (it.v_hi - it.first0) * inner, b + it.rows0 * inner, neutral);
+  }
+
   template <Tr tr>
   static void forward_sum(const Plan& plan, const T* x, T* y, std::int64_t begin,
                           std::int64_t end) {
     const std::size_t n = plan.axes.size();
     const AxisPlan& a0 = plan.axes[0];
     const AxisPlan& last = plan.axes[n - 1];
-    std::vector<C, Aligned<C>> buf_a(plan.forward_scratch), buf_b(plan.forward_scratch);
-    std::vector<C, Aligned<C>> divisors(at(plan.inner_out()));
-    SumToOutput final_sink{plan, nullptr, divisors.data()};
-    RowInput row(last, C(0));
+    Stages st(plan, false, C(0));
+    // 2-D: an item's valid rows are contiguous in x and in B[0].
+    RowInput row(last, C(0), n == 2 ? st.valid0 : 1);
+    // AveragePool's divisors per output position: a table for the plane, or
+    // for large planes one row at a time.
+    const bool per_row = plan.out_plane > (std::int64_t{1} << 16);
+    std::vector<C, Aligned<C>> divisors;
+    if (plan.reduce == Reduce::Average) {
+      divisors.resize(at(per_row ? plan.inner_out() : plan.out_plane));
+      if (!per_row)
+        for (std::int64_t o = 0, i = 0; o < a0.out; ++o)
+          for (std::int64_t d : plan.inner_divisor)
+            divisors[at(i++)] = static_cast<C>(a0.divisor[at(o)] * d);
+    }
+    SumToOutput final_sink{plan, nullptr, divisors.data(), per_row, divisors.data()};
     const std::int64_t middle_rows = in_product(plan, 1, n - 1);
     for (std::int64_t item = begin; item < end; ++item) {
-      const std::int64_t plane = item / plan.chunks;
-      const std::int64_t ob = item % plan.chunks * plan.chunk;
-      const std::int64_t oe = std::min(a0.out, ob + plan.chunk);
-      std::int64_t r0 = 0, r1 = 0;
-      axis_slab(a0, ob, oe, r0, r1);
-      const T* xp = x + plane * plan.in_plane + r0 * middle_rows * last.in;
-      const std::int64_t rows = (r1 - r0) * middle_rows;
+      const Item it(plan, item);
+      neutral_halo(st, it, C(0));
+      const T* xp = x + plane_offset(plan, it);
+      const std::int64_t rows = (it.v_hi - it.v_lo) * middle_rows;
+      C* dst0 = st.values[n - 2].data();
       with_taps(row.taps, [&](auto taps) {
+        if (row.run_rows > 1) {
+          for (std::int64_t i = 0; i < rows * last.in; i += 64 / sizeof(T))
+            __builtin_prefetch(xp + i + plan.in_plane / plan.chunks, 0, 3);
+          row_sum<decltype(taps)::value, tr>(
+              row, xp, dst0 + row_in_buffer(st, plan, 0, 0, it.first0, it.v_lo) * last.out,
+              plan.p, rows);
+          return;
+        }
         for (std::int64_t r = 0; r < rows; ++r) {
+          const std::int64_t at_row = row_in_buffer(st, plan, n - 2, r, it.first0, it.v_lo);
+          if (at_row < 0) continue;
           prefetch_row(xp + r * last.in + plan.in_plane / plan.chunks, last.in);
-          row_sum<decltype(taps)::value, tr>(row, xp + r * last.in, buf_a.data() + r * last.out,
+          row_sum<decltype(taps)::value, tr>(row, xp + r * last.in, dst0 + at_row * last.out,
                                              plan.p);
         }
       });
-      C* cur = buf_a.data();
-      C* next = buf_b.data();
-      std::int64_t inner = last.out;
       for (std::size_t k = n - 1; k-- > 1;) {
         const AxisPlan& a = plan.axes[k];
-        SumToBuffer sink{next};
-        with_taps(a.kernel, [&](auto taps) {
-          outer_sum<decltype(taps)::value>(a, cur, (r1 - r0) * in_product(plan, 1, k), a.in, 0, 0,
-                                           a.out, inner, sink);
+        const std::int64_t parts = (it.v_hi - it.v_lo) * in_product(plan, 1, k);
+        with_taps(a.t_end - a.t_first, [&](auto taps) {
+          for (std::int64_t p = 0; p < parts; ++p) {
+            const std::int64_t to = row_in_buffer(st, plan, k - 1, p, it.first0, it.v_lo);
+            if (to < 0) continue;
+            SumToBuffer sink{st.values[k - 1].data() + to * st.inner[k - 1]};
+            outer_sum<decltype(taps)::value>(
+                a, st.values[k].data() + p * st.span[k] * st.inner[k], st.first[k], 0, a.out,
+                st.inner[k], 0, sink);
+          }
         });
-        inner *= a.out;
-        std::swap(cur, next);
       }
-      final_sink.y = y + plane * plan.out_plane + ob * inner;  // results are chunk-relative
-      with_taps(a0.kernel, [&](auto taps) {
-        outer_sum<decltype(taps)::value>(a0, cur, 1, r1 - r0, r0, ob, oe, inner, final_sink);
+      final_sink.y = y + it.plane * plan.out_plane + it.ob * st.inner[0];
+      with_taps(a0.t_end - a0.t_first, [&](auto taps) {
+        outer_sum<decltype(taps)::value>(a0, st.values[0].data(), it.first0, it.ob, it.oe,
+                                         st.inner[0], it.ob * st.inner[0], final_sink);
       });
     }
+  }
+
+  /// The input of an item starts at its first valid axis-0 row.
+  static std::int64_t plane_offset(const Plan& plan, const Item& it) {
+    return it.plane * plan.in_plane + it.v_lo * (plan.in_plane / plan.axes[0].in);
   }
 
   /// One forward item. kExact (with `program`) works in MaxPool's exact
@@ -623,57 +791,66 @@ struct PoolKernels {
   template <bool kIdx, bool kExact>
   static bool forward_max_item(const Plan& plan, const T* x, T* y, std::int64_t* argmax,
                                std::int64_t item, RowInput& row, const RowProgram* program,
-                               std::vector<C, Aligned<C>>& buf_a, std::vector<C, Aligned<C>>& buf_b,
-                               std::vector<std::int32_t>& idx_a, std::vector<std::int32_t>& idx_b) {
+                               Stages& st) {
     const std::size_t n = plan.axes.size();
     const AxisPlan& a0 = plan.axes[0];
     const AxisPlan& last = plan.axes[n - 1];
     const std::int64_t middle_rows = in_product(plan, 1, n - 1);
-    const std::int64_t plane = item / plan.chunks;
-    const std::int64_t ob = item % plan.chunks * plan.chunk;
-    const std::int64_t oe = std::min(a0.out, ob + plan.chunk);
-    std::int64_t r0 = 0, r1 = 0;
-    axis_slab(a0, ob, oe, r0, r1);
-    const T* xp = x + plane * plan.in_plane;
-    const std::int64_t rows = (r1 - r0) * middle_rows;
+    const Item it(plan, item);
+    neutral_halo(st, it, lowest());
+    const T* xp = x + plane_offset(plan, it);
+    const std::int64_t base0 = it.v_lo * middle_rows * last.in;  // plane offset of xp
+    const std::int64_t rows = (it.v_hi - it.v_lo) * middle_rows;
+    C* dst0 = st.values[n - 2].data();
+    std::int32_t* dst0_idx = kIdx ? st.index[n - 2].data() : nullptr;
     M flags = B::none();
     with_taps(row.taps, [&](auto taps) {
+      if (!kExact && row.run_rows > 1) {
+        for (std::int64_t i = 0; i < rows * last.in; i += 64 / sizeof(T))
+          __builtin_prefetch(xp + i + plan.in_plane / plan.chunks, 0, 3);
+        const std::int64_t at_row = row_in_buffer(st, plan, 0, 0, it.first0, it.v_lo) * last.out;
+        flags = row_max<decltype(taps)::value, kIdx>(row, xp, base0, dst0 + at_row,
+                                                     kIdx ? dst0_idx + at_row : nullptr, rows);
+        return;
+      }
       for (std::int64_t r = 0; r < rows; ++r) {
-        const std::int64_t row_base = (r0 * middle_rows + r) * last.in;
-        std::int32_t* row_idx = kIdx ? idx_a.data() + r * last.out : nullptr;
+        const std::int64_t buffer_row = row_in_buffer(st, plan, n - 2, r, it.first0, it.v_lo);
+        if (buffer_row < 0) continue;
+        const std::int64_t at_row = buffer_row * last.out;
+        std::int32_t* row_idx = kIdx ? dst0_idx + at_row : nullptr;
+        const T* in = xp + r * last.in;
         if constexpr (kExact) {
-          row_max_exact<kIdx>(*program, xp + row_base, row_base, buf_a.data() + r * last.out,
-                              row_idx);
+          row_max_exact<kIdx>(*program, in, base0 + r * last.in, dst0 + at_row, row_idx);
         } else {
-          prefetch_row(xp + row_base + plan.in_plane / plan.chunks, last.in);
+          prefetch_row(in + plan.in_plane / plan.chunks, last.in);
           flags = B::mor(flags, row_max<decltype(taps)::value, kIdx>(
-                                    row, xp + row_base, row_base, buf_a.data() + r * last.out,
-                                    row_idx));
+                                    row, in, base0 + r * last.in, dst0 + at_row, row_idx));
         }
       }
     });
     if (!kExact && B::any(flags)) return false;
-    C* cur = buf_a.data();
-    C* next = buf_b.data();
-    std::int32_t* cur_idx = idx_a.data();
-    std::int32_t* next_idx = idx_b.data();
-    std::int64_t inner = last.out;
     for (std::size_t k = n - 1; k-- > 1;) {
       const AxisPlan& a = plan.axes[k];
-      with_taps(a.kernel, [&](auto taps) {
-        outer_max<decltype(taps)::value, kIdx, false, kExact>(
-            a, cur, cur_idx, (r1 - r0) * in_product(plan, 1, k), a.in, 0, 0, a.out, inner, next,
-            next_idx, nullptr, nullptr, 0);
+      const std::int64_t parts = (it.v_hi - it.v_lo) * in_product(plan, 1, k);
+      with_taps(a.t_end - a.t_first, [&](auto taps) {
+        for (std::int64_t p = 0; p < parts; ++p) {
+          const std::int64_t buffer_row = row_in_buffer(st, plan, k - 1, p, it.first0, it.v_lo);
+          if (buffer_row < 0) continue;
+          const std::int64_t to = buffer_row * st.inner[k - 1];
+          const std::int64_t from = p * st.span[k] * st.inner[k];
+          outer_max<decltype(taps)::value, kIdx, false, kExact>(
+              a, st.values[k].data() + from, kIdx ? st.index[k].data() + from : nullptr,
+              st.first[k], 0, a.out, st.inner[k], st.values[k - 1].data() + to,
+              kIdx ? st.index[k - 1].data() + to : nullptr, nullptr, nullptr, 0);
+        }
       });
-      inner *= a.out;
-      std::swap(cur, next);
-      std::swap(cur_idx, next_idx);
     }
-    const std::int64_t out_base = plane * plan.out_plane + ob * inner;  // chunk-relative
-    with_taps(a0.kernel, [&](auto taps) {
+    const std::int64_t out_base = it.plane * plan.out_plane + it.ob * st.inner[0];
+    with_taps(a0.t_end - a0.t_first, [&](auto taps) {
       outer_max<decltype(taps)::value, kIdx, true, kExact>(
-          a0, cur, cur_idx, 1, r1 - r0, r0, ob, oe, inner, nullptr, nullptr, y + out_base,
-          kIdx ? argmax + out_base : nullptr, plane * plan.in_plane);
+          a0, st.values[0].data(), kIdx ? st.index[0].data() : nullptr, it.first0, it.ob, it.oe,
+          st.inner[0], nullptr, nullptr, y + out_base, kIdx ? argmax + out_base : nullptr,
+          it.plane * plan.in_plane);
     });
     return true;
   }
@@ -682,18 +859,13 @@ struct PoolKernels {
   static void forward_max(const Plan& plan, const T* x, T* y, std::int64_t* argmax,
                           std::int64_t begin, std::int64_t end) {
     const AxisPlan& last = plan.axes.back();
-    std::vector<C, Aligned<C>> buf_a(plan.forward_scratch), buf_b(plan.forward_scratch);
-    std::vector<std::int32_t> idx_a(kIdx ? plan.forward_scratch : 0),
-        idx_b(kIdx ? plan.forward_scratch : 0);
-    RowInput row(last, lowest());
+    Stages st(plan, kIdx, lowest());
+    RowInput row(last, lowest(), plan.axes.size() == 2 ? st.valid0 : 1);
     std::unique_ptr<RowProgram> program;  // built the first time an item needs it
     for (std::int64_t item = begin; item < end; ++item) {
-      if (forward_max_item<kIdx, false>(plan, x, y, argmax, item, row, nullptr, buf_a, buf_b,
-                                        idx_a, idx_b))
-        continue;
+      if (forward_max_item<kIdx, false>(plan, x, y, argmax, item, row, nullptr, st)) continue;
       if (!program) program = std::make_unique<RowProgram>(last);
-      forward_max_item<kIdx, true>(plan, x, y, argmax, item, row, program.get(), buf_a, buf_b,
-                                   idx_a, idx_b);
+      forward_max_item<kIdx, true>(plan, x, y, argmax, item, row, program.get(), st);
     }
   }
 
@@ -811,67 +983,131 @@ struct PoolKernels {
     B::store(dx, B::add(B::load(dx, m), B::mul(scale, g)), m);
   }
 
-  /// Spreads one row of per-window gradients `g` (a.out values) back over the
-  /// a.in positions of its input row and adds scale * that to `dx`.
-  static void row_spread_update(const AxisPlan& a, const C* g, T* dx, V scale) {
-    if (N > 1 && a.stride == 1) {
-      for (std::int64_t i0 = 0; i0 < a.in; i0 += N) {
-        V acc = B::zero();
-        for (std::int64_t t = a.t_first; t < a.t_end; ++t) {
-          const std::int64_t off = i0 + a.pad_begin - t * a.dilation;  // window of lane 0
-          const std::int64_t lo = std::max<std::int64_t>(0, -off);
-          const std::int64_t hi = std::min(N, a.out - off);
-          if (lo < hi) acc = B::add(acc, B::load(g + off, B::lanes(lo, hi)));
-        }
-        update(dx + i0, acc, scale, std::min(N, a.in - i0));
-      }
-      return;
-    }
-    if constexpr (N > 1) {
-      if (a.stride == 2) {
-        for (std::int64_t m0 = 0; 2 * m0 < a.in; m0 += N) {
-          V even = B::zero(), odd = B::zero();
-          for (std::int64_t t = a.t_first; t < a.t_end; ++t) {
-            // Input 2m + parity sits in window o when 2o = 2m + parity + pad_begin - t*d.
-            const std::int64_t q = a.pad_begin - t * a.dilation;
-            const std::int64_t parity = q % 2 == 0 ? 0 : 1;
-            const std::int64_t off = m0 + (q + parity) / 2;
-            const std::int64_t lo = std::max<std::int64_t>(0, -off);
-            const std::int64_t hi = std::min(N, a.out - off);
-            if (lo >= hi) continue;
-            const V v = B::load(g + off, B::lanes(lo, hi));
-            if (parity == 0)
-              even = B::add(even, v);
-            else
-              odd = B::add(odd, v);
-          }
-          V lo_half, hi_half;
-          B::interleave(even, odd, lo_half, hi_half);
-          update(dx + 2 * m0, lo_half, scale, std::min(N, a.in - 2 * m0));
-          if (2 * m0 + N < a.in)
-            update(dx + 2 * m0 + N, hi_half, scale, std::min(N, a.in - 2 * m0 - N));
-        }
-        return;
-      }
-    }
-    const C s = first_lane(scale);
-    for (std::int64_t i = 0; i < a.in; ++i) {
-      C acc = C(0);
-      for (std::int64_t w = a.window_begin[at(i)]; w < a.window_begin[at(i + 1)]; ++w)
-        acc += g[at(a.windows[at(w)])];
-      dx[i] = static_cast<T>(static_cast<C>(dx[i]) + s * acc);
-    }
-  }
-
   static C first_lane(V v) {
     C lanes[N];
     B::store(lanes, v, B::first_n(N));
     return lanes[0];
   }
 
+  /// AveragePool's divisor at every output position of a plane (a table when
+  /// the plane is small; for large planes empty, and callers work one output
+  /// row at a time with divisor_row).
+  static std::vector<C, Aligned<C>> divisor_table(const Plan& plan) {
+    std::vector<C, Aligned<C>> table;
+    if (plan.reduce != Reduce::Average || plan.out_plane > (std::int64_t{1} << 16)) return table;
+    table.reserve(at(plan.out_plane));
+    for (std::int64_t d0 : plan.axes[0].divisor)
+      for (std::int64_t d : plan.inner_divisor) table.push_back(static_cast<C>(d0 * d));
+    return table;
+  }
+  static void divisor_row(const Plan& plan, std::int64_t o, C* row) {
+    const std::int64_t d0 = plan.axes[0].divisor[at(o)];
+    for (std::size_t j = 0; j < plan.inner_divisor.size(); ++j)
+      row[j] = static_cast<C>(d0 * plan.inner_divisor[j]);
+  }
+
+  /// How the last axis spreads a row of window gradients back over its input
+  /// row (input c takes window o = (c - u) / s of every tap offset u that
+  /// divides): Flat1 (stride 1, out == in: a run of rows in one flat loop),
+  /// Row1 (stride 1), Row2 (stride 2: even and odd inputs, interleaved), or
+  /// the windows of each input one by one. Masks are worked out once.
+  enum class Spread { Flat1, Row1, Row2, Windows };
+
+  struct RowSpread {
+    Spread kind = Spread::Windows;
+    std::int64_t in, out, taps, vectors;
+    std::vector<std::int64_t> tap_pos;  ///< u of each tap
+    std::vector<std::int64_t> tap_at;   ///< Row2: offset into g of lane 0's window
+    std::vector<std::int64_t> parity;   ///< Row2: 0 if the tap feeds even inputs
+    std::vector<MBox, Aligned<MBox>> masks;  ///< [vector][tap]
+
+    RowSpread(const AxisPlan& a, std::int64_t rows)
+        : in(a.in), out(a.out), taps(a.t_end - a.t_first), vectors((a.in + N - 1) / N) {
+      for (std::int64_t t = a.t_first; t < a.t_end; ++t) tap_pos.push_back(t * a.dilation - a.pad_begin);
+      if (N == 1) return;
+      if (a.stride == 1 && a.out == a.in && rows > 1) {
+        kind = Spread::Flat1;
+        vectors = (rows * in + N - 1) / N;
+        for (std::int64_t v = 0; v < vectors; ++v)
+          for (std::int64_t u : tap_pos) {
+            unsigned bits = 0;
+            for (std::int64_t l = 0; l < N; ++l) {
+              const std::int64_t o = (v * N + l) % in - u;
+              if (o >= 0 && o < out) bits |= 1u << l;
+            }
+            masks.push_back({B::from_bits(bits)});
+          }
+      } else if (a.stride == 1) {
+        kind = Spread::Row1;
+        for (std::int64_t v = 0; v < vectors; ++v)
+          for (std::int64_t u : tap_pos) masks.push_back({B::lanes(u - v * N, out + u - v * N)});
+      } else if (a.stride == 2) {
+        kind = Spread::Row2;
+        vectors = (in + 2 * N - 1) / (2 * N);  // pairs of vectors of inputs
+        for (std::int64_t u : tap_pos) {
+          // Input 2m + q sits in window o when 2o = 2m + q - u.
+          parity.push_back(u % 2 == 0 ? 0 : 1);
+          tap_at.push_back((parity.back() - u) / 2);
+        }
+        for (std::int64_t v = 0; v < vectors; ++v)
+          for (std::size_t k = 0; k < tap_pos.size(); ++k) {
+            const std::int64_t off = v * N + tap_at[k];
+            masks.push_back({B::lanes(-off, out - off)});
+          }
+      }
+    }
+  };
+
+  /// dx of `rows` input rows += scale * the spread of the window gradients
+  /// `g` (rows of `out` values; rows > 1 only for Flat1).
+  template <int K>
+  static void spread_update(const RowSpread& rs, const AxisPlan& a, const C* g, T* dx,
+                            std::int64_t rows, V scale) {
+    const std::int64_t taps = K > 0 ? K : rs.taps;
+    if (rs.kind == Spread::Flat1 || rs.kind == Spread::Row1) {
+      const std::int64_t count = rows * rs.in;
+      const MBox* mk = rs.masks.data();
+      for (std::int64_t i = 0; i < count; i += N, mk += taps) {
+        V acc = B::load(g + i - rs.tap_pos[0], mk[0].v);
+        for (std::int64_t k = 1; k < taps; ++k)
+          acc = B::add(acc, B::load(g + i - rs.tap_pos[at(k)], mk[k].v));
+        update(dx + i, acc, scale, std::min(N, count - i));
+      }
+      return;
+    }
+    if constexpr (N > 1) {
+      if (rs.kind == Spread::Row2) {
+        const MBox* mk = rs.masks.data();
+        for (std::int64_t v = 0; v < rs.vectors; ++v, mk += taps) {
+          V even = B::zero(), odd = B::zero();
+          for (std::int64_t k = 0; k < taps; ++k) {
+            const V w = B::load(g + v * N + rs.tap_at[at(k)], mk[k].v);
+            if (rs.parity[at(k)] == 0)
+              even = B::add(even, w);
+            else
+              odd = B::add(odd, w);
+          }
+          V lo, hi;
+          B::interleave(even, odd, lo, hi);
+          const std::int64_t c = 2 * v * N;
+          update(dx + c, lo, scale, std::min(N, rs.in - c));
+          if (c + N < rs.in) update(dx + c + N, hi, scale, std::min(N, rs.in - c - N));
+        }
+        return;
+      }
+    }
+    const C s = first_lane(scale);
+    for (std::int64_t c = 0; c < a.in; ++c) {
+      C acc = C(0);
+      for (std::int64_t w = a.window_begin[at(c)]; w < a.window_begin[at(c + 1)]; ++w)
+        acc += g[at(a.windows[at(w)])];
+      dx[c] = static_cast<T>(static_cast<C>(dx[c]) + s * acc);
+    }
+  }
+
   /// Rows [P][o][inner] of per-window sums into rows [P][i - ib][inner] of
   /// per-position sums: row i gets the sum of the rows of the windows holding
-  /// position i (`o_offset` is the input row of window 0... of in's first row).
+  /// position i (`o_offset` is the window of in's first row).
   static void spread_rows(const AxisPlan& a, const C* in, std::int64_t in_rows,
                           std::int64_t o_offset, std::int64_t parts, std::int64_t ib,
                           std::int64_t ie, std::int64_t inner, C* out) {
@@ -890,6 +1126,15 @@ struct PoolKernels {
       }
   }
 
+  static std::int64_t floor_div(std::int64_t a, std::int64_t b) {
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+  }
+
+  /// AveragePool's gradient. Per item (a plane, a chunk [ib, ie) of axis-0
+  /// inputs): G = dY / divisor for the windows the chunk's rows fall in
+  /// (rows outside axis 0 zero), spread back along axis 0 (stride 1: one flat
+  /// loop; otherwise each input row takes its windows' rows), then along the
+  /// middle axes, then along the last axis into dX.
   static void average_backward(const Plan& plan, const T* dy, double scale, T* dx,
                                std::int64_t begin, std::int64_t end) {
     const V scale_v = B::broadcast(static_cast<C>(scale));
@@ -908,50 +1153,137 @@ struct PoolKernels {
     const std::size_t n = plan.axes.size();
     const AxisPlan& a0 = plan.axes[0];
     const AxisPlan& last = plan.axes[n - 1];
-    std::vector<C> buf_a(plan.backward_scratch), buf_b(plan.backward_scratch);
-    std::vector<C> divisors(at(plan.inner_out()));
-    std::int64_t cached = -1;
-    const std::int64_t inner_out = plan.inner_out();
+    const std::int64_t inner0 = plan.inner_out(), s0 = a0.stride;
+    const std::int64_t u_first = first_tap(a0);
+    const std::int64_t u_last = u_first + (a0.t_end - a0.t_first - 1) * a0.dilation;
+    // Rows of G an item needs: windows (i - u) / s0 of its inputs i.
+    auto g_rows = [&](std::int64_t ib, std::int64_t ie, std::int64_t& gb, std::int64_t& ge) {
+      gb = floor_div(ib - u_last, s0);
+      ge = floor_div(ie - 1 - u_first, s0) + 1;
+    };
+    std::int64_t most_g = 0;
+    for (std::int64_t ib = 0; ib < a0.in; ib += plan.input_chunk) {
+      std::int64_t gb = 0, ge = 0;
+      g_rows(ib, std::min(a0.in, ib + plan.input_chunk), gb, ge);
+      most_g = std::max(most_g, ge - gb);
+    }
+    std::vector<C, Aligned<C>> g(at(most_g * inner0));
+    std::vector<C, Aligned<C>> e(at(plan.input_chunk * inner0));
+    std::vector<C, Aligned<C>> zero_row(at(inner0), C(0));
+    std::vector<C, Aligned<C>> gathered, spread, next;  // n >= 3: axes 1..n-2
+    const std::vector<C, Aligned<C>> divisors = divisor_table(plan);
+    std::vector<C, Aligned<C>> row_divisors(divisors.empty() ? at(inner0) : 0);
+    const bool flat0 = s0 == 1;
+    RowSpread rs(last, n == 2 && flat0 ? plan.input_chunk : 1);
+    std::vector<const C*> rows_of(at(plan.input_chunk));
     const std::int64_t middle_rows = in_product(plan, 1, n - 1);
+
     for (std::int64_t item = begin; item < end; ++item) {
       const std::int64_t plane = item / plan.input_chunks;
       const std::int64_t ib = item % plan.input_chunks * plan.input_chunk;
       const std::int64_t ie = std::min(a0.in, ib + plan.input_chunk);
-      // Windows of axis 0 touching the chunk (with dilations, not monotonic in i).
-      std::int64_t ob = a0.out, oe = 0;
-      for (std::int64_t w = a0.window_begin[at(ib)]; w < a0.window_begin[at(ie)]; ++w) {
-        ob = std::min(ob, a0.windows[at(w)]);
-        oe = std::max(oe, a0.windows[at(w)] + 1);
-      }
+      std::int64_t gb = 0, ge = 0;
+      g_rows(ib, ie, gb, ge);
+      const std::int64_t vb = std::max<std::int64_t>(0, gb), ve = std::min(a0.out, ge);
+      // G = dY / divisor over the windows [vb, ve); zero rows around.
+      std::fill(g.begin(), g.begin() + (vb - gb) * inner0, C(0));
+      std::fill(g.begin() + std::max<std::int64_t>(0, ve - gb) * inner0,
+                g.begin() + (ge - gb) * inner0, C(0));
       const T* dyp = dy + plane * plan.out_plane;
-      for (std::int64_t o = ob; o < oe; ++o) {
-        const std::int64_t d0 = a0.divisor[at(o)];
-        if (d0 != cached) {
-          cached = d0;
-          for (std::size_t j = 0; j < divisors.size(); ++j)
-            divisors[j] = static_cast<C>(d0 * plan.inner_divisor[j]);
+      if (!divisors.empty()) {
+        const std::int64_t count = std::max<std::int64_t>(0, ve - vb) * inner0;
+        C* to = g.data() + (vb - gb) * inner0;
+        const C* d = divisors.data() + vb * inner0;
+        for (std::int64_t i = 0; i < count; i += N) {
+          const M m = B::first_n(count - i);
+          B::store(to + i, B::div(B::load(dyp + vb * inner0 + i, m), B::load(d + i, m)), m);
         }
-        for (std::int64_t j = 0; j < inner_out; j += N) {
-          const M m = B::first_n(inner_out - j);
-          B::store(buf_a.data() + (o - ob) * inner_out + j,
-                   B::div(B::load(dyp + o * inner_out + j, m), B::load(divisors.data() + j, m)),
-                   m);
+      } else {
+        for (std::int64_t o = vb; o < ve; ++o) {
+          divisor_row(plan, o, row_divisors.data());
+          for (std::int64_t j = 0; j < inner0; j += N) {
+            const M m = B::first_n(inner0 - j);
+            B::store(g.data() + (o - gb) * inner0 + j,
+                     B::div(B::load(dyp + o * inner0 + j, m), B::load(row_divisors.data() + j, m)),
+                     m);
+          }
         }
       }
-      spread_rows(a0, buf_a.data(), 0, ob, 1, ib, ie, inner_out, buf_b.data());
-      C* cur = buf_b.data();
-      C* next = buf_a.data();
-      std::int64_t inner = inner_out;
-      for (std::size_t k = 1; k + 1 < n; ++k) {
-        const AxisPlan& a = plan.axes[k];
-        inner /= a.out;
-        spread_rows(a, cur, a.out, 0, (ie - ib) * in_product(plan, 1, k), 0, a.in, inner, next);
-        std::swap(cur, next);
+      // Spread along axis 0: rows_of[i - ib] gets input row i's sum.
+      if (flat0) {
+        const std::int64_t count = (ie - ib) * inner0;
+        with_taps(a0.t_end - a0.t_first, [&](auto taps) {
+          constexpr int K = decltype(taps)::value;
+          const std::int64_t t_count = K > 0 ? K : a0.t_end - a0.t_first;
+          // Input i takes window i - u: for f = (i - ib) * inner0 + j, G at f + (ib - u - gb) * inner0.
+          const C* base = g.data() + (ib - u_first - gb) * inner0;
+          const std::int64_t step = a0.dilation * inner0;
+          for (std::int64_t f = 0; f < count; f += N) {
+            const M m = B::first_n(count - f);
+            V acc = B::load(base + f, m);
+            for (std::int64_t t = 1; t < t_count; ++t) acc = B::add(acc, B::load(base + f - t * step, m));
+            B::store(e.data() + f, acc, m);
+          }
+        });
+        for (std::int64_t i = ib; i < ie; ++i) rows_of[at(i - ib)] = e.data() + (i - ib) * inner0;
+      } else {
+        for (std::int64_t i = ib; i < ie; ++i) {
+          const C* single = zero_row.data();
+          std::int64_t found = 0;
+          C* sum = e.data() + (i - ib) * inner0;
+          for (std::int64_t t = a0.t_first; t < a0.t_end; ++t) {
+            const std::int64_t q = i - (t * a0.dilation - a0.pad_begin);
+            if (floor_div(q, s0) * s0 != q) continue;
+            const C* row = g.data() + (q / s0 - gb) * inner0;
+            if (found == 0) {
+              single = row;
+            } else {
+              const C* first_row = found == 1 ? single : sum;
+              for (std::int64_t j = 0; j < inner0; j += N) {
+                const M m = B::first_n(inner0 - j);
+                B::store(sum + j, B::add(B::load(first_row + j, m), B::load(row + j, m)), m);
+              }
+            }
+            ++found;
+          }
+          rows_of[at(i - ib)] = found > 1 ? sum : single;
+        }
       }
+      // Middle axes (3-D and up): spread one axis at a time.
+      const C* cur = nullptr;
+      if (n >= 3) {
+        // The axis-0 rows contiguously (they may point into G).
+        gathered.resize(at((ie - ib) * inner0));
+        for (std::int64_t i = ib; i < ie; ++i)
+          std::copy(rows_of[at(i - ib)], rows_of[at(i - ib)] + inner0,
+                    gathered.begin() + (i - ib) * inner0);
+        const C* src = gathered.data();
+        std::int64_t inner = inner0;
+        for (std::size_t k = 1; k + 1 < n; ++k) {
+          const AxisPlan& a = plan.axes[k];
+          inner /= a.out;
+          const std::int64_t parts = (ie - ib) * in_product(plan, 1, k);
+          next.resize(at(parts * a.in * inner));
+          spread_rows(a, src, a.out, 0, parts, 0, a.in, inner, next.data());
+          spread.swap(next);
+          src = spread.data();
+        }
+        cur = src;
+      }
+      // Last axis, into dX.
       T* dxp = dx + plane * plan.in_plane + ib * middle_rows * last.in;
-      const std::int64_t rows = (ie - ib) * middle_rows;
-      for (std::int64_t r = 0; r < rows; ++r)
-        row_spread_update(last, cur + r * last.out, dxp + r * last.in, scale_v);
+      with_taps(rs.taps, [&](auto taps) {
+        constexpr int K = decltype(taps)::value;
+        if (n >= 3) {
+          for (std::int64_t r = 0; r < (ie - ib) * middle_rows; ++r)
+            spread_update<K>(rs, last, cur + r * last.out, dxp + r * last.in, 1, scale_v);
+        } else if (rs.kind == Spread::Flat1) {
+          spread_update<K>(rs, last, e.data(), dxp, ie - ib, scale_v);
+        } else {
+          for (std::int64_t i = ib; i < ie; ++i)
+            spread_update<K>(rs, last, rows_of[at(i - ib)], dxp + (i - ib) * last.in, 1, scale_v);
+        }
+      });
     }
   }
 

@@ -33,6 +33,12 @@ struct Lanes {
   static M mnot(M a) { return _mm256_xor_ps(a, _mm256_castsi256_ps(_mm256_set1_epi32(-1))); }
   static bool any(M m) { return _mm256_movemask_ps(m) != 0; }
 
+  /// Lane j set when bit j of `bits` is.
+  static M from_bits(unsigned bits) {
+    const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    const __m256i set = _mm256_and_si256(_mm256_set1_epi32(static_cast<int>(bits)), bit);
+    return _mm256_castsi256_ps(_mm256_cmpeq_epi32(set, bit));
+  }
   static V zero() { return _mm256_setzero_ps(); }
   static V broadcast(float v) { return _mm256_set1_ps(v); }
   static V load(const float* p) { return _mm256_loadu_ps(p); }

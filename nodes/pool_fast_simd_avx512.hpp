@@ -29,6 +29,8 @@ struct Lanes {
   static M mnot(M a) { return _knot_mask16(a); }
   static bool any(M m) { return m != 0; }
 
+  /// Lane j set when bit j of `bits` is.
+  static M from_bits(unsigned bits) { return static_cast<M>(bits); }
   static V zero() { return _mm512_setzero_ps(); }
   static V broadcast(float v) { return _mm512_set1_ps(v); }
   static V load(const float* p) { return _mm512_loadu_ps(p); }

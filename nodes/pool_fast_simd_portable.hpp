@@ -29,6 +29,8 @@ struct PortableLanes {
   static M mnot(M a) { return !a; }
   static bool any(M m) { return m; }
 
+  /// Lane j set when bit j of `bits` is.
+  static M from_bits(unsigned bits) { return (bits & 1u) != 0; }
   static V zero() { return C(0); }
   static V broadcast(C v) { return v; }
   template <typename U>
