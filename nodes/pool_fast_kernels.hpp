@@ -54,6 +54,11 @@ struct PoolKernels {
 
   /// Storage for vector-typed elements: under a target pragma, GCC 12's
   /// std::allocator hands out 16-byte alignment for 32-byte __m256 members.
+  /// The 64-byte boundary is taken inside a plain malloc block (the block's
+  /// address is kept just before it): glibc's aligned allocation bypasses its
+  /// per-thread cache and leaves free fragments around each block, and these
+  /// scratch vectors are made on every call, so in a graph holding tens of
+  /// thousands of live tensors that cost grew with the graph.
   template <typename U>
   struct Aligned {
     using value_type = U;
@@ -61,9 +66,16 @@ struct PoolKernels {
     template <typename W>
     explicit Aligned(const Aligned<W>&) {}
     U* allocate(std::size_t n) {
-      return static_cast<U*>(::operator new(n * sizeof(U), std::align_val_t(64)));
+      if (n > (std::numeric_limits<std::size_t>::max() - 64) / sizeof(U))
+        throw std::bad_array_new_length();
+      void* block = std::malloc(n * sizeof(U) + 64);
+      if (!block) throw std::bad_alloc();
+      // malloc's 16-byte alignment leaves 16 to 64 bytes before the boundary.
+      const auto at = (reinterpret_cast<std::uintptr_t>(block) + 64) & ~std::uintptr_t(63);
+      reinterpret_cast<void**>(at)[-1] = block;
+      return reinterpret_cast<U*>(at);
     }
-    void deallocate(U* p, std::size_t) { ::operator delete(p, std::align_val_t(64)); }
+    void deallocate(U* p, std::size_t) { std::free(reinterpret_cast<void**>(p)[-1]); }
     bool operator==(const Aligned&) const { return true; }
   };
 
