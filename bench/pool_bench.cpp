@@ -50,10 +50,10 @@
 #include <immintrin.h>
 #endif
 
+#include "bench/heap_tuning_flag.hpp"
 #include "core/registry.hpp"
 #include "nodes/pool_fast.hpp"
 #include "nodes/pool_geometry.hpp"
-#include "training/heap_tuning.hpp"
 
 namespace {
 
@@ -512,16 +512,7 @@ class TableReporter : public benchmark::ConsoleReporter {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool tune = true;
-  int kept = 1;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--no_heap_tuning") == 0)
-      tune = false;
-    else
-      argv[kept++] = argv[i];
-  }
-  argc = kept;
-  if (tune) nodeflow::training::keep_freed_buffers_in_heap();
+  argc = nodeflow::bench::apply_heap_tuning_flag(argc, argv);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   for (std::size_t i = 0; i < cases().size(); ++i)

@@ -13,9 +13,9 @@
 
 #include <cstring>
 
+#include "bench/heap_tuning_flag.hpp"
 #include "core/executor.hpp"
 #include "serialization/json_reader.hpp"
-#include "training/heap_tuning.hpp"
 #include "training/random.hpp"
 #include "training/trainer.hpp"
 
@@ -60,16 +60,7 @@ BENCHMARK(BM_LeNet5Inference)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->Us
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool tune = true;
-  int kept = 1;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--no_heap_tuning") == 0)
-      tune = false;
-    else
-      argv[kept++] = argv[i];
-  }
-  argc = kept;
-  if (tune) nodeflow::training::keep_freed_buffers_in_heap();
+  argc = nodeflow::bench::apply_heap_tuning_flag(argc, argv);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
