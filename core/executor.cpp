@@ -216,7 +216,11 @@ TensorMap Executor::backward(TrainingRun& run, const TensorMap& grad_outputs) co
   }
 
   // Seeds: graph outputs only, of their dtype and run-time shape.
-  for (const auto& [name, seed] : grad_outputs) {
+  for (const auto& entry : grad_outputs) {
+    // Named references, not a structured binding: clang before 16 (a fuzz
+    // build's compiler) cannot capture bindings in the lambda below.
+    const std::string& name = entry.first;
+    const Tensor& seed = entry.second;
     const auto& outs = g.def().outputs;
     if (std::find(outs.begin(), outs.end(), name) == outs.end())
       throw InvalidGraph("gradient given for '" + name + "', which is not a graph output");

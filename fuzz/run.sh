@@ -5,16 +5,16 @@
 # (tests/regression/). Exits non-zero if a target crashes, leaks, trips a
 # sanitizer or breaks a property; the input is then in build-fuzz/artifacts/
 # and belongs in tests/regression/<target>/ (the unit tests replay it).
-# Needs clang and libFuzzer: scripts/setup.sh --fuzz installs clang 16 (whose
-# C++20 support the library needs: clang 14 cannot capture structured
-# bindings in lambdas); NODEFLOW_FUZZ_CXX names another clang++.
+# Needs clang and libFuzzer: scripts/setup.sh --fuzz installs Debian's clang 14
+# with its libFuzzer (libfuzzer-14-dev, libclang-rt-14-dev); NODEFLOW_FUZZ_CXX
+# names another clang++.
 set -euo pipefail
 seconds=${1:-60}
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${NODEFLOW_FUZZ_BUILD_DIR:-$root/build-fuzz}
 cd "$root"
 
-cxx=${NODEFLOW_FUZZ_CXX:-clang++-16}
+cxx=${NODEFLOW_FUZZ_CXX:-clang++-14}
 CC=${cxx/clang++/clang} CXX=$cxx cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DNODEFLOW_BUILD_FUZZERS=ON -DNODEFLOW_BUILD_TESTS=OFF >/dev/null
 cmake --build "$build" -j"$(nproc)" --target fuzz_graph_json fuzz_npy

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages nodeflow needs to build and test. Idempotent and
 # silent when everything is already installed; uses sudo only when not root.
-# --fuzz adds clang 16 and its libFuzzer runtime (fuzz/run.sh); --bench adds
+# --fuzz adds clang 14 and its libFuzzer (fuzz/run.sh); --bench adds
 # oneDNN (libdnnl-dev), which only bench/pool_bench links, to compare against.
 # The flags combine (setup.sh --fuzz --bench).
 set -euo pipefail
@@ -10,7 +10,7 @@ packages=(cmake g++ ccache libeigen3-dev nlohmann-json3-dev libspdlog-dev libgte
           libbenchmark-dev libcli11-dev python3-numpy gnuplot-nox)
 for arg in "$@"; do
   case $arg in
-    --fuzz) packages+=(clang-16 libclang-rt-16-dev) ;;
+    --fuzz) packages+=(clang-14 libclang-rt-14-dev libfuzzer-14-dev) ;;
     --bench) packages+=(libdnnl-dev) ;;
     *) echo "setup: unknown option $arg (known: --fuzz --bench)" >&2; exit 2 ;;
   esac
