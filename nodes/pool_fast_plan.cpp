@@ -183,6 +183,10 @@ bool make_plan(const PoolGeometry& g, Reduce reduce, bool count_include_pad, std
     axes.insert(axes.begin(), unit);
   }
   for (const PoolAxis& ax : axes) {
+    // A stride beyond the input leaves one window on the axis, while the
+    // kernels' stride-phase buffers grow with the stride (gigabytes for a
+    // stride of 2^31): the reference kernels take such geometries.
+    if (ax.stride > ax.input) return false;
     plan.whole_plane = plan.whole_plane && ax.output == 1 && ax.kernel == ax.input &&
                        ax.dilation == 1 && ax.pad_begin == 0;
     plan.axes.emplace_back();

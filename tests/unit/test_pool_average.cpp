@@ -2,6 +2,7 @@
 // hand-computed values.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <numeric>
 
 #include "core/errors.hpp"
@@ -100,6 +101,15 @@ TEST(AveragePool, AutoPadPadsCountWithIncludePad) {
   expect_near_all(forward1("AveragePool", attrs, arange_f32({1, 1, 4})), {1.5, 2.5, 3.5, 4.0});
   attrs["auto_pad"] = std::string("VALID");
   expect_near_all(forward1("AveragePool", attrs, arange_f32({1, 1, 4})), {1.5, 2.5, 3.5});
+}
+
+TEST(AveragePool, AStrideFarBeyondTheInputLeavesOneWindowAtOnce) {
+  // Stride 2^31 - 1 on 8x8 (arange from 0): one window per plane; the fast
+  // kernels once sized a buffer by the stride and never finished.
+  const Attributes attrs = {{"kernel_shape", ints{2, 2}}, {"strides", ints{2147483647, 2147483647}}};
+  expect_near_all(forward1("AveragePool", attrs, arange_f32({2, 1, 8, 8}, 0)), {4.5, 68.5});
+  expect_near_all(forward1("LpPool", attrs, arange_f32({2, 1, 8, 8}, 0)),
+                  {std::sqrt(146.0), std::sqrt(64.0 * 64 + 65 * 65 + 72 * 72 + 73 * 73)}, 1e-4);
 }
 
 TEST(AveragePool, PlanesAreIndependent3D) {

@@ -109,6 +109,19 @@ TEST(MaxPool, Int8MinimumSurvivesPads) {
   EXPECT_EQ(indices_of(ru), (ints{0, 1, 1, 2}));
 }
 
+TEST(MaxPool, AStrideFarBeyondTheInputLeavesOneWindowAtOnce) {
+  // Found by a user: the fast kernels' stride-phase buffers grew with the
+  // stride, so 2^31 - 1 took gigabytes and never finished.
+  std::vector<float> v(128);
+  std::iota(v.begin(), v.end(), 0.0f);
+  const Tensor x = Tensor::from<float>({2, 1, 8, 8}, v);
+  const auto r = max_pool({{"kernel_shape", ints{2, 2}}, {"strides", ints{2147483647, 2147483647}}},
+                          x, true);
+  EXPECT_EQ(r.outputs[0].shape(), (Shape{2, 1, 1, 1}));
+  EXPECT_EQ(values_of<float>(r.outputs[0]), (std::vector<float>{9, 73}));
+  EXPECT_EQ(indices_of(r), (std::vector<std::int64_t>{9, 73}));
+}
+
 TEST(MaxPool, DilationReadsSpacedTaps) {
   const Tensor x = Tensor::from<float>({1, 1, 5}, {9, 1, 2, 8, 3});
   const auto r = max_pool({{"kernel_shape", ints{2}}, {"dilations", ints{3}}}, x);
