@@ -3,6 +3,9 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <limits>
+#include <string>
+#include <type_traits>
 #include <utility>
 
 #include "training/random.hpp"
@@ -33,9 +36,39 @@ void require_finite(double v, const char* what) {
     throw InvalidAttribute(std::string(what) + " must be finite, got " + number(v));
 }
 
+/// v as T, refused (rather than wrapped, saturated or made infinite; a double
+/// beyond an integer type's range does not even convert defined) unless T
+/// holds it: integers exactly, floats as a finite value.
+template <typename T> T element(double v, const std::string& rule) {
+  T out{};
+  bool ok = false;
+  if constexpr (std::is_integral_v<T>) {
+    // [lowest, 2^digits): both ends exact in a double for every integer dtype.
+    ok = v == std::floor(v) && v >= static_cast<double>(std::numeric_limits<T>::lowest()) &&
+         v < std::ldexp(1.0, std::numeric_limits<T>::digits);
+    if (ok) out = static_cast<T>(v);
+  } else if constexpr (std::is_same_v<T, double>) {
+    ok = std::isfinite(v);
+    out = v;
+  } else {
+    ok = std::fabs(v) <= static_cast<double>(std::numeric_limits<float>::max());
+    if (ok) out = T(static_cast<float>(v));
+    ok = ok && std::isfinite(static_cast<float>(out));
+  }
+  if (!ok) {
+    const std::string range =
+        std::is_integral_v<T> ? "integers in [" + std::to_string(std::numeric_limits<T>::lowest()) +
+                                    ", " + std::to_string(std::numeric_limits<T>::max()) + "]"
+                              : "finite values";
+    throw InvalidAttribute("init rule '" + rule + "' gives " + number(v) + ", which " +
+                           std::string(dtype_name(dtype_of_v<T>)) + " cannot hold (" + range + ")");
+  }
+  return out;
+}
+
 template <typename T, typename Draw>
-void fill(Tensor& t, Draw&& draw) {
-  for (T& x : t.values<T>()) x = static_cast<T>(draw());
+void fill(Tensor& t, const std::string& rule, Draw&& draw) {
+  for (T& x : t.values<T>()) x = element<T>(draw(), rule);
 }
 
 }  // namespace
@@ -91,7 +124,8 @@ Tensor make_initialized(const InitRule& rule, DType dtype, const Shape& shape) {
     case InitKind::Constant: {
       const double v = rule.kind == InitKind::Ones ? 1.0 : rule.value;
       require_finite(v, "value");
-      visit_dtype(dtype, [&](auto tag) { fill<decltype(tag)>(t, [&] { return v; }); });
+      const std::string rule_name(init_kind_name(rule.kind));
+      visit_dtype(dtype, [&](auto tag) { fill<decltype(tag)>(t, rule_name, [&] { return v; }); });
       return t;
     }
     case InitKind::Uniform:
@@ -133,8 +167,9 @@ Tensor make_initialized(const InitRule& rule, DType dtype, const Shape& shape) {
     }
   }
   Rng rng(rule.seed);
+  const std::string rule_name(init_kind_name(rule.kind));
   visit_float_dtype(dtype, [&](auto tag) {
-    fill<decltype(tag)>(t,
+    fill<decltype(tag)>(t, rule_name,
                         [&] { return shift + scale * (gaussian ? rng.normal() : rng.uniform()); });
   });
   return t;

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "serialization/json_reader.hpp"
 #include "training/init_rules.hpp"
@@ -100,6 +101,38 @@ TEST(InitRules, ConstantRules) {
   EXPECT_EQ(make_initialized(c, DType::Float64, {3}).data<double>()[2], 0.25);
   EXPECT_EQ(make_initialized(rule(InitKind::Ones), DType::Int64, {2}).data<std::int64_t>()[1], 1);
   EXPECT_EQ(make_initialized(rule(InitKind::Zeros), DType::Float32, {2}).data<float>()[0], 0.0f);
+}
+
+TEST(InitRules, ValuesTheDtypeCannotHoldAreRefused) {
+  // As data these values are refused; a rule must not wrap, saturate or
+  // overflow them into other values (1e30 -> int64 is not even defined).
+  auto constant = [](double v) {
+    InitRule c = rule(InitKind::Constant);
+    c.value = v;
+    return c;
+  };
+  EXPECT_THROW(make_initialized(constant(1e30), DType::Int64, {2}), InvalidAttribute);
+  EXPECT_THROW(make_initialized(constant(300), DType::Int8, {2}), InvalidAttribute);
+  EXPECT_THROW(make_initialized(constant(-3), DType::UInt8, {2}), InvalidAttribute);
+  EXPECT_THROW(make_initialized(constant(1.5), DType::Int8, {2}), InvalidAttribute);
+  EXPECT_THROW(make_initialized(constant(1e300), DType::Float32, {2}), InvalidAttribute);
+  EXPECT_THROW(make_initialized(constant(1e10), DType::Float16, {2}), InvalidAttribute);
+  try {
+    make_initialized(constant(128), DType::Int8, {1});
+    ADD_FAILURE() << "no error";
+  } catch (const InvalidAttribute& e) {
+    EXPECT_STREQ(e.what(), "init rule 'constant' gives 128, which int8 cannot hold (integers in [-128, 127])");
+  }
+  InitRule wide = rule(InitKind::Normal);
+  wide.std = 1e308;
+  EXPECT_THROW(make_initialized(wide, DType::Float32, {4}), InvalidAttribute);
+  // The ends of each range are kept exactly.
+  EXPECT_EQ(make_initialized(constant(-128), DType::Int8, {1}).data<std::int8_t>()[0], -128);
+  EXPECT_EQ(make_initialized(constant(255), DType::UInt8, {1}).data<std::uint8_t>()[0], 255);
+  EXPECT_EQ(make_initialized(constant(-0x1p63), DType::Int64, {1}).data<std::int64_t>()[0],
+            std::numeric_limits<std::int64_t>::lowest());
+  EXPECT_THROW(make_initialized(constant(0x1p63), DType::Int64, {1}), InvalidAttribute);
+  EXPECT_EQ(make_initialized(constant(65504), DType::Float16, {1}).data<half>()[0], half(65504.0f));
 }
 
 TEST(InitRules, SameSeedSameTensorOtherSeedOtherTensor) {
