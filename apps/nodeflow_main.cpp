@@ -42,6 +42,23 @@ void print_usage_error(const CLI::App& app, const CLI::App* verb, const std::str
   std::cerr << "nodeflow: " << message << "\n\n" << (verb ? verb->help("nodeflow") : app.help());
 }
 
+// CLI11 reports an unknown first word as a missing subcommand ("A subcommand
+// is required"); a user who mistyped the verb needs to see which word was
+// refused and what the verbs are.
+std::string usage_message(const CLI::App& app, const CLI::ParseError& error, int argc,
+                          char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return error.what();
+  const std::string word = argv[1];
+  std::string verbs;
+  bool known = false;
+  for (const CLI::App* verb : app.get_subcommands([](const CLI::App*) { return true; })) {
+    known = known || verb->check_name(word);
+    verbs += (verbs.empty() ? "" : ", ") + verb->get_name();
+  }
+  if (known) return error.what();
+  return "unknown subcommand '" + word + "' (expected one of: " + verbs + ")";
+}
+
 // Prints one `error:` line (the message may span several lines; the first one
 // carries the prefix that callers look for).
 int report_failure(const std::string& message) {
@@ -101,7 +118,7 @@ int main(int argc, char** argv) {
       std::cout << (verb ? verb->help("nodeflow") : app.help());
       return 0;
     }
-    print_usage_error(app, verb, e.what());
+    print_usage_error(app, verb, verb ? std::string(e.what()) : usage_message(app, e, argc, argv));
     return kExitUsage;
   }
 
