@@ -132,8 +132,9 @@ void check_depth(std::string_view text) {
   }
 }
 
-/// nlohmann's SAX events building the same tree as its DOM parser (duplicate
-/// keys: the later value wins), handing out the streamed arrays' elements.
+/// nlohmann's SAX events building the same tree as its DOM parser, handing out
+/// the streamed arrays' elements. A key given twice in one object is refused
+/// (nlohmann would keep the later value and silently drop the earlier one).
 class StreamingBuilder {
  public:
   StreamingBuilder(std::initializer_list<std::string_view> streamed, ElementSink& sink)
@@ -164,6 +165,9 @@ class StreamingBuilder {
     return true;
   }
   bool key(Json::string_t& k) {
+    if (open_.back()->contains(k))
+      throw InvalidGraph(child(open_path(), k) + ": duplicate key '" + plain(k) +
+                         "' (each key may appear once in an object)");
     key_ = std::move(k);
     return true;
   }
@@ -179,6 +183,25 @@ class StreamingBuilder {
     for (std::string_view k : streamed_)
       if (k == key) return true;
     return false;
+  }
+
+  /// The JSON path of the innermost open container, as the reader's messages
+  /// spell it ("nodes[3] (pool1).attributes"); built only for an error.
+  std::string open_path() const {
+    std::string path;
+    for (std::size_t level = 1; level < open_.size(); ++level) {
+      const Json& parent = *open_[level - 1];
+      const Json* self = open_[level];
+      if (parent.is_array()) {
+        // A streamed array keeps none of its finished elements.
+        const std::size_t index = &parent == stream_ ? stream_index_ : parent.size() - 1;
+        path = element(path, index, *self);
+      } else {
+        for (const auto& [name, value] : parent.items())
+          if (&value == self) path = child(path, name);
+      }
+    }
+    return path;
   }
 
   Json* place(Json&& v) {
@@ -240,12 +263,13 @@ Json parse_json_streaming(std::string_view text, std::initializer_list<std::stri
 }
 
 Json parse_json(std::string_view text) {
-  check_depth(text);
-  try {
-    return Json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::exception& e) {
-    syntax_error(text, e);
-  }
+  // The streaming builder with nothing streamed: the same tree, and the same
+  // refusal of duplicate keys, as for a graph document.
+  class NoElements : public ElementSink {
+    void begin(std::string_view) override {}
+    void element(std::string_view, std::size_t, const Json&) override {}
+  } none;
+  return parse_json_streaming(text, {}, none);
 }
 
 std::string render(const Json& v) {

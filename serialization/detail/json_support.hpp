@@ -17,15 +17,15 @@ inline constexpr int kMaxDepth = 100;
 
 /// Parses `text` as one JSON document. Throws InvalidGraph("invalid JSON: ...")
 /// with the parser's line and column for a syntax error, and for nesting deeper
-/// than kMaxDepth.
+/// than kMaxDepth; throws InvalidGraph("<path>.<key>: duplicate key '<key>' ...")
+/// for a key given twice in one object.
 Json parse_json(std::string_view text);
 
 /// Receives the elements of the arrays parse_json_streaming hands out.
 class ElementSink {
  public:
   virtual ~ElementSink() = default;
-  /// An array under root key `key` starts (again, if the key is repeated: the
-  /// later value wins, as in the document, so forget what the earlier gave).
+  /// An array under root key `key` starts (once: a repeated key is refused).
   virtual void begin(std::string_view key) = 0;
   /// Element `index` of that array, complete; it is discarded afterwards.
   virtual void element(std::string_view key, std::size_t index, const Json& item) = 0;

@@ -240,6 +240,26 @@ TEST(JsonReaderDocument, RequiredAndUnknownKeys) {
             "name: expected a string, got 3");
 }
 
+TEST(JsonReaderDocument, DuplicateKeysAreRefusedNamingKeyAndPlace) {
+  const std::string once = " (each key may appear once in an object)";
+  EXPECT_EQ(error_of(R"({"format": "nodeflow.graph", "version": 1, "name": "a", "name": "b",
+                         "inputs": [], "outputs": [], "nodes": []})"),
+            "name: duplicate key 'name'" + once);
+  EXPECT_EQ(error_of(doc(R"([{"name": "x", "dtype": "float32", "dtype": "int8", "shape": [1]}])")),
+            "inputs[0] (x).dtype: duplicate key 'dtype'" + once);
+  // Before the node's name is read, the element has only its index.
+  EXPECT_EQ(error_of(doc(kInputs, "[]", R"([{"op_type": "MaxPool", "op_type": "AveragePool",
+                                            "name": "p", "inputs": ["x"]}])")),
+            "nodes[0].op_type: duplicate key 'op_type'" + once);
+  EXPECT_EQ(error_of(with_attributes(R"({"kernel_shape": [2, 2], "kernel_shape": [3, 3]})")),
+            "nodes[0] (pool1).attributes.kernel_shape: duplicate key 'kernel_shape'" + once);
+  EXPECT_EQ(error_of(with_initializer("float32", "[1]", R"({"base64": "AAAAAA==", "base64": "AACAPw=="})")),
+            "initializers[0] (w).data.base64: duplicate key 'base64'" + once);
+  // Inside lists of lists, and with the same key in sibling objects (allowed).
+  EXPECT_EQ(error_of(with_attributes(R"({"kernel_shape": [2, 2], "x": [[{"a": 1}, {"a": 1, "a": 2}]]})")),
+            "nodes[0] (pool1).attributes.x[0][1].a: duplicate key 'a'" + once);
+}
+
 TEST(JsonReaderDocument, ListsOfTheWrongType) {
   EXPECT_EQ(error_of(doc(kInputs, "[]", "null")), "nodes: expected a list of nodes, got null");
   EXPECT_EQ(error_of(doc("{}")), "inputs: expected a list of graph inputs, got {}");

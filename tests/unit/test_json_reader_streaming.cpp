@@ -44,19 +44,26 @@ TEST(JsonReaderStreaming, SyntaxErrorsAfterABadElementAreSyntaxErrors) {
   EXPECT_EQ(error_of(text).rfind("invalid JSON: ", 0), 0u);
 }
 
-TEST(JsonReaderStreaming, ARepeatedKeyKeepsTheLaterList) {
-  // Like nlohmann's own tree: the later value of a repeated key wins.
+TEST(JsonReaderStreaming, ARepeatedListKeyIsRefused) {
+  // nlohmann's own tree would keep the later list and drop the earlier one.
   const std::string text = R"({"format": "nodeflow.graph", "version": 1, "inputs": [],
       "nodes": [)" + kBadNode + R"(], "outputs": ["y"],
       "inputs": [{"name": "x", "dtype": "float32", "shape": [1, 1, 4, 4]}],
       "nodes": [)" + kGoodNode + "]}";
-  const GraphDef def = parse_graph_def(text);
-  ASSERT_EQ(def.inputs.size(), 1u);
-  ASSERT_EQ(def.nodes.size(), 1u);
-  EXPECT_EQ(def.nodes[0].name, "pool1");
+  EXPECT_EQ(error_of(text), "inputs: duplicate key 'inputs' (each key may appear once in an object)");
   EXPECT_EQ(error_of(R"({"format": "nodeflow.graph", "version": 1, "inputs": [], "outputs": [],
                          "nodes": [], "nodes": 5})"),
-            "nodes: expected a list of nodes, got 5");
+            "nodes: duplicate key 'nodes' (each key may appear once in an object)");
+}
+
+TEST(JsonReaderStreaming, ARepeatedKeyInALaterElementNamesThatElement) {
+  // Earlier elements of a streamed list are gone when the third is read: its
+  // index must still be 2.
+  const std::string node = R"({"op_type": "MaxPool", "name": "p3", "inputs": ["x"],
+      "attributes": {"kernel_shape": [2, 2], "strides": [1, 1], "kernel_shape": [3, 3]}})";
+  EXPECT_EQ(error_of(doc(kInputs, "[]", "[" + kGoodNode + ", " + kGoodNode + ", " + node + "]")),
+            "nodes[2] (p3).attributes.kernel_shape: duplicate key 'kernel_shape' (each key may "
+            "appear once in an object)");
 }
 
 TEST(JsonReaderStreaming, ListsInsideNodesAreNotStreamed) {

@@ -93,6 +93,12 @@ TEST(TrainConfig, ErrorsNameThePath) {
   EXPECT_EQ(error_of("{").rfind("invalid JSON: ", 0), 0u);
 }
 
+TEST(TrainConfig, DuplicateKeysAreRefused) {
+  // The graph document's rule holds here too: the earlier lr must not vanish.
+  EXPECT_EQ(error_of(R"({"optimizer": {"type": "sgd", "lr": 0.1, "lr": 10}})"),
+            "optimizer.lr: duplicate key 'lr' (each key may appear once in an object)");
+}
+
 TEST(TrainConfig, LoadNamesTheFile) {
   try {
     load_train_config("/nonexistent/train.json");
