@@ -1,5 +1,5 @@
 #pragma once
-// NumPy .npy files (format 1.0, 2.0 and 3.0), the on-disk form of tensors
+// NumPy .npy files (format 1.0 and 2.0), the on-disk form of tensors
 // (graph-format.md, "Tensors on disk"; the format itself is numpy's
 // numpy/lib/format.py, NEP 1).
 #include <cstddef>

@@ -13,7 +13,7 @@
 namespace nodeflow::npy {
 
 /// Bytes of the fixed preamble (magic, version, header length) of a version
-/// 1.x file; 2.x and 3.x have 12.
+/// 1.0 file; 2.0 has 12.
 inline constexpr std::size_t kMinPreamble = 10;
 /// Header dictionaries longer than this are refused before they are read
 /// (numpy's own writer never exceeds a few hundred bytes).
@@ -27,8 +27,8 @@ struct Preamble {
 };
 
 /// Bytes needed to decode the preamble once the first kMinPreamble bytes are known
-/// (10 for version 1, 12 for versions 2 and 3). Throws IoError for a bad magic or
-/// an unsupported version.
+/// (10 for version 1.0, 12 for 2.0). Throws IoError for a bad magic or a version
+/// other than 1.0 and 2.0 (graph-format.md).
 std::size_t preamble_size(std::span<const std::byte> first, const std::string& source);
 
 /// Decodes the preamble; `bytes` holds at least preamble_size(...) bytes.
