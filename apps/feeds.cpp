@@ -26,7 +26,14 @@ std::vector<std::string> graph_input_names(const Graph& graph) {
 // Reads one tensor whose dtype the graph fixes; `what` is "input 'x'" or
 // "gradient of output 'y'".
 Tensor read_declared(const NamedFile& arg, DType declared, const std::string& what) {
-  Tensor value = read_npy(arg.file);
+  // read_npy names the file; the user also needs to know which -i or -g it was.
+  Tensor value = [&] {
+    try {
+      return read_npy(arg.file);
+    } catch (const Error&) {
+      rethrow_with_context(what + ": ");
+    }
+  }();
   if (value.dtype() == declared) return value;
   if (declared == DType::BFloat16 && value.dtype() == DType::Float32)
     return value.cast(DType::BFloat16);

@@ -21,10 +21,12 @@ void check_grad_output_names(const Graph& graph, const std::vector<NamedFile>& g
 /// Reads the `-i` files (.npy) as feeds. A float32 file for a bfloat16 input
 /// is cast (bfloat16 travels as float32); any other dtype difference throws
 /// UnsupportedDType naming the input, the file and both dtypes. IoError for
-/// unreadable or malformed files. Shapes are left to the executor.
+/// unreadable or malformed files, naming the input and the file ("input 'x':
+/// x.npy: ..."). Shapes are left to the executor.
 TensorMap read_inputs(const Graph& graph, const std::vector<NamedFile>& inputs);
 
-/// Reads the `-g` files as seeds for backward, with the same dtype rule.
+/// Reads the `-g` files as seeds for backward, with the same dtype rule; errors
+/// name the output ("gradient of output 'y': y.npy: ...").
 TensorMap read_grad_outputs(const Graph& graph, const std::vector<NamedFile>& grad_outputs);
 
 }  // namespace nodeflow::cli

@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "serialization/npy.hpp"
 #include "support/subprocess.hpp"
 
 namespace nodeflow::testing {
@@ -16,6 +18,14 @@ namespace fs = std::filesystem;
 
 constexpr int kUsage = 2;
 constexpr int kFailure = 1;
+
+// One MaxPool 2x2 / stride 2 over a float32 1x1x4x4 input "x", output "y".
+const char* const kPoolGraph = R"({"format": "nodeflow.graph", "version": 1, "name": "cli_pool",
+  "inputs": [{"name": "x", "dtype": "float32", "shape": [1, 1, 4, 4]}],
+  "outputs": ["y"],
+  "nodes": [{"op_type": "MaxPool", "name": "pool", "inputs": ["x"],
+             "specified_outputs_name": ["y"],
+             "attributes": {"kernel_shape": [2, 2], "strides": [2, 2]}}]})";
 
 class CliMessages : public ::testing::Test {
  protected:
@@ -32,6 +42,12 @@ class CliMessages : public ::testing::Test {
     const fs::path file = dir() / name;
     std::ofstream(file, std::ios::binary) << text;
     return file;
+  }
+
+  static void expect_failure_starting(const ProcessResult& r, const std::string& start) {
+    EXPECT_EQ(r.exit_code, kFailure) << r.describe();
+    EXPECT_EQ(r.err.rfind(start, 0), 0u) << "expected stderr to start with: " << start << "\n"
+                                         << r.describe();
   }
 
  private:
@@ -52,6 +68,29 @@ TEST_F(CliMessages, NoVerbStillSaysOneIsRequired) {
   const ProcessResult r = nodeflow({});
   EXPECT_EQ(r.exit_code, kUsage) << r.describe();
   EXPECT_NE(r.err.find("A subcommand is required"), std::string::npos) << r.describe();
+}
+
+TEST_F(CliMessages, UnreadableInputFileNamesTheGraphInput) {
+  const fs::path graph = write_text("g.json", kPoolGraph);
+  const fs::path bad = write_text("bad.npy", "PK not a numpy file");
+  expect_failure_starting(nodeflow({"run", graph.string(), "-i", "x=" + bad.string(), "-o", "out"}),
+                          "error: input 'x': " + bad.string() + ": not a .npy file");
+  expect_failure_starting(
+      nodeflow({"run", graph.string(), "-i", "x=" + (dir() / "absent.npy").string(), "-o", "out"}),
+      "error: input 'x': cannot read " + (dir() / "absent.npy").string());
+  EXPECT_FALSE(fs::exists(dir() / "out"));
+}
+
+TEST_F(CliMessages, UnreadableGradientFileNamesTheGraphOutput) {
+  const fs::path graph = write_text("g.json", kPoolGraph);
+  // A valid x, so that the -g file is the one refused.
+  const fs::path good = dir() / "x.npy";
+  const std::vector<float> zeros(16, 0.0f);
+  write_npy(good, Tensor::from<float>({1, 1, 4, 4}, std::span<const float>(zeros)));
+  const fs::path bad = write_text("dy.npy", "PK not a numpy file");
+  expect_failure_starting(nodeflow({"backward", graph.string(), "-i", "x=" + good.string(), "-g",
+                                    "y=" + bad.string(), "-o", "out"}),
+                          "error: gradient of output 'y': " + bad.string() + ": not a .npy file");
 }
 
 }  // namespace
