@@ -1212,13 +1212,25 @@ struct PoolKernels {
     std::vector<const C*> rows_of(at(plan.input_chunk));
     const std::int64_t middle_rows = in_product(plan, 1, n - 1);
 
-    for (std::int64_t item = begin; item < end; ++item) {
-      const std::int64_t plane = item / plan.input_chunks;
-      const std::int64_t ib = item % plan.input_chunks * plan.input_chunk;
-      const std::int64_t ie = std::min(a0.in, ib + plan.input_chunk);
-      std::int64_t gb = 0, ge = 0;
+    // Item `item`'s plane, axis-0 inputs [ib, ie) and windows [vb, ve) (G's rows [gb, ge)).
+    auto item_rows = [&](std::int64_t item, std::int64_t& plane, std::int64_t& ib,
+                         std::int64_t& ie, std::int64_t& gb, std::int64_t& ge, std::int64_t& vb,
+                         std::int64_t& ve) {
+      plane = item / plan.input_chunks;
+      ib = item % plan.input_chunks * plan.input_chunk;
+      ie = std::min(a0.in, ib + plan.input_chunk);
       g_rows(ib, ie, gb, ge);
-      const std::int64_t vb = std::max<std::int64_t>(0, gb), ve = std::min(a0.out, ge);
+      vb = std::max<std::int64_t>(0, gb);
+      ve = std::min(a0.out, ge);
+    };
+
+    for (std::int64_t item = begin; item < end; ++item) {
+      std::int64_t plane = 0, ib = 0, ie = 0, gb = 0, ge = 0, vb = 0, ve = 0;
+      if (item + 1 < end) {  // the next item's dY
+        item_rows(item + 1, plane, ib, ie, gb, ge, vb, ve);
+        prefetch_row(dy + plane * plan.out_plane + vb * inner0, std::max<std::int64_t>(0, ve - vb) * inner0);
+      }
+      item_rows(item, plane, ib, ie, gb, ge, vb, ve);
       // G = dY / divisor over the windows [vb, ve); zero rows around.
       std::fill(g.begin(), g.begin() + (vb - gb) * inner0, C(0));
       std::fill(g.begin() + std::max<std::int64_t>(0, ve - gb) * inner0,
