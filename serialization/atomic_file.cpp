@@ -85,6 +85,29 @@ class TemporaryFile {
   bool renamed_ = false;
 };
 
+/// Symbolic links cross before the final component is never more than this
+/// (Linux's own limit, ELOOP).
+constexpr int kMaxSymlinkHops = 40;
+
+/// The file that saving to `path` must replace: `path` itself, or, when `path`
+/// is a symbolic link (possibly to another link, possibly dangling), the file
+/// it finally points to. Renaming onto the link itself would turn it into a
+/// regular file and leave its target untouched.
+std::filesystem::path final_target(const std::filesystem::path& path) {
+  std::filesystem::path target = path;
+  for (int hop = 0; hop <= kMaxSymlinkHops; ++hop) {
+    std::error_code ec;
+    if (!std::filesystem::is_symlink(std::filesystem::symlink_status(target, ec))) return target;
+    const std::filesystem::path next = std::filesystem::read_symlink(target, ec);
+    if (ec)
+      throw IoError("cannot write " + path.string() + ": read symbolic link " + target.string() +
+                    ": " + ec.message());
+    target = next.is_absolute() ? next : target.parent_path() / next;
+  }
+  throw IoError("cannot write " + path.string() + ": more than " +
+                std::to_string(kMaxSymlinkHops) + " symbolic links to follow (a loop?)");
+}
+
 /// Makes the rename itself durable. Best effort: the new file is already
 /// complete and in place, so a failure here is not reported.
 void sync_directory(const std::filesystem::path& target) {
@@ -97,8 +120,9 @@ void sync_directory(const std::filesystem::path& target) {
 
 }  // namespace
 
-void write_file_atomically(const std::filesystem::path& path, std::string_view bytes,
+void write_file_atomically(const std::filesystem::path& link_or_file, std::string_view bytes,
                            const WriteProgress& progress) {
+  const std::filesystem::path path = final_target(link_or_file);
   TemporaryFile tmp(path);
   tmp.copy_mode_of(path);
   std::size_t done = 0;

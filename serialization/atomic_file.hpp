@@ -18,10 +18,12 @@ using WriteProgress = std::function<void(std::size_t bytes_written)>;
 /// Bytes written between two calls of a WriteProgress hook.
 inline constexpr std::size_t kWriteBlockSize = 64 * 1024;
 
-/// Writes `bytes` to `path` atomically. The temporary file is
-/// `.<file name>.tmp-<pid>-<n>` in the target's directory (a rename across
-/// file systems would not be atomic), created exclusively; it takes the mode of
-/// an existing target, else 0666 less the umask. On any failure, including an
+/// Writes `bytes` to `path` atomically. When `path` is a symbolic link, the
+/// file it finally points to is replaced (created if the link dangles) and the
+/// link stays. The temporary file is `.<file name>.tmp-<pid>-<n>` in the
+/// target's directory (a rename across file systems would not be atomic),
+/// created exclusively; it takes the mode of an existing target, else 0666
+/// less the umask. On any failure, including an
 /// exception from `progress`, the temporary file is removed, `path` is left as
 /// it was and the exception propagates; system failures throw IoError naming
 /// `path`, the step and the system's reason.

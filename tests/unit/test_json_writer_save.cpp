@@ -7,10 +7,13 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
+#include <vector>
 
 #include "serialization/json_reader.hpp"
 #include "serialization/json_writer.hpp"
+#include "serialization/npy.hpp"
 #include "support/generated_graphs.hpp"
 #include "support/graph_compare.hpp"
 
@@ -138,6 +141,48 @@ TEST_F(SaveTest, ReplacingAFileKeepsItsPermissions) {
   save_graph_file(path, big_graph());
   EXPECT_EQ(fs::status(path).permissions() & fs::perms::all,
             fs::perms::owner_read | fs::perms::owner_write);
+}
+
+TEST_F(SaveTest, SavingThroughASymlinkReplacesItsTargetAndKeepsTheLink) {
+  fs::create_directories(dir_ / "real");
+  const fs::path target = dir_ / "real" / "net.json";
+  save_graph_file(target, small_graph());
+  const fs::path link = dir_ / "link.json";
+  fs::create_symlink(fs::path("real") / "net.json", link);  // relative, as users make them
+
+  save_graph_file(link, big_graph());
+  ASSERT_TRUE(fs::is_symlink(fs::symlink_status(link)));
+  EXPECT_EQ(fs::read_symlink(link), fs::path("real") / "net.json");
+  EXPECT_EQ(read_text(target), write_graph_json(big_graph()));
+  EXPECT_EQ(files(), (std::vector<std::string>{"link.json", "real"}));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_ / "real"), fs::directory_iterator()), 1);
+
+  // npy files take the same path (write_npy).
+  const fs::path npy_link = dir_ / "t.npy";
+  fs::create_symlink(dir_ / "real" / "t.npy", npy_link);  // absolute, dangling until written
+  write_npy(npy_link, Tensor::from<float>({2}, {1.5f, -2.0f}));
+  ASSERT_TRUE(fs::is_symlink(fs::symlink_status(npy_link)));
+  EXPECT_EQ(read_npy(dir_ / "real" / "t.npy").values<float>()[1], -2.0f);
+}
+
+TEST_F(SaveTest, AChainOfSymlinksIsFollowedToTheEndAndALoopIsRefused) {
+  fs::create_symlink("b.json", dir_ / "a.json");
+  fs::create_symlink("c.json", dir_ / "b.json");
+  save_graph_file(dir_ / "a.json", small_graph());
+  ASSERT_TRUE(fs::is_symlink(fs::symlink_status(dir_ / "b.json")));
+  EXPECT_EQ(read_text(dir_ / "c.json"), write_graph_json(small_graph()));
+
+  fs::create_symlink("loop2.json", dir_ / "loop1.json");
+  fs::create_symlink("loop1.json", dir_ / "loop2.json");
+  try {
+    save_graph_file(dir_ / "loop1.json", small_graph());
+    FAIL() << "no error";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("loop1.json: more than 40 symbolic links"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(dir_ / "loop1.json")));
 }
 
 TEST_F(SaveTest, ProgressReportsEveryBlockUpToTheWholeFile) {
