@@ -108,8 +108,19 @@ GraphInput read_input(const Json& item, const std::string& path) {
   return in;
 }
 
+/// An initializer whose form is checked and whose bytes are counted, waiting
+/// for the rest of the list to be counted too before its tensor is built.
+struct PendingInitializer {
+  std::string path;  ///< "initializers[1] (w)"
+  Initializer init;  ///< all but the value
+  DType dtype{};
+  Shape shape;
+  Json source;  ///< the "init" rule or the "data"
+  bool is_rule = false;
+};
+
 /// Adds the initializer's bytes to the document's total, refusing to pass the
-/// limit; called before the tensor is allocated. `numel` * size fits int64.
+/// limit. `numel` * size fits int64.
 void reserve_initializer_bytes(const Shape& shape, DType dtype, const std::string& path,
                                const ReadOptions& options, std::uint64_t& total) {
   const auto bytes = static_cast<std::uint64_t>(element_count(shape)) * dtype_size(dtype);
@@ -125,33 +136,44 @@ void reserve_initializer_bytes(const Shape& shape, DType dtype, const std::strin
   total += bytes;
 }
 
-Initializer read_initializer(const Json& item, const std::string& path, const ReadOptions& options,
-                             std::uint64_t& total_bytes) {
+/// Everything about an initializer but its values: keys, name, dtype, shape,
+/// the count of its `data` (or base64 length), and its bytes counted against the
+/// document's budget. Takes its `init` or `data` out of `item`.
+PendingInitializer check_initializer(Json& item, const std::string& path,
+                                     const ReadOptions& options, std::uint64_t& total_bytes) {
   if (!item.is_object()) expected(path, "an object with name, dtype, shape and data", item);
   json_detail::check_keys(item, path, {"name", "dtype", "shape"}, {"data", "init", "trainable"});
   if (!item.contains("data") && !item.contains("init"))
     throw InvalidGraph(path + ": missing required key 'data' (or 'init', an initialisation rule)");
   if (item.contains("data") && item.contains("init"))
     throw InvalidGraph(path + ": 'data' and 'init' exclude each other (give one)");
-  Initializer init;
-  init.name = json_detail::get_string(item, path, "name", "a tensor name (a string)");
-  const DType dtype = read_dtype(item, path);
-  const Shape shape = read_shape(item, path, false);
-  if (element_count(shape) >
-      std::numeric_limits<std::int64_t>::max() / static_cast<std::int64_t>(dtype_size(dtype)))
-    throw ShapeMismatch(child(path, "shape") + ": byte count of " + to_string(shape) + " " +
-                        std::string(dtype_name(dtype)) + " values overflows int64");
-  auto reserve = [&] { reserve_initializer_bytes(shape, dtype, path, options, total_bytes); };
-  if (item.contains("init")) {
-    reserve();  // a rule of a few bytes can ask for any size
-    init.value = json_detail::read_init_rule(item.at("init"), dtype, shape, child(path, "init"));
-  } else {
-    // The values' count (or base64 length) is checked first: a short list for
-    // a huge shape is reported as such, still before anything is allocated.
-    init.value = json_detail::read_tensor_data(item.at("data"), dtype, shape, child(path, "data"),
-                                               reserve);
-  }
-  init.trainable = read_bool(item, path, "trainable", false);
+  PendingInitializer p;
+  p.path = path;
+  p.init.name = json_detail::get_string(item, path, "name", "a tensor name (a string)");
+  p.dtype = read_dtype(item, path);
+  p.shape = read_shape(item, path, false);
+  if (element_count(p.shape) >
+      std::numeric_limits<std::int64_t>::max() / static_cast<std::int64_t>(dtype_size(p.dtype)))
+    throw ShapeMismatch(child(path, "shape") + ": byte count of " + to_string(p.shape) + " " +
+                        std::string(dtype_name(p.dtype)) + " values overflows int64");
+  p.is_rule = item.contains("init");
+  // A list or base64 text too short for its shape is reported as such, before
+  // the budget.
+  if (!p.is_rule)
+    json_detail::check_tensor_data(item.at("data"), p.dtype, p.shape, child(path, "data"));
+  reserve_initializer_bytes(p.shape, p.dtype, path, options, total_bytes);
+  p.init.trainable = read_bool(item, path, "trainable", false);
+  p.source = std::move(item.at(p.is_rule ? "init" : "data"));
+  return p;
+}
+
+Initializer build_initializer(PendingInitializer& p) {
+  Initializer init = std::move(p.init);
+  init.value = p.is_rule ? json_detail::read_init_rule(p.source, p.dtype, p.shape,
+                                                       child(p.path, "init"))
+                         : json_detail::read_tensor_data(p.source, p.dtype, p.shape,
+                                                         child(p.path, "data"));
+  p.source = Json();  // the values are in the tensor now
   return init;
 }
 
@@ -200,13 +222,13 @@ class ListReader : public json_detail::ElementSink {
     if (key == "inputs") def_.inputs.clear();
     if (key == "outputs") def_.outputs.clear();
     if (key == "initializers") {
-      def_.initializers.clear();
+      pending_.clear();
       initializer_bytes_ = 0;
     }
     if (key == "nodes") def_.nodes.clear();
   }
 
-  void element(std::string_view key, std::size_t i, const Json& item) override {
+  void element(std::string_view key, std::size_t i, Json& item) override {
     List& list = at(key);
     if (list.error) return;  // the first error of a list is the one reported
     try {
@@ -217,8 +239,9 @@ class ListReader : public json_detail::ElementSink {
           expected("outputs[" + std::to_string(i) + "]", "a tensor name (a string)", item);
         def_.outputs.push_back(item.get<std::string>());
       } else if (key == "initializers") {
-        def_.initializers.push_back(read_initializer(item, element_path("initializers", i, item),
-                                                     options_, initializer_bytes_));
+        // Built only once the whole list is counted (build_initializers).
+        pending_.push_back(check_initializer(item, element_path("initializers", i, item), options_,
+                                             initializer_bytes_));
       } else {
         def_.nodes.push_back(read_node(item, element_path("nodes", i, item), registry_));
       }
@@ -230,6 +253,16 @@ class ListReader : public json_detail::ElementSink {
   /// Throws the first error of list `key`, if it had one.
   void check(std::string_view key) {
     if (const List& list = at(key); list.error) std::rethrow_exception(list.error);
+  }
+
+  /// The tensors of the initializers, once check("initializers") found every
+  /// one of them within the budget: nothing is allocated before the whole
+  /// document's total is known.
+  void build_initializers() {
+    def_.initializers.clear();
+    def_.initializers.reserve(pending_.size());
+    for (PendingInitializer& p : pending_) def_.initializers.push_back(build_initializer(p));
+    pending_.clear();
   }
 
   GraphDef& def() { return def_; }
@@ -254,6 +287,7 @@ class ListReader : public json_detail::ElementSink {
   const ReadOptions& options_;
   GraphDef def_;
   List inputs_, outputs_, initializers_, nodes_;
+  std::vector<PendingInitializer> pending_;
   std::uint64_t initializer_bytes_ = 0;
 };
 
@@ -291,6 +325,7 @@ GraphDef parse_graph_def(std::string_view text, const OpRegistry& registry,
   if (const auto it = doc.find("initializers"); it != doc.end()) {
     if (!it->is_array()) expected("initializers", "a list of initializers", *it);
     lists.check("initializers");
+    lists.build_initializers();
   }
   required_list(doc, "nodes", "a list of nodes");
   lists.check("nodes");

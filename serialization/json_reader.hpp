@@ -49,10 +49,11 @@ struct ReadOptions {
 /// `-0` is zero without a sign; a negative float zero is written `-0.0`.
 ///
 /// Memory: the initializers of one document may materialize at most
-/// options.max_initializer_bytes bytes in total. Each initializer's byte count
-/// (element count x dtype size, overflow-checked) is added to the document's
-/// total before its tensor is allocated, so an `init` rule of a few bytes of
-/// JSON asking for a huge shape is refused without touching memory:
+/// options.max_initializer_bytes bytes in total. Every initializer's byte count
+/// (element count x dtype size, overflow-checked) is added up before any of
+/// their tensors is allocated, so `init` rules of a few bytes of JSON asking
+/// for huge shapes are refused without touching memory, naming the initializer
+/// that crosses the limit:
 /// InvalidGraph `initializers[0] (w).shape: [200000, 50000] float32 needs
 /// 40000000000 bytes, over the document's limit of 4294967296 bytes for
 /// initializers (ReadOptions::max_initializer_bytes)`.

@@ -267,7 +267,7 @@ Json parse_json(std::string_view text) {
   // refusal of duplicate keys, as for a graph document.
   class NoElements : public ElementSink {
     void begin(std::string_view) override {}
-    void element(std::string_view, std::size_t, const Json&) override {}
+    void element(std::string_view, std::size_t, Json&) override {}
   } none;
   return parse_json_streaming(text, {}, none);
 }

@@ -104,12 +104,14 @@ template <typename T> bool to_element(const Json& v, T& out) {
   }
 }
 
-Tensor from_list(const Json& data, DType dtype, const Shape& shape, std::int64_t numel,
-                 const std::string& path, const std::function<void()>& before_allocation) {
+void check_list_size(const Json& data, const Shape& shape, std::int64_t numel,
+                     const std::string& path) {
   if (data.size() != static_cast<std::size_t>(numel))
     throw InvalidGraph(path + ": expected " + std::to_string(numel) + " values for shape " +
                        to_string(shape) + ", got " + std::to_string(data.size()));
-  before_allocation();
+}
+
+Tensor from_list(const Json& data, DType dtype, const Shape& shape, const std::string& path) {
   Tensor t(dtype, shape);
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -121,22 +123,33 @@ Tensor from_list(const Json& data, DType dtype, const Shape& shape, std::int64_t
   return t;
 }
 
-Tensor from_base64(const Json& data, DType dtype, const Shape& shape, std::int64_t numel,
-                   const std::string& path, const std::function<void()>& before_allocation) {
+// numel * size was checked against int64 overflow by the caller.
+std::string base64_needed(DType dtype, const Shape& shape, std::int64_t numel) {
+  const auto bytes = static_cast<std::uint64_t>(numel) * dtype_size(dtype);
+  return std::to_string(bytes) + " bytes: " + std::to_string(numel) + " " +
+         std::string(dtype_name(dtype)) + " values for shape " + to_string(shape);
+}
+
+void check_base64_size(const Json& data, DType dtype, const Shape& shape, std::int64_t numel,
+                       const std::string& path) {
   check_keys(data, path, {"base64"}, {});
   const std::string where = child(path, "base64");
   const Json& text = data.at("base64");
   if (!text.is_string()) expected(where, "a base64 string", text);
-  const std::string& s = text.get_ref<const std::string&>();
-  // numel * size was checked against int64 overflow by the caller.
   const auto bytes = static_cast<std::uint64_t>(numel) * dtype_size(dtype);
   const std::uint64_t chars = (bytes + 2) / 3 * 4;
-  const std::string needed = std::to_string(bytes) + " bytes: " + std::to_string(numel) + " " +
-                             std::string(dtype_name(dtype)) + " values for shape " + to_string(shape);
-  if (s.size() != chars)
+  if (text.get_ref<const std::string&>().size() != chars)
     throw InvalidGraph(where + ": expected " + std::to_string(chars) + " base64 characters (" +
-                       needed + "), got " + std::to_string(s.size()));
-  before_allocation();
+                       base64_needed(dtype, shape, numel) + "), got " +
+                       std::to_string(text.get_ref<const std::string&>().size()));
+}
+
+Tensor from_base64(const Json& data, DType dtype, const Shape& shape, std::int64_t numel,
+                   const std::string& path) {
+  const std::string where = child(path, "base64");
+  const std::string& s = data.at("base64").get_ref<const std::string&>();
+  const auto bytes = static_cast<std::uint64_t>(numel) * dtype_size(dtype);
+  const std::string needed = base64_needed(dtype, shape, numel);
   std::vector<std::byte> raw;
   try {
     raw = decode_base64(s);
@@ -157,12 +170,17 @@ Tensor from_base64(const Json& data, DType dtype, const Shape& shape, std::int64
 
 }  // namespace
 
-Tensor read_tensor_data(const Json& data, DType dtype, const Shape& shape, const std::string& path,
-                        const std::function<void()>& before_allocation) {
+void check_tensor_data(const Json& data, DType dtype, const Shape& shape, const std::string& path) {
   const std::int64_t numel = element_count(shape, path);
-  if (data.is_array()) return from_list(data, dtype, shape, numel, path, before_allocation);
-  if (data.is_object()) return from_base64(data, dtype, shape, numel, path, before_allocation);
+  if (data.is_array()) return check_list_size(data, shape, numel, path);
+  if (data.is_object()) return check_base64_size(data, dtype, shape, numel, path);
   expected(path, "a list of numbers or {\"base64\": \"...\"}", data);
+}
+
+Tensor read_tensor_data(const Json& data, DType dtype, const Shape& shape, const std::string& path) {
+  check_tensor_data(data, dtype, shape, path);
+  if (data.is_array()) return from_list(data, dtype, shape, path);
+  return from_base64(data, dtype, shape, element_count(shape, path), path);
 }
 
 }  // namespace nodeflow::json_detail

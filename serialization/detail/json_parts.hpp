@@ -2,7 +2,6 @@
 // Parts of a graph document that need more than structure: attribute values
 // (typed by the op's schema) and initializer data (typed by the dtype).
 // Internal: not installed.
-#include <functional>
 #include <string>
 
 #include "core/attributes.hpp"
@@ -19,13 +18,16 @@ namespace nodeflow::json_detail {
 /// value of the wrong JSON type; ranges are left to validate_attributes.
 Attributes read_attributes(const Json& attrs, const OpSchema& schema, const std::string& path);
 
-/// The tensor held by `data` (a flat row-major list of numbers, or
-/// {"base64": "..."} with little-endian bytes) for `dtype` and a static `shape`.
-/// `path` is the data's path ("initializers[0] (w).data"). The value count or
-/// byte count is checked against the shape before anything is allocated; then
-/// `before_allocation` runs (the reader's memory budget), then the tensor is made.
-/// Throws InvalidGraph naming the path and the offending element.
-Tensor read_tensor_data(const Json& data, DType dtype, const Shape& shape, const std::string& path,
-                        const std::function<void()>& before_allocation);
+/// Checks, without allocating, that `data` (a flat row-major list of numbers,
+/// or {"base64": "..."} with little-endian bytes) has the form and the value
+/// count (or base64 length) of a tensor of `dtype` and the static `shape`.
+/// `path` is the data's path ("initializers[0] (w).data"). Throws InvalidGraph
+/// naming the path.
+void check_tensor_data(const Json& data, DType dtype, const Shape& shape, const std::string& path);
+
+/// The tensor held by `data`: check_tensor_data, then the values converted
+/// (each must fit the dtype). Throws InvalidGraph naming the path and the
+/// offending element.
+Tensor read_tensor_data(const Json& data, DType dtype, const Shape& shape, const std::string& path);
 
 }  // namespace nodeflow::json_detail

@@ -27,8 +27,9 @@ class ElementSink {
   virtual ~ElementSink() = default;
   /// An array under root key `key` starts (once: a repeated key is refused).
   virtual void begin(std::string_view key) = 0;
-  /// Element `index` of that array, complete; it is discarded afterwards.
-  virtual void element(std::string_view key, std::size_t index, const Json& item) = 0;
+  /// Element `index` of that array, complete; it is discarded afterwards (the
+  /// sink may move it out to keep it).
+  virtual void element(std::string_view key, std::size_t index, Json& item) = 0;
 };
 
 /// parse_json, except that each element of an array under one of the root

@@ -75,6 +75,31 @@ TEST(JsonReaderLimits, TheTotalCountsAndTheErrorNamesTheInitializerThatCrossesIt
   }
 }
 
+TEST(JsonReaderLimits, TheWholeListIsCountedBeforeAnyInitializerIsBuilt) {
+  // The first initializer (4 bytes) cannot be built: a value does not fit int8,
+  // which only building it finds out. The second crosses the limit. Reporting
+  // the second shows that the first was not built (allocated) before the whole
+  // total was known: two 2.5 GiB "zeros" under the 4 GiB default in small.
+  const std::string unbuildable[] = {
+      R"({"name": "first", "dtype": "int8", "shape": [4], "init": {"rule": "constant", "value": 1000}})",
+      R"({"name": "first", "dtype": "int8", "shape": [4], "data": [1, 2, 1000, 4]})"};
+  for (const std::string& first : unbuildable) {
+    const std::string text = doc(kInputs, "[" + first + ", " + init12("second", kZeros) + "]");
+    EXPECT_EQ(budget_error(text, ReadOptions{51}),
+              "initializers[1] (second).shape: [4, 3] float32 needs 48 bytes, over the document's "
+              "limit of 51 bytes for initializers (4 already taken by earlier ones) "
+              "(ReadOptions::max_initializer_bytes)")
+        << first;
+    // Within the limit, the first one's own error is what the document gets.
+    try {
+      parse_graph_def(text, OpRegistry::global(), ReadOptions{52});
+      ADD_FAILURE() << "parsed without error: " << first;
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("initializers[0] (first).", 0), 0u) << e.what();
+    }
+  }
+}
+
 TEST(JsonReaderLimits, CountErrorsForAHugeShapeComeFirst) {
   // A list or base64 text too short for its shape says so, as before; neither
   // is allocated.
