@@ -3,8 +3,10 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <vector>
 
 #include "apps/arguments.hpp"
 #include "serialization/json_reader.hpp"
@@ -39,6 +41,43 @@ fs::path beside(const fs::path& output, const std::string& suffix) {
   return p;
 }
 
+/// The directories a command creates for its files. Unless kept, those still
+/// empty are removed again (innermost first) when it ends: a run that fails
+/// (a diverged loss, say) before saving anything leaves no empty folders behind,
+/// while one that failed after a checkpoint keeps it.
+class CreatedDirectories {
+ public:
+  CreatedDirectories() = default;
+  CreatedDirectories(const CreatedDirectories&) = delete;
+  CreatedDirectories& operator=(const CreatedDirectories&) = delete;
+  ~CreatedDirectories() {
+    // A directory is longer than every directory that holds it.
+    std::sort(created_.begin(), created_.end(), [](const fs::path& a, const fs::path& b) {
+      return a.native().size() > b.native().size();
+    });
+    for (const fs::path& dir : created_) {
+      std::error_code ec;
+      if (fs::is_empty(dir, ec) && !ec) fs::remove(dir, ec);
+    }
+  }
+
+  void create_parent_of(const fs::path& file) {
+    if (!file.has_parent_path()) return;
+    std::vector<fs::path> missing;
+    for (fs::path dir = file.parent_path(); !dir.empty() && !fs::exists(dir);
+         dir = dir.parent_path())
+      missing.push_back(dir);
+    fs::create_directories(file.parent_path());
+    created_.insert(created_.end(), missing.begin(), missing.end());
+  }
+
+  /// The command succeeded: its directories stay, empty or not.
+  void keep() { created_.clear(); }
+
+ private:
+  std::vector<fs::path> created_;
+};
+
 std::string percent(double fraction) {
   char text[32];
   std::snprintf(text, sizeof text, "%.2f%%", 100.0 * fraction);
@@ -67,8 +106,10 @@ void train_model(const TrainRequest& request, std::ostream& out) {
   outputs.chart = request.chart.empty() ? beside(request.output, ".chart.svg") : request.chart;
   outputs.checkpoint =
       request.checkpoint.empty() ? beside(request.output, ".checkpoint.json") : request.checkpoint;
+  // Created before training, so that an unusable location fails at once.
+  CreatedDirectories directories;
   for (const fs::path& p : {request.output, outputs.metrics_csv, outputs.chart, outputs.checkpoint})
-    if (p.has_parent_path()) fs::create_directories(p.parent_path());
+    directories.create_parent_of(p);
 
   const auto start = std::chrono::steady_clock::now();
   Trainer trainer(graph, config);
@@ -84,6 +125,8 @@ void train_model(const TrainRequest& request, std::ostream& out) {
     throw RunError("the reloaded " + request.output.string() + " predicts sample " +
                    std::to_string(*check.first_difference) +
                    " of the held-out set differently from the trained network in memory");
+
+  directories.keep();
 
   const EpochMetrics& last = history.back();
   out << "trained " << graph.name() << " for " << history.size() << " epoch(s) (" << trainer.steps()

@@ -1,6 +1,7 @@
 // What the `nodeflow` binary of this build tree tells a user who got something
-// wrong: a mistyped verb, a bad input file. (tests/cli_test.cpp covers the
-// installed binary's exit codes and files under ctest.)
+// wrong (a mistyped verb, a bad input file) and what a failed command leaves
+// behind. (tests/cli_test.cpp covers the installed binary's exit codes and files
+// under ctest.)
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -91,6 +92,48 @@ TEST_F(CliMessages, UnreadableGradientFileNamesTheGraphOutput) {
   expect_failure_starting(nodeflow({"backward", graph.string(), "-i", "x=" + good.string(), "-g",
                                     "y=" + bad.string(), "-o", "out"}),
                           "error: gradient of output 'y': " + bad.string() + ": not a .npy file");
+}
+
+// Flatten -> Gemm(784 -> 10) -> mean cross-entropy, with a NaN bias (base64):
+// the loss of the very first step is NaN.
+const char* const kNanGraph = R"({"format": "nodeflow.graph", "version": 1, "name": "nan_net",
+  "inputs": [{"name": "image", "dtype": "float32", "shape": [null, 1, 28, 28]},
+             {"name": "label", "dtype": "int64", "shape": [null]}],
+  "outputs": ["logits", "loss"],
+  "initializers": [
+    {"name": "W", "dtype": "float32", "shape": [10, 784], "init": {"rule": "zeros"}, "trainable": true},
+    {"name": "B", "dtype": "float32", "shape": [10], "trainable": true,
+     "data": {"base64": "AADAfwAAwH8AAMB/AADAfwAAwH8AAMB/AADAfwAAwH8AAMB/AADAfw=="}}],
+  "nodes": [
+    {"op_type": "Flatten", "name": "flatten", "inputs": ["image"], "attributes": {"axis": 1}},
+    {"op_type": "Gemm", "name": "fc", "inputs": ["flatten", "W", "B"],
+     "specified_outputs_name": ["logits"], "attributes": {"transB": 1}},
+    {"op_type": "SoftmaxCrossEntropyLoss", "name": "xent", "inputs": ["logits", "label"],
+     "specified_outputs_name": ["loss"]}]})";
+
+TEST_F(CliMessages, DivergedTrainingLeavesNoDirectoryItCreated) {
+  // The MNIST loader wants the package's 10,000 digits: 1,000 blank ones each.
+  const fs::path digits = dir() / "digits";
+  fs::create_directories(digits);
+  std::string blank_digits = "{\"data\": [0";
+  for (int i = 1; i < 1000 * 784; ++i) blank_digits += ",0";
+  blank_digits += "]}";
+  for (int d = 0; d < 10; ++d) write_text("digits/" + std::to_string(d) + ".json", blank_digits);
+  const fs::path graph = write_text("nan.json", kNanGraph);
+  const fs::path config = write_text(
+      "train.json", R"({"optimizer": {"type": "sgd", "lr": 0.1}, "epochs": 1, "log_every": 0})");
+  fs::create_directories(dir() / "existing");
+
+  const ProcessResult r = nodeflow({"train", graph.string(), "--config", config.string(), "--data",
+                                    "mnist", "--mnist-dir", digits.string(), "-o",
+                                    (dir() / "out" / "a" / "model.json").string(), "--checkpoint",
+                                    (dir() / "existing" / "ck" / "model.ck.json").string()});
+  EXPECT_EQ(r.exit_code, kFailure) << r.describe();
+  EXPECT_NE(r.err.find("error: training step 1: the loss is nan"), std::string::npos)
+      << r.describe();
+  EXPECT_FALSE(fs::exists(dir() / "out")) << r.describe();
+  EXPECT_FALSE(fs::exists(dir() / "existing" / "ck")) << r.describe();
+  EXPECT_TRUE(fs::is_directory(dir() / "existing"));  // not created by the run: kept
 }
 
 }  // namespace
