@@ -1277,10 +1277,9 @@ struct PoolKernels {
           const C* single = zero_row.data();
           std::int64_t found = 0;
           C* sum = e.data() + (i - ib) * inner0;
-          for (std::int64_t t = a0.t_first; t < a0.t_end; ++t) {
-            const std::int64_t q = i - (t * a0.dilation - a0.pad_begin);
-            if (floor_div(q, s0) * s0 != q) continue;
-            const C* row = g.data() + (q / s0 - gb) * inner0;
+          // Its windows, latest first (the taps' order, as in the flat loop).
+          for (std::int64_t w = a0.window_begin[at(i + 1)]; w-- > a0.window_begin[at(i)];) {
+            const C* row = g.data() + (a0.windows[at(w)] - gb) * inner0;
             if (found == 0) {
               single = row;
             } else {
