@@ -275,8 +275,12 @@ struct PoolKernels {
 
   /// Window sums of `rows` consecutive input rows (transformed for LpPool)
   /// into `out` (rows > 1 only for a Direct1 run, see RowInput::run_rows).
+  /// Prefetches x + ahead (a later item's row) as it goes (ahead 0: none):
+  /// spread over the loop, the prefetches overlap the work instead of
+  /// queueing for the line fill buffers in one burst.
   template <int K, Tr tr>
-  static void row_sum(RowInput& row, const T* x, C* out, std::int64_t p, std::int64_t rows = 1) {
+  static void row_sum(RowInput& row, const T* x, C* out, std::int64_t p, std::int64_t rows = 1,
+                      std::int64_t ahead = 0) {
     const std::int64_t taps = K > 0 ? K : row.taps;
     const std::int64_t count = rows * row.out;
     const std::int64_t vectors = (count + N - 1) / N;
@@ -287,6 +291,7 @@ struct PoolKernels {
     if (row.kind == RowRead::Direct1) {
       const MBox* mk = row.masks.data();
       for (std::int64_t v = 0; v < vectors; ++v, mk += taps) {
+        if (ahead) __builtin_prefetch(x + v * N + ahead, 0, 3);
         V acc = transform<tr>(B::load(x + v * N + row.tap_pos[0], mk[0].v), p);
         for (std::int64_t k = 1; k < taps; ++k)
           acc = B::add(acc, transform<tr>(B::load(x + v * N + row.tap_pos[at(k)], mk[k].v), p));
@@ -301,6 +306,7 @@ struct PoolKernels {
           odd_before = transform<tr>(odd_before, p);
         }
         for (std::int64_t v = 0; v < row.vectors; ++v) {
+          prefetch_pair(x + ahead, v, ahead);
           row.template pair<false, false>(x, v, B::zero(), even, odd, unused);
           even = transform<tr>(even, p);
           odd = transform<tr>(odd, p);
@@ -311,6 +317,7 @@ struct PoolKernels {
         }
       }
     } else {
+      if (ahead) prefetch_row(x + ahead, row.in);
       row.template fill<tr, false, false>(x, p);
       const C* b = row.buf.data();
       const std::int64_t* tap = row.tap_at.data();
@@ -322,6 +329,13 @@ struct PoolKernels {
     }
   }
 
+  /// Direct2: the lines of pair v of a later row at `later` (ahead 0: none).
+  static void prefetch_pair(const T* later, std::int64_t v, std::int64_t ahead) {
+    if (!ahead) return;
+    __builtin_prefetch(later + 2 * v * N, 0, 3);
+    __builtin_prefetch(later + 2 * v * N + N, 0, 3);
+  }
+
   /// Window maxima of one input row (and with kIdx their plane offsets;
   /// `row_base` is the row's offset in its plane). Takes a tap when it is
   /// greater (ordered): MaxPool's order when the row holds no NaN (a later
@@ -330,7 +344,7 @@ struct PoolKernels {
   /// either; the caller redoes such rows in the exact order.
   template <int K, bool kIdx>
   static M row_max(RowInput& row, const T* x, std::int64_t row_base, C* out,
-                   std::int32_t* out_idx, std::int64_t rows = 1) {
+                   std::int32_t* out_idx, std::int64_t rows = 1, std::int64_t ahead = 0) {
     const std::int64_t taps = K > 0 ? K : row.taps;
     const std::int64_t count = rows * row.out;
     const std::int64_t vectors = (count + N - 1) / N;
@@ -364,6 +378,7 @@ struct PoolKernels {
       flags = row.template check_row<true, kIdx>(x, rows * row.in);
       const MBox* mk = row.masks.data();
       for (std::int64_t v = 0; v < vectors; ++v, mk += taps) {
+        if (ahead) __builtin_prefetch(x + v * N + ahead, 0, 3);
         first(v, B::load_or(x + v * N + row.tap_pos[0], mk[0].v, floor));
         for (std::int64_t k = 1; k < taps; ++k)
           next(v, k, B::load_or(x + v * N + row.tap_pos[at(k)], mk[k].v, floor));
@@ -374,6 +389,7 @@ struct PoolKernels {
         V even, odd, odd_before = floor;
         if (taps == 3) row.template pair<true, kIdx>(x, -1, floor, even, odd_before, flags);
         for (std::int64_t v = 0; v < row.vectors; ++v) {
+          prefetch_pair(x + ahead, v, ahead);
           row.template pair<true, kIdx>(x, v, floor, even, odd, flags);
           if (taps == 3) {
             first(v, B::shift_in(odd, odd_before));
@@ -388,6 +404,7 @@ struct PoolKernels {
         }
       }
     } else {
+      if (ahead) prefetch_row(x + ahead, row.in);
       flags = row.template fill<Tr::Identity, true, kIdx>(x, 0);
       const C* b = row.buf.data();
       const std::int64_t* tap = row.tap_at.data();
@@ -765,19 +782,16 @@ struct PoolKernels {
       C* dst0 = st.values[n - 2].data();
       with_taps(row.taps, [&](auto taps) {
         if (row.run_rows > 1) {
-          for (std::int64_t i = 0; i < rows * last.in; i += 64 / sizeof(T))
-            __builtin_prefetch(xp + i + plan.in_plane / plan.chunks, 0, 3);
           row_sum<decltype(taps)::value, tr>(
               row, xp, dst0 + row_in_buffer(st, plan, 0, 0, it.first0, it.v_lo) * last.out,
-              plan.p, rows);
+              plan.p, rows, plan.in_plane / plan.chunks);
           return;
         }
         for (std::int64_t r = 0; r < rows; ++r) {
           const std::int64_t at_row = row_in_buffer(st, plan, n - 2, r, it.first0, it.v_lo);
           if (at_row < 0) continue;
-          prefetch_row(xp + r * last.in + plan.in_plane / plan.chunks, last.in);
           row_sum<decltype(taps)::value, tr>(row, xp + r * last.in, dst0 + at_row * last.out,
-                                             plan.p);
+                                             plan.p, 1, plan.in_plane / plan.chunks);
         }
       });
       for (std::size_t k = n - 1; k-- > 1;) {
@@ -835,11 +849,10 @@ struct PoolKernels {
     M flags = B::none();
     with_taps(row.taps, [&](auto taps) {
       if (!kExact && row.run_rows > 1) {
-        for (std::int64_t i = 0; i < rows * last.in; i += 64 / sizeof(T))
-          __builtin_prefetch(xp + i + plan.in_plane / plan.chunks, 0, 3);
         const std::int64_t at_row = row_in_buffer(st, plan, 0, 0, it.first0, it.v_lo) * last.out;
         flags = row_max<decltype(taps)::value, kIdx>(row, xp, base0, dst0 + at_row,
-                                                     kIdx ? dst0_idx + at_row : nullptr, rows);
+                                                     kIdx ? dst0_idx + at_row : nullptr, rows,
+                                                     plan.in_plane / plan.chunks);
         return;
       }
       for (std::int64_t r = 0; r < rows; ++r) {
@@ -851,9 +864,9 @@ struct PoolKernels {
         if constexpr (kExact) {
           row_max_exact<kIdx>(*program, in, base0 + r * last.in, dst0 + at_row, row_idx);
         } else {
-          prefetch_row(in + plan.in_plane / plan.chunks, last.in);
           flags = B::mor(flags, row_max<decltype(taps)::value, kIdx>(
-                                    row, in, base0 + r * last.in, dst0 + at_row, row_idx));
+                                    row, in, base0 + r * last.in, dst0 + at_row, row_idx, 1,
+                                    plan.in_plane / plan.chunks));
         }
       }
     });
