@@ -47,21 +47,15 @@ std::vector<AttrSpec> conv_attribute_specs() {
 
 ConvAttributes parse_conv_attributes(const Attributes& attrs) {
   ConvAttributes a;
-  const std::string pad = get_string(attrs, "auto_pad", "NOTSET");
-  if (pad == "SAME_UPPER")
-    a.auto_pad = ConvAutoPad::SameUpper;
-  else if (pad == "SAME_LOWER")
-    a.auto_pad = ConvAutoPad::SameLower;
-  else if (pad == "VALID")
-    a.auto_pad = ConvAutoPad::Valid;
+  a.auto_pad = parse_auto_pad(get_string(attrs, "auto_pad", "NOTSET"));
   a.group = get_int(attrs, "group", 1);
   a.kernel_shape = get_ints(attrs, "kernel_shape");
   a.strides = get_ints(attrs, "strides");
   a.dilations = get_ints(attrs, "dilations");
   a.pads = get_ints(attrs, "pads");
-  if (!a.pads.empty() && a.auto_pad != ConvAutoPad::NotSet)
+  if (!a.pads.empty() && a.auto_pad != AutoPad::NotSet)
     throw InvalidAttribute("attributes.pads: pads " + list(a.pads) + " cannot be combined with auto_pad " +
-                           pad + " (use auto_pad NOTSET)");
+                           auto_pad_name(a.auto_pad) + " (use auto_pad NOTSET)");
   if (a.pads.size() % 2 != 0)
     throw InvalidAttribute("attributes.pads: expected 2 values per spatial axis (begins, then ends), got " +
                            list(a.pads));
@@ -85,19 +79,19 @@ ConvAttributes parse_conv_attributes(const Attributes& attrs) {
   return a;
 }
 
-ConvAxis resolve_conv_axis(ConvAxis axis, std::int64_t in, ConvAutoPad auto_pad) {
+ConvAxis resolve_conv_axis(ConvAxis axis, std::int64_t in, AutoPad auto_pad) {
   axis.input = in;
-  if (auto_pad == ConvAutoPad::Valid) axis.pad_begin = axis.pad_end = 0;
+  if (auto_pad == AutoPad::Valid) axis.pad_begin = axis.pad_end = 0;
   if (in == kDynamicDim || axis.kernel == kDynamicDim) {
     axis.output = kDynamicDim;
     return axis;
   }
-  if (auto_pad == ConvAutoPad::SameUpper || auto_pad == ConvAutoPad::SameLower) {
+  if (auto_pad == AutoPad::SameUpper || auto_pad == AutoPad::SameLower) {
     axis.output = (in + axis.stride - 1) / axis.stride;
     const std::int64_t total =
         std::max<std::int64_t>(0, (axis.output - 1) * axis.stride + axis.extent() - in);
     const std::int64_t small = total / 2;
-    axis.pad_begin = auto_pad == ConvAutoPad::SameUpper ? small : total - small;
+    axis.pad_begin = auto_pad == AutoPad::SameUpper ? small : total - small;
     axis.pad_end = total - axis.pad_begin;
     return axis;
   }

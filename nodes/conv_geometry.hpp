@@ -10,6 +10,7 @@
 
 #include "core/attributes.hpp"
 #include "core/shape.hpp"
+#include "nodes/window_axis.hpp"
 
 namespace nodeflow {
 
@@ -17,32 +18,13 @@ namespace nodeflow {
 /// range): keeps every size computation inside int64.
 inline constexpr std::int64_t kMaxConvAttribute = 2147483647;
 
-/// One spatial axis of a convolution.
-struct ConvAxis {
-  std::int64_t kernel = kDynamicDim;
-  std::int64_t stride = 1;
-  std::int64_t dilation = 1;
-  std::int64_t pad_begin = 0;
-  std::int64_t pad_end = 0;
-  std::int64_t input = kDynamicDim;
-  std::int64_t output = kDynamicDim;
-
-  /// Span of the kernel in input positions: dilation*(kernel-1) + 1.
-  std::int64_t extent() const { return dilation * (kernel - 1) + 1; }
-  /// Input position (may lie in the pads) read by kernel tap `tap` for output `o`.
-  std::int64_t position(std::int64_t o, std::int64_t tap) const {
-    return o * stride - pad_begin + tap * dilation;
-  }
-};
-
-/// ONNX auto_pad. SAME_UPPER/SAME_LOWER: out = ceil(in / s), total pad
-/// P = max(0, (out-1)*s + ext - in); SAME_UPPER puts floor(P/2) at the begin,
-/// SAME_LOWER ceil(P/2). VALID: no pads. NOTSET: the explicit `pads`.
-enum class ConvAutoPad { NotSet, SameUpper, SameLower, Valid };
+/// One spatial axis of a convolution (window_axis.hpp); its kernel comes
+/// from W's shape.
+using ConvAxis = WindowAxis;
 
 /// The attributes of one Conv node as given (lists empty when absent).
 struct ConvAttributes {
-  ConvAutoPad auto_pad = ConvAutoPad::NotSet;
+  AutoPad auto_pad = AutoPad::NotSet;
   std::int64_t group = 1;
   std::vector<std::int64_t> kernel_shape;
   std::vector<std::int64_t> strides;
@@ -64,7 +46,7 @@ ConvAttributes parse_conv_attributes(const Attributes& attrs);
 /// kernel, stride, dilation and the explicit pads; returns it resolved for
 /// input size `in` (kDynamicDim gives a dynamic output). `output` may come out
 /// < 1: conv_geometry() reports that.
-ConvAxis resolve_conv_axis(ConvAxis axis, std::int64_t in, ConvAutoPad auto_pad);
+ConvAxis resolve_conv_axis(ConvAxis axis, std::int64_t in, AutoPad auto_pad);
 
 /// Geometry of one Conv: X is N x C x D1..Dn, W is M x C/group x k1..kn.
 struct ConvGeometry {

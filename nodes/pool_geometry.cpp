@@ -28,27 +28,6 @@ std::int64_t mul_or_throw(std::int64_t a, std::int64_t b) {
   return r;
 }
 
-const char* auto_pad_name(AutoPad a) {
-  switch (a) {
-    case AutoPad::SameUpper:
-      return "SAME_UPPER";
-    case AutoPad::SameLower:
-      return "SAME_LOWER";
-    case AutoPad::Valid:
-      return "VALID";
-    case AutoPad::NotSet:
-      break;
-  }
-  return "NOTSET";
-}
-
-AutoPad parse_auto_pad(const std::string& s) {
-  if (s == "SAME_UPPER") return AutoPad::SameUpper;
-  if (s == "SAME_LOWER") return AutoPad::SameLower;
-  if (s == "VALID") return AutoPad::Valid;
-  return AutoPad::NotSet;  // validate_attributes admitted only the four names
-}
-
 AttrSpec ints_spec(std::string name, std::int64_t min, bool required, std::string doc) {
   AttrSpec s;
   s.name = std::move(name);

@@ -16,6 +16,7 @@
 #include "core/dtype.hpp"
 #include "core/shape.hpp"
 #include "core/tensor.hpp"
+#include "nodes/window_axis.hpp"
 
 namespace nodeflow {
 
@@ -29,36 +30,12 @@ const char* pool_op_type(PoolKind kind);
 /// keeps every size computation inside int64.
 inline constexpr std::int64_t kMaxPoolAttribute = 2147483647;
 
-/// ONNX auto_pad. SAME_UPPER/SAME_LOWER: out = ceil(in / s), total pad
-/// P = max(0, (out-1)*s + ext - in), SAME_UPPER puts floor(P/2) at the begin,
-/// SAME_LOWER ceil(P/2). VALID: no pads. NOTSET: the explicit `pads`.
-enum class AutoPad { NotSet, SameUpper, SameLower, Valid };
-
 /// Layout of the spatial part of MaxPool's Indices (batch and channel
 /// offsets are always row-major).
 enum class StorageOrder { RowMajor, ColumnMajor };
 
-/// One spatial axis of a pooling window.
-///
-/// Before resolution (as parsed) `pad_begin`/`pad_end` are the explicit pads
-/// and `input`/`output` are unknown (kDynamicDim). resolve_axis() fills in the
-/// input size, the pads auto_pad implies and the output size.
-struct PoolAxis {
-  std::int64_t kernel = 1;
-  std::int64_t stride = 1;
-  std::int64_t dilation = 1;
-  std::int64_t pad_begin = 0;
-  std::int64_t pad_end = 0;
-  std::int64_t input = kDynamicDim;
-  std::int64_t output = kDynamicDim;
-
-  /// Span of one window in input positions: dilation*(kernel-1) + 1.
-  std::int64_t extent() const { return dilation * (kernel - 1) + 1; }
-  /// Input position (may lie in the pads, < 0 or >= input) of tap `tap` of window `o`.
-  std::int64_t position(std::int64_t o, std::int64_t tap) const {
-    return o * stride - pad_begin + tap * dilation;
-  }
-};
+/// One spatial axis of a pooling window (window_axis.hpp).
+using PoolAxis = WindowAxis;
 
 /// The pooling attributes of one node, parsed and checked once.
 struct PoolAttributes {

@@ -33,32 +33,32 @@ ConvAxis axis_of(std::int64_t k, std::int64_t s, std::int64_t d, std::int64_t pb
 
 TEST(LayerConv, OutputSizeRules) {
   // NOTSET: floor((7 + 1 + 1 - 3) / 2) + 1 = 4.
-  ConvAxis a = resolve_conv_axis(axis_of(3, 2, 1, 1, 1), 7, ConvAutoPad::NotSet);
+  ConvAxis a = resolve_conv_axis(axis_of(3, 2, 1, 1, 1), 7, AutoPad::NotSet);
   EXPECT_EQ(a.output, 4);
   // floor((8 - 3) / 2) + 1 = 3: the last partial window is dropped.
-  EXPECT_EQ(resolve_conv_axis(axis_of(3, 2, 1, 0, 0), 8, ConvAutoPad::NotSet).output, 3);
+  EXPECT_EQ(resolve_conv_axis(axis_of(3, 2, 1, 0, 0), 8, AutoPad::NotSet).output, 3);
   // Dilation 2 widens a 3-tap kernel to extent 5: (7 - 5) + 1 = 3.
-  EXPECT_EQ(resolve_conv_axis(axis_of(3, 1, 2, 0, 0), 7, ConvAutoPad::NotSet).output, 3);
+  EXPECT_EQ(resolve_conv_axis(axis_of(3, 1, 2, 0, 0), 7, AutoPad::NotSet).output, 3);
   // VALID ignores the explicit pads.
-  a = resolve_conv_axis(axis_of(3, 2, 1, 4, 4), 7, ConvAutoPad::Valid);
+  a = resolve_conv_axis(axis_of(3, 2, 1, 4, 4), 7, AutoPad::Valid);
   EXPECT_EQ(a.output, 3);
   EXPECT_EQ(a.pad_begin, 0);
   // SAME: out = ceil(6 / 1) = 6, total pad 5 + 4 - 6 = 3; UPPER puts the odd one at the end.
-  a = resolve_conv_axis(axis_of(4, 1, 1, 0, 0), 6, ConvAutoPad::SameUpper);
+  a = resolve_conv_axis(axis_of(4, 1, 1, 0, 0), 6, AutoPad::SameUpper);
   EXPECT_EQ(a.output, 6);
   EXPECT_EQ(a.pad_begin, 1);
   EXPECT_EQ(a.pad_end, 2);
-  a = resolve_conv_axis(axis_of(4, 1, 1, 0, 0), 6, ConvAutoPad::SameLower);
+  a = resolve_conv_axis(axis_of(4, 1, 1, 0, 0), 6, AutoPad::SameLower);
   EXPECT_EQ(a.pad_begin, 2);
   EXPECT_EQ(a.pad_end, 1);
   // SAME with stride: out = ceil(7 / 2) = 4, pad = 3*2 + 3 - 7 = 2.
-  a = resolve_conv_axis(axis_of(3, 2, 1, 0, 0), 7, ConvAutoPad::SameUpper);
+  a = resolve_conv_axis(axis_of(3, 2, 1, 0, 0), 7, AutoPad::SameUpper);
   EXPECT_EQ(a.output, 4);
   EXPECT_EQ(a.pad_begin + a.pad_end, 2);
   // A kernel wider than the padded input gives no window.
-  EXPECT_EQ(resolve_conv_axis(axis_of(5, 1, 1, 0, 0), 3, ConvAutoPad::NotSet).output, 0);
+  EXPECT_EQ(resolve_conv_axis(axis_of(5, 1, 1, 0, 0), 3, AutoPad::NotSet).output, 0);
   // Dynamic input: dynamic output.
-  EXPECT_EQ(resolve_conv_axis(axis_of(3, 1, 1, 0, 0), kDynamicDim, ConvAutoPad::NotSet).output, kDynamicDim);
+  EXPECT_EQ(resolve_conv_axis(axis_of(3, 1, 1, 0, 0), kDynamicDim, AutoPad::NotSet).output, kDynamicDim);
 }
 
 // numpy reference (naive loop over n, m, oh, ow, c, kh, kw on a zero-padded X):
