@@ -89,16 +89,21 @@ std::int64_t product(const std::vector<std::int64_t>& v, std::size_t from, std::
   return n;
 }
 
+// Each axis's input and output length.
+void axis_lengths(const Plan& plan, std::vector<std::int64_t>& in, std::vector<std::int64_t>& out) {
+  for (const AxisPlan& a : plan.axes) {
+    in.push_back(a.in);
+    out.push_back(a.out);
+  }
+}
+
 // Largest scratch buffer a forward chunk of `chunk` axis-0 outputs needs: the
 // stages keep the rows of the input slab the chunk reads and reduce the axes
 // from the last to axis 1 (axis 0 writes the output).
 std::int64_t forward_scratch(const Plan& plan, std::int64_t chunk) {
   const std::size_t n = plan.axes.size();
-  std::vector<std::int64_t> in(n), out(n);
-  for (std::size_t k = 0; k < n; ++k) {
-    in[k] = plan.axes[k].in;
-    out[k] = plan.axes[k].out;
-  }
+  std::vector<std::int64_t> in, out;
+  axis_lengths(plan, in, out);
   const AxisPlan& a0 = plan.axes[0];
   std::int64_t most = 0;
   for (std::int64_t ob = 0; ob < a0.out; ob += chunk) {
@@ -118,11 +123,8 @@ std::int64_t forward_scratch(const Plan& plan, std::int64_t chunk) {
 // spread straight into dx).
 std::int64_t backward_scratch(const Plan& plan, std::int64_t chunk) {
   const std::size_t n = plan.axes.size();
-  std::vector<std::int64_t> in(n), out(n);
-  for (std::size_t k = 0; k < n; ++k) {
-    in[k] = plan.axes[k].in;
-    out[k] = plan.axes[k].out;
-  }
+  std::vector<std::int64_t> in, out;
+  axis_lengths(plan, in, out);
   const AxisPlan& a0 = plan.axes[0];
   std::int64_t most = 0;
   for (std::int64_t ib = 0; ib < a0.in; ib += chunk) {

@@ -15,6 +15,7 @@
 
 #include "core/errors.hpp"
 #include "nodes/pool_fast_plan.hpp"
+#include "nodes/pool_math.hpp"
 #include "nodes/pool_fast_simd_portable.hpp"
 #include "nodes/pool_fast_table.hpp"
 
@@ -39,20 +40,10 @@ void forward(const Plan& plan, const T* x, T* y, std::int64_t* argmax, std::int6
     SumKernels<T>::forward(plan, x, y, argmax, begin, end);
 }
 
-// The reference's exponent helpers (pool_kernels.cpp), so LpPool's gradient
-// comes out bitwise the same.
-template <typename A>
-A pow_p(A v, std::int64_t e) {
-  if (e == 0) return A(1);
-  if (e == 1) return v;
-  if (e == 2) return v * v;
-  return static_cast<A>(std::pow(v, static_cast<A>(e)));
-}
-
-template <typename A>
-A abs_value(A v) {
-  return v < A(0) ? A(-v) : v;
-}
+// The reference's exponent helpers, so LpPool's gradient comes out bitwise
+// the same.
+using pool_math::abs_value;
+using pool_math::pow_p;
 
 // Row-major offsets (in the plane) of window `o`'s valid taps, in row-major tap order.
 void window_offsets(const Plan& plan, const std::vector<std::int64_t>& o,

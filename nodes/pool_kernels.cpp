@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/errors.hpp"
+#include "nodes/pool_math.hpp"
 #include "nodes/pool_window.hpp"
 
 namespace nodeflow {
@@ -43,26 +44,9 @@ class GradSum {
   std::vector<A> sum_;
 };
 
-// v^e for an integer exponent e >= 0; the small exponents exactly as products.
-template <typename A>
-A pow_p(A v, std::int64_t e) {
-  if (e == 0) return A(1);
-  if (e == 1) return v;
-  if (e == 2) return v * v;
-  return static_cast<A>(std::pow(v, static_cast<A>(e)));
-}
-
-template <typename A>
-A root_p(A v, std::int64_t p) {
-  if (p == 1) return v;
-  if (p == 2) return std::sqrt(v);
-  return static_cast<A>(std::pow(v, A(1) / static_cast<A>(p)));
-}
-
-template <typename T>
-T abs_value(T v) {
-  return v < T(0) ? T(-v) : v;
-}
+using pool_math::abs_value;
+using pool_math::pow_p;
+using pool_math::root_p;
 
 }  // namespace
 
