@@ -55,6 +55,8 @@ Tensor read_init_rule(const Json& init, DType dtype, const Shape& shape, const s
     rule.seed = static_cast<std::uint64_t>(seed);
   }
   rule.value = read_number(init, path, "value", 0.0);
+  if (std::int64_t exact = 0; init.contains("value") && as_int64(init.at("value"), exact))
+    rule.integer_value = exact;
   rule.low = read_number(init, path, "low", 0.0);
   rule.high = read_number(init, path, "high", 1.0);
   rule.mean = read_number(init, path, "mean", 0.0);

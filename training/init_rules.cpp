@@ -66,6 +66,19 @@ template <typename T> T element(double v, const std::string& rule) {
   return out;
 }
 
+/// An integer value as T: exact for the integer dtypes, else through element().
+template <typename T> T element_of_integer(std::int64_t v, const std::string& rule) {
+  if constexpr (std::is_integral_v<T>) {
+    if (std::in_range<T>(v)) return static_cast<T>(v);
+    throw InvalidAttribute("init rule '" + rule + "' gives " + std::to_string(v) + ", which " +
+                           std::string(dtype_name(dtype_of_v<T>)) + " cannot hold (integers in [" +
+                           std::to_string(std::numeric_limits<T>::lowest()) + ", " +
+                           std::to_string(std::numeric_limits<T>::max()) + "])");
+  } else {
+    return element<T>(static_cast<double>(v), rule);
+  }
+}
+
 template <typename T, typename Draw>
 void fill(Tensor& t, const std::string& rule, Draw&& draw) {
   for (T& x : t.values<T>()) x = element<T>(draw(), rule);
@@ -125,7 +138,15 @@ Tensor make_initialized(const InitRule& rule, DType dtype, const Shape& shape) {
       const double v = rule.kind == InitKind::Ones ? 1.0 : rule.value;
       require_finite(v, "value");
       const std::string rule_name(init_kind_name(rule.kind));
-      visit_dtype(dtype, [&](auto tag) { fill<decltype(tag)>(t, rule_name, [&] { return v; }); });
+      visit_dtype(dtype, [&](auto tag) {
+        using T = decltype(tag);
+        if (rule.kind == InitKind::Constant && rule.integer_value) {
+          const T x = element_of_integer<T>(*rule.integer_value, rule_name);
+          for (T& e : t.values<T>()) e = x;
+        } else {
+          fill<T>(t, rule_name, [&] { return v; });
+        }
+      });
       return t;
     }
     case InitKind::Uniform:

@@ -5,6 +5,7 @@
 // follow PyTorch's torch.nn.init (kaiming_* with a = 0, i.e. the ReLU gain
 // sqrt(2), and xavier_* with gain 1).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -31,6 +32,9 @@ struct InitRule {
   InitKind kind = InitKind::Zeros;
   std::uint64_t seed = 0;         ///< random rules only: the same seed gives the same tensor
   double value = 0.0;             ///< Constant
+  /// Constant: the value itself when it was written as an integer within
+  /// int64; a double holds integers exactly only up to 2^53.
+  std::optional<std::int64_t> integer_value;
   double low = 0.0, high = 1.0;   ///< Uniform
   double mean = 0.0, std = 1.0;   ///< Normal
   FanMode mode = FanMode::FanIn;  ///< He rules

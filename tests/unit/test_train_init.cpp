@@ -197,6 +197,24 @@ std::string reader_error(const std::string& initializer) {
   return "(no error)";
 }
 
+TEST(InitRulesInDocuments, IntegerConstantsAreExactBeyondDoublePrecision) {
+  // 2^53 + 1 has no double; through one it became 2^53. int64's maximum was
+  // refused as "9.22337e+18", a value the message's own range includes.
+  const GraphDef big = parse_graph_def(doc_with(
+      R"({"name": "w", "dtype": "int64", "shape": [2], "init": {"rule": "constant", "value": 9007199254740993}})"));
+  EXPECT_EQ(big.initializers[0].value.data<std::int64_t>()[1], 9007199254740993LL);
+  const GraphDef top = parse_graph_def(doc_with(
+      R"({"name": "w", "dtype": "int64", "shape": [1], "init": {"rule": "constant", "value": 9223372036854775807}})"));
+  EXPECT_EQ(top.initializers[0].value.data<std::int64_t>()[0], std::numeric_limits<std::int64_t>::max());
+  EXPECT_EQ(reader_error(R"({"name": "w", "dtype": "int8", "shape": [1], "init": {"rule": "constant", "value": 9007199254740993}})"),
+            "initializers[0] (w).init: init rule 'constant' gives 9007199254740993, which int8 cannot hold "
+            "(integers in [-128, 127])");
+  // Float dtypes still round the value to their nearest.
+  const GraphDef f = parse_graph_def(doc_with(
+      R"({"name": "w", "dtype": "float64", "shape": [1], "init": {"rule": "constant", "value": 9007199254740993}})"));
+  EXPECT_EQ(f.initializers[0].value.data<double>()[0], 9007199254740992.0);
+}
+
 TEST(InitRulesInDocuments, InitTakesThePlaceOfData) {
   const GraphDef def = parse_graph_def(doc_with(
       R"({"name": "w", "dtype": "float32", "shape": [4, 3], "trainable": true, "init": {"rule": "he_normal", "seed": 9}})"));
