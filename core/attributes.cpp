@@ -91,7 +91,8 @@ void validate_attributes(const std::string& op_type, const std::vector<AttrSpec>
     if (!spec) {
       std::vector<std::string> known;
       for (const auto& s : specs) known.push_back(s.name);
-      throw InvalidAttribute("attributes." + name + ": unknown attribute '" + name + "' for " +
+      const std::string shown = printable(name, 200);
+      throw InvalidAttribute("attributes." + shown + ": unknown attribute '" + shown + "' for " +
                              op_type + " (known: " + (known.empty() ? "none" : join(known)) + ")");
     }
     // The message is built only for a refused value: graphs of many nodes

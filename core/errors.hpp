@@ -4,6 +4,7 @@
 // attribute, axis, tensor name, dtype), so the command line prints them as-is.
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace nodeflow {
 
@@ -61,6 +62,12 @@ class RunError : public Error {
 /// message starts with a relative JSON path ("attributes.kernel_shape: ..."),
 /// ": " for free text ("axis 3: ..."). Returns where + separator.
 std::string context_prefix(const std::string& where, const std::string& inner);
+
+/// Text from a user's file shown inside a message: control characters (with
+/// ascii_only, every byte outside printable ASCII) as \xNN, and cut to at
+/// most `limit` bytes (never inside a UTF-8 sequence) followed by "...". A raw
+/// NUL would end the message wherever it is printed as a C string.
+std::string printable(std::string_view s, std::size_t limit, bool ascii_only = false);
 
 /// Runs f(); a nodeflow::Error escaping it is rethrown with `where` prepended.
 template <typename F> decltype(auto) with_context(const std::string& where, F&& f) {

@@ -21,23 +21,7 @@ std::string_view utf8_prefix(std::string_view s, std::size_t limit) {
 }
 
 /// Text from the document shown inside a message: control characters escaped.
-std::string plain(std::string_view s) {
-  const std::string_view cut = utf8_prefix(s, kRenderLimit);
-  std::string out;
-  for (char ch : cut) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c < 0x20 || c == 0x7f) {
-      static constexpr char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    } else {
-      out += ch;
-    }
-  }
-  if (cut.size() < s.size()) out += "...";
-  return out;
-}
+std::string plain(std::string_view s) { return printable(s, kRenderLimit); }
 
 void render_to(const Json& v, std::string& out) {
   if (out.size() > kRenderLimit) return;

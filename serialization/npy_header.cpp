@@ -19,23 +19,7 @@ std::uint8_t byte_at(std::span<const std::byte> b, std::size_t i) {
 }
 
 /// Header text is attacker-controlled: show it printable and bounded.
-std::string printable(std::string_view s) {
-  constexpr std::size_t kLimit = 60;
-  std::string out;
-  for (std::size_t i = 0; i < s.size() && i < kLimit; ++i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c < 0x7f) {
-      out += static_cast<char>(c);
-    } else {
-      static constexpr char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  if (s.size() > kLimit) out += "...";
-  return out;
-}
+std::string printable(std::string_view s) { return nodeflow::printable(s, 60, true); }
 
 struct DescrInfo {
   std::string_view code;  // without the byte-order character

@@ -3,6 +3,7 @@
 
 #include "core/attributes.hpp"
 #include "core/errors.hpp"
+#include "core/shape.hpp"
 
 namespace nodeflow {
 namespace {
@@ -41,6 +42,29 @@ TEST(Attributes, ValidateNamesAttributeRuleAndValue) {
     EXPECT_STREQ(e.what(), "attributes.k: expected a list of positive integers, got [2, 0]");
   }
   EXPECT_NO_THROW(validate_attributes("LpPool", specs, {{"p", std::int64_t{3}}}));
+}
+
+TEST(Attributes, AnUnknownNameIsShownWithItsControlCharactersEscaped) {
+  // A raw NUL ended the printed message after "attributes.kernel_shape".
+  const std::vector<AttrSpec> specs{ints("p", AttrKind::Int, 1)};
+  try {
+    validate_attributes("LpPool", specs, {{std::string("kernel_shape\0", 13), std::int64_t{1}}});
+    FAIL();
+  } catch (const InvalidAttribute& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "attributes.kernel_shape\\x00: unknown attribute 'kernel_shape\\x00' for LpPool (known: p)");
+  }
+}
+
+TEST(Shapes, ZeroDimensionsDoNotHideAnOverflowingProduct) {
+  // Either order of the dimensions gives the same answer; code walking the
+  // shape multiplies the nonzero ones.
+  constexpr std::int64_t big = std::int64_t{1} << 62;
+  EXPECT_THROW(element_count({big, big, 0}), ShapeMismatch);
+  EXPECT_THROW(element_count({0, big, big}), ShapeMismatch);
+  EXPECT_EQ(element_count({0, big}), 0);
+  EXPECT_EQ(element_count({3, 0, 5}), 0);
+  EXPECT_EQ(element_count({3, 4, 5}), 60);
 }
 
 }  // namespace
