@@ -7,16 +7,24 @@
 namespace nodeflow {
 
 std::int64_t element_count(const Shape& shape, const std::string& what) {
+  // The product of the nonzero dimensions must fit too, whatever their order:
+  // code that walks a shape (strides, plane sizes) multiplies them even when
+  // another dimension is 0.
   std::int64_t n = 1;
+  bool empty = false;
   for (std::int64_t d : shape) {
     if (d < 0)
       throw ShapeMismatch(what + ": dimension " + std::to_string(d) + " in " + to_string(shape) +
                           " is negative");
-    if (d != 0 && n > std::numeric_limits<std::int64_t>::max() / d)
+    if (d == 0) {
+      empty = true;
+      continue;
+    }
+    if (n > std::numeric_limits<std::int64_t>::max() / d)
       throw ShapeMismatch(what + ": element count of " + to_string(shape) + " overflows int64");
     n *= d;
   }
-  return n;
+  return empty ? 0 : n;
 }
 
 bool is_static(const Shape& shape) {
