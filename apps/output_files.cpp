@@ -1,5 +1,7 @@
 #include "apps/output_files.hpp"
 
+#include <unistd.h>
+
 #include <system_error>
 #include <utility>
 
@@ -29,6 +31,23 @@ void write_one(const std::filesystem::path& file, const Tensor& value) {
     write_npy(file, value.cast(DType::Float32));
   else
     write_npy(file, value);
+}
+
+// Refuses, before any file is written, a destination that cannot be: a
+// directory in its place or, after links, a directory this process cannot
+// write into. Renames happen one file at a time, so without this a late
+// failure left the earlier files of the run replaced and the rest stale.
+void check_destination(const std::filesystem::path& file) {
+  std::error_code ec;
+  std::filesystem::path target = std::filesystem::weakly_canonical(file, ec);
+  if (ec) target = file;
+  if (std::filesystem::is_directory(target, ec))
+    throw IoError("cannot write '" + file.string() + "': a directory is in its place; nothing was written");
+  std::filesystem::path dir = target.parent_path();
+  if (dir.empty()) dir = ".";
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw IoError("cannot write '" + file.string() + "': directory '" + dir.string() +
+                  "' is not writable; nothing was written");
 }
 
 const Tensor& find_result(const TensorMap& results, const std::string& name, const char* kind) {
@@ -79,6 +98,7 @@ void write_planned_files(const OutputPlan& plan, const TensorMap& outputs, const
     std::filesystem::create_directories(dir, ec);
     if (ec) throw IoError("cannot create output directory '" + dir.string() + "': " + ec.message());
   }
+  for (const auto& [file, value] : files) check_destination(file);
   for (const auto& [file, value] : files) write_one(file, *value);
 }
 

@@ -32,7 +32,9 @@ OutputPlan plan_output_files(const std::filesystem::path& outdir,
 
 /// Creates the directories of `plan` and writes every planned tensor of
 /// `outputs` / `grads` (bfloat16 as float32, since .npy has no bfloat16).
-/// Throws IoError when a directory or file cannot be written, Error when a
+/// Throws IoError when a directory or file cannot be written (checked for
+/// every file before the first is replaced: a directory in a file's place or
+/// an unwritable directory leaves every file as it was), Error when a
 /// planned tensor is missing from the maps.
 void write_planned_files(const OutputPlan& plan, const TensorMap& outputs, const TensorMap& grads);
 

@@ -1,6 +1,12 @@
 // Pieces of the `nodeflow` command that need no process: NAME=FILE arguments,
 // tensor-name -> file-name mapping and the collision check before writing.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
 
 #include "apps/arguments.hpp"
 #include "apps/output_files.hpp"
@@ -50,6 +56,30 @@ TEST(CliFileNames, CollisionsAreRefusedNamingBothTensors) {
   EXPECT_THROW(plan_output_files("out", {}, {"w:0", "w_0"}), Error);
   // An output and the gradient of the same tensor are different files.
   EXPECT_NO_THROW(plan_output_files("out", {"x"}, {"x"}));
+}
+
+TEST(CliFileNames, AnUnwritableDestinationLeavesEveryFileAsItWas) {
+  // b.npy cannot be written (a directory stands there); a.npy comes first in
+  // the plan and used to be replaced before that was found.
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("nodeflow_outputs_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "b.npy");
+  { std::ofstream(dir / "a.npy") << "old"; }
+  const OutputPlan plan = plan_output_files(dir, {"a", "b"}, {});
+  const TensorMap results{{"a", Tensor::from<float>({1}, {1.0f})},
+                          {"b", Tensor::from<float>({1}, {2.0f})}};
+  try {
+    write_planned_files(plan, results, {});
+    ADD_FAILURE() << "no error";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("b.npy': a directory is in its place"), std::string::npos)
+        << e.what();
+  }
+  std::ifstream in(dir / "a.npy");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "old");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
