@@ -97,6 +97,10 @@ Tensor parse_npy(std::span<const std::byte> bytes, const std::string& source) {
 Tensor read_npy(const std::filesystem::path& path) {
   const std::string source = path.string();
   std::error_code ec;
+  // A pipe or device has no size to check the header against.
+  const auto status = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    throw IoError("cannot read " + source + ": not a regular file (.npy input is read from a file, not a pipe or device)");
   const std::uintmax_t file_size = std::filesystem::file_size(path, ec);
   if (ec) throw IoError("cannot read " + source + ": " + ec.message());
   std::ifstream in(path, std::ios::binary);

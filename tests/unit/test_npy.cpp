@@ -3,6 +3,7 @@
 // Fortran order, big-endian, format versions, malformed files and atomic writes.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bit>
@@ -369,6 +370,21 @@ TEST(NpyMalformed, FormatVersion3IsRefusedAsTheSpecReadsOnly1And2) {
   const std::string v3 = npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }",
                                   raw_bytes<float>({4.25f}), 3);
   EXPECT_EQ(parse_error(v3), "mem.npy: .npy format version 3.0 is not supported (1.0 and 2.0 are)");
+}
+
+TEST(NpyPipes, APipeIsRefusedAsNotARegularFile) {
+  // A FIFO (or <(cat x.npy)) said only "Operation not supported".
+  const std::string fifo = "/tmp/nodeflow_npy_fifo_" + std::to_string(::getpid());
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  try {
+    read_npy(fifo);
+    ADD_FAILURE() << "no error";
+  } catch (const IoError& e) {
+    EXPECT_EQ(std::string(e.what()), "cannot read " + fifo +
+                                         ": not a regular file (.npy input is read from a file, not a pipe or device)");
+  }
+  ::unlink(fifo.c_str());
 }
 
 TEST(NpyMalformed, HeaderLengthBeyondTheFileOrTheLimit) {
