@@ -89,10 +89,10 @@ class TemporaryFile {
 /// (Linux's own limit, ELOOP).
 constexpr int kMaxSymlinkHops = 40;
 
-/// The file that saving to `path` must replace: `path` itself, or, when `path`
-/// is a symbolic link (possibly to another link, possibly dangling), the file
-/// it finally points to. Renaming onto the link itself would turn it into a
-/// regular file and leave its target untouched.
+}  // namespace
+
+// Renaming onto a link itself would turn it into a regular file and leave its
+// target untouched.
 std::filesystem::path final_target(const std::filesystem::path& path) {
   std::filesystem::path target = path;
   for (int hop = 0; hop <= kMaxSymlinkHops; ++hop) {
@@ -107,6 +107,8 @@ std::filesystem::path final_target(const std::filesystem::path& path) {
   throw IoError("cannot write " + path.string() + ": more than " +
                 std::to_string(kMaxSymlinkHops) + " symbolic links to follow (a loop?)");
 }
+
+namespace {
 
 /// Makes the rename itself durable. Best effort: the new file is already
 /// complete and in place, so a failure here is not reported.

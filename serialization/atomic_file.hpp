@@ -30,4 +30,10 @@ inline constexpr std::size_t kWriteBlockSize = 64 * 1024;
 void write_file_atomically(const std::filesystem::path& path, std::string_view bytes,
                            const WriteProgress& progress = {});
 
+/// The file that saving to `path` replaces: `path` itself, or, when it is a
+/// symbolic link (to another link, or dangling), the file it finally points to.
+/// Throws IoError naming `path` when a link cannot be read or there are more
+/// than 40 of them in a row (a loop).
+std::filesystem::path final_target(const std::filesystem::path& path);
+
 }  // namespace nodeflow
