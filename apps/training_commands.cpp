@@ -1,17 +1,22 @@
 #include "apps/training_commands.hpp"
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "apps/arguments.hpp"
+#include "serialization/atomic_file.hpp"
 #include "serialization/json_reader.hpp"
 #include "serialization/json_writer.hpp"
 #include "serialization/npy.hpp"
+#include "training/chart.hpp"
 #include "training/heap_tuning.hpp"
 #include "training/mnist.hpp"
 #include "training/reload_check.hpp"
@@ -39,6 +44,110 @@ fs::path beside(const fs::path& output, const std::string& suffix) {
   if (p.extension() == ".json") p.replace_extension();
   p += suffix;
   return p;
+}
+
+/// One file `train` writes and the option that names it ("the default
+/// --metrics" for a name derived from -o).
+struct OutputFile {
+  std::string option;
+  fs::path path;
+
+  std::string named() const { return option + " " + path.string(); }
+};
+
+/// Every file one `train` writes, defaults filled in.
+struct TrainFiles {
+  OutputFile output, metrics, chart, checkpoint;
+  std::optional<OutputFile> predictions;
+
+  std::vector<OutputFile> all() const {
+    std::vector<OutputFile> files{output, metrics, chart, checkpoint};
+    if (predictions) files.push_back(*predictions);
+    return files;
+  }
+};
+
+TrainFiles planned_files(const TrainRequest& request) {
+  if (request.output.empty()) throw UsageError("-o: the trained graph needs a file name");
+  const auto given_or_default = [&](const char* option, const fs::path& given,
+                                    const char* suffix) -> OutputFile {
+    if (given.empty())
+      return {std::string("the default ") + option, beside(request.output, suffix)};
+    return {option, given};
+  };
+  TrainFiles files{{"-o", request.output},
+                   given_or_default("--metrics", request.metrics_csv, ".metrics.csv"),
+                   given_or_default("--chart", request.chart, ".chart.svg"),
+                   given_or_default("--checkpoint", request.checkpoint, ".checkpoint.json"),
+                   std::nullopt};
+  if (!request.predictions.empty())
+    files.predictions = OutputFile{"--predictions", request.predictions};
+  return files;
+}
+
+// The file a path finally names, for comparing outputs: symbolic links
+// followed (the last component too, even a dangling one), "." and ".."
+// resolved, relative to the current directory.
+fs::path file_identity(const fs::path& path) {
+  const fs::path absolute = fs::absolute(final_target(path));
+  std::error_code ec;
+  const fs::path id = fs::weakly_canonical(absolute, ec);
+  return ec ? absolute.lexically_normal() : id;
+}
+
+bool same_file(const fs::path& a, const fs::path& b) {
+  if (file_identity(a) == file_identity(b)) return true;
+  std::error_code ec;  // hard links and bind mounts: only existing files can tell
+  return fs::equivalent(a, b, ec) && !ec;
+}
+
+// Two outputs written to one file would silently replace each other (the
+// trained graph overwritten by the predictions, say): refused, as `run`
+// refuses colliding output names, before anything is written.
+void refuse_shared_files(const std::vector<OutputFile>& files) {
+  for (std::size_t i = 0; i < files.size(); ++i)
+    for (std::size_t j = i + 1; j < files.size(); ++j) {
+      const OutputFile &a = files[i], &b = files[j];
+      if (!same_file(a.path, b.path)) continue;
+      const std::string which =
+          a.path == b.path ? a.option + " and " + b.option + " both name " + a.path.string()
+                           : a.named() + " and " + b.named() + " are the same file";
+      throw UsageError(which + "; each output needs a file of its own");
+    }
+}
+
+// What would otherwise be found only when the file is first written, an epoch
+// or a whole run later: a directory in the file's place, or a directory that
+// cannot hold it. Nothing is created here.
+void check_destination(const OutputFile& file) {
+  const fs::path target = final_target(file.path);
+  const std::string named =
+      file.named() + (target == file.path ? "" : " (a link to " + target.string() + ")");
+  if (file.path.filename().empty()) throw UsageError(named + ": not a file name");
+  std::error_code ec;
+  const fs::file_status status = fs::status(target, ec);
+  if (fs::is_directory(status)) throw IoError(named + ": is a directory, not a file");
+  if (fs::exists(status) && !fs::is_regular_file(status))
+    throw IoError(named + ": exists and is not a regular file");
+  // The nearest existing directory on the way: the file's own, or the one its
+  // missing directories will be created in.
+  fs::path dir = target.parent_path();
+  while (!dir.empty() && !fs::exists(dir, ec)) dir = dir.parent_path();
+  if (dir.empty()) dir = ".";
+  if (!fs::is_directory(dir, ec))
+    throw IoError(named + ": " + dir.string() + " is not a directory");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    throw IoError(named + ": cannot write in " + dir.string() + ": " + std::strerror(errno));
+}
+
+void check_outputs(const TrainFiles& files) {
+  refuse_shared_files(files.all());
+  try {
+    check_chart_name(files.chart.path);
+  } catch (const InvalidAttribute& e) {
+    throw UsageError(files.chart.option + ": " + e.what());
+  }
+  for (const OutputFile& file : files.all()) check_destination(file);
 }
 
 /// The directories a command creates for its files. Unless kept, those still
@@ -87,6 +196,9 @@ std::string percent(double fraction) {
 }  // namespace
 
 void train_model(const TrainRequest& request, std::ostream& out) {
+  // Before anything is loaded, trained or created: a bad destination costs nothing yet.
+  const TrainFiles files = planned_files(request);
+  check_outputs(files);
   keep_freed_buffers_in_heap();
   spdlog::set_level(spdlog::level::info);  // progress lines (stderr)
   TrainConfig config = load_train_config(request.config);
@@ -101,15 +213,13 @@ void train_model(const TrainRequest& request, std::ostream& out) {
   const MnistData data = load_data(request.data);
 
   TrainOutputs outputs;
-  outputs.metrics_csv =
-      request.metrics_csv.empty() ? beside(request.output, ".metrics.csv") : request.metrics_csv;
-  outputs.chart = request.chart.empty() ? beside(request.output, ".chart.svg") : request.chart;
-  outputs.checkpoint =
-      request.checkpoint.empty() ? beside(request.output, ".checkpoint.json") : request.checkpoint;
-  // Created before training, so that an unusable location fails at once.
+  outputs.metrics_csv = files.metrics.path;
+  outputs.chart = files.chart.path;
+  outputs.checkpoint = files.checkpoint.path;
+  // Created before training, so that an unusable location fails at once; for
+  // a link, the directory of the file it points to.
   CreatedDirectories directories;
-  for (const fs::path& p : {request.output, outputs.metrics_csv, outputs.chart, outputs.checkpoint})
-    directories.create_parent_of(p);
+  for (const OutputFile& file : files.all()) directories.create_parent_of(final_target(file.path));
 
   const auto start = std::chrono::steady_clock::now();
   Trainer trainer(graph, config);

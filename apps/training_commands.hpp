@@ -30,7 +30,12 @@ struct TrainRequest {
   std::optional<long long> epochs;    ///< overrides the configuration's
 };
 
-/// Loads the graph and configuration, trains on the training split (logging
+/// First checks, before anything is loaded or created, where the files go:
+/// UsageError when two outputs (defaults included) are one file after symbolic
+/// links and "."/".." are resolved, or when the chart's name ends in neither
+/// .svg nor .png; IoError naming the option and the path when a destination is
+/// a directory or its directory cannot be created or written in. Then loads the
+/// graph and configuration, trains on the training split (logging
 /// progress on stderr), keeps the metrics CSV, chart and checkpoint up to date,
 /// saves the trained graph to `output` (atomically), reloads it and checks that
 /// it predicts the held-out set exactly as the network in memory (Error when

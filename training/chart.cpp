@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "core/errors.hpp"
+#include "serialization/atomic_file.hpp"
 
 extern char** environ;
 
@@ -26,10 +27,10 @@ std::string quoted(const std::string& s) {
 }
 
 std::string terminal_for(const std::filesystem::path& output) {
-  const std::string ext = output.extension().string();
-  if (ext == ".svg") return "svg size 1000,420 dynamic font 'sans,12' background rgb 'white'";
-  if (ext == ".png") return "pngcairo size 1000,420 font 'sans,10' background rgb 'white'";
-  throw InvalidAttribute("chart " + output.string() + ": the file name must end in .svg or .png");
+  check_chart_name(output);
+  if (output.extension() == ".svg")
+    return "svg size 1000,420 dynamic font 'sans,12' background rgb 'white'";
+  return "pngcairo size 1000,420 font 'sans,10' background rgb 'white'";
 }
 
 std::filesystem::path sibling_temp(const std::filesystem::path& output, const std::string& tag) {
@@ -91,14 +92,22 @@ std::string build_script(const std::vector<EpochMetrics>& history,
 
 }  // namespace
 
+void check_chart_name(const std::filesystem::path& output) {
+  const std::filesystem::path ext = output.extension();
+  if (ext != ".svg" && ext != ".png")
+    throw InvalidAttribute("chart " + output.string() + ": the file name must end in .svg or .png");
+}
+
 std::string chart_script(const std::vector<EpochMetrics>& history,
                          const std::filesystem::path& output) {
   return build_script(history, output, output);
 }
 
 void write_chart(const std::vector<EpochMetrics>& history, const std::filesystem::path& output) {
-  const std::filesystem::path picture = sibling_temp(output, "tmp");
-  const std::filesystem::path script = sibling_temp(output, "gp");
+  // Renaming onto a link would replace the link, not the file it names.
+  const std::filesystem::path target = final_target(output);
+  const std::filesystem::path picture = sibling_temp(target, "tmp");
+  const std::filesystem::path script = sibling_temp(target, "gp");
   const std::string text = build_script(history, output, picture);
   struct Cleanup {
     std::filesystem::path a, b;
@@ -115,7 +124,7 @@ void write_chart(const std::vector<EpochMetrics>& history, const std::filesystem
   }
   run_gnuplot(script);
   std::error_code ec;
-  std::filesystem::rename(picture, output, ec);
+  std::filesystem::rename(picture, target, ec);
   if (ec) throw IoError("cannot move the chart into " + output.string() + ": " + ec.message());
 }
 

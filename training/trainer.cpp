@@ -44,6 +44,17 @@ Tensor ones_like(const Tensor& t) {
   return one;
 }
 
+// "NaN", "+inf" or "-inf": to_string's "-nan" shows a sign bit that means nothing.
+std::string non_finite_text(double x) {
+  if (std::isnan(x)) return "NaN";
+  return x > 0 ? "+inf" : "-inf";
+}
+
+// Where a binding's tensor is reported: "bindings.loss ('logits')".
+std::string binding_where(const char* key, const std::string& tensor) {
+  return std::string("bindings.") + key + " ('" + tensor + "')";
+}
+
 // Distinct streams derived from the one user seed.
 constexpr std::uint64_t kShuffleStream = 1;
 constexpr std::uint64_t kDropoutStream = 2;
@@ -72,15 +83,17 @@ StepResult Trainer::step(const Batch& batch, double lr) {
                                       mix_seed(dropout_seed_, static_cast<std::uint64_t>(steps_)));
   const Tensor loss = run.outputs().at(b.loss);
   StepResult result;
-  result.loss = scalar_value(loss);
+  result.loss = with_context(binding_where("loss", b.loss), [&] { return scalar_value(loss); });
   result.samples = batch.labels.numel();
-  const std::vector<std::int64_t> predicted = predicted_classes(run.outputs().at(b.prediction));
+  const std::vector<std::int64_t> predicted =
+      with_context(binding_where("prediction", b.prediction),
+                   [&] { return predicted_classes(run.outputs().at(b.prediction)); });
   const std::int64_t* labels = batch.labels.data<std::int64_t>();
   for (std::size_t i = 0; i < predicted.size(); ++i)
     result.correct += predicted[i] == labels[i] ? 1 : 0;
   if (!std::isfinite(result.loss))
     throw RunError("training step " + std::to_string(steps_ + 1) + ": the loss is " +
-                   std::to_string(result.loss) + " (diverged; lower the learning rate)");
+                   non_finite_text(result.loss) + " (diverged; lower the learning rate)");
 
   const TensorMap grads = executor_.backward(run, {{b.loss, ones_like(loss)}});
   for (const auto& [name, value] : run.initializer_updates()) graph_.set_initializer(name, value);
@@ -140,6 +153,7 @@ EpochMetrics Trainer::train_epoch(const Dataset& train, std::int64_t epoch) {
 std::vector<EpochMetrics> Trainer::fit(const Dataset& train, const Dataset& test,
                                        const TrainOutputs& outputs) {
   validate(test);
+  if (!outputs.chart.empty()) check_chart_name(outputs.chart);  // not an epoch later
   std::vector<EpochMetrics> history;
   planned_samples_ = static_cast<std::int64_t>(train.size()) * config_.epochs;
   done_samples_ = 0;

@@ -57,8 +57,10 @@ class Trainer {
   EpochMetrics train_epoch(const Dataset& train, std::int64_t epoch);
 
   /// config.epochs epochs; after each, evaluates `test` (inference mode) and
-  /// writes `outputs`. Returns the history. A chart that cannot be drawn is
-  /// logged as a warning (the CSV holds the same numbers); other failures throw.
+  /// writes `outputs`. Returns the history. A chart name that ends in neither
+  /// .svg nor .png throws InvalidAttribute before the first step; a chart that
+  /// cannot be drawn is logged as a warning (the CSV holds the same numbers);
+  /// other failures throw.
   std::vector<EpochMetrics> fit(const Dataset& train, const Dataset& test,
                                 const TrainOutputs& outputs = {});
 

@@ -129,7 +129,7 @@ TEST_F(CliMessages, DivergedTrainingLeavesNoDirectoryItCreated) {
                                     (dir() / "out" / "a" / "model.json").string(), "--checkpoint",
                                     (dir() / "existing" / "ck" / "model.ck.json").string()});
   EXPECT_EQ(r.exit_code, kFailure) << r.describe();
-  EXPECT_NE(r.err.find("error: training step 1: the loss is nan"), std::string::npos)
+  EXPECT_NE(r.err.find("error: training step 1: the loss is NaN"), std::string::npos)
       << r.describe();
   EXPECT_FALSE(fs::exists(dir() / "out")) << r.describe();
   EXPECT_FALSE(fs::exists(dir() / "existing" / "ck")) << r.describe();

@@ -1,0 +1,314 @@
+// Where `nodeflow train` writes and what it refuses before training: outputs
+// that name one file (which would silently replace each other), destinations
+// that could only fail an epoch later, chart links kept as links, and the
+// messages of a diverged loss and of bindings to the wrong tensors.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "support/subprocess.hpp"
+#include "training/chart.hpp"
+#include "training/trainer.hpp"
+
+namespace nodeflow::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using training::Dataset;
+using training::TrainConfig;
+using training::Trainer;
+
+constexpr int kUsage = 2;
+constexpr int kFailure = 1;
+
+// ---------------------------------------------------------------------------
+// The library: the chart follows links; fit() checks the chart's name first;
+// the step's messages.
+
+TEST(TrainChart, ReplacesTheFileALinkPointsToAndKeepsTheLink) {
+  ScratchDir scratch("nodeflow-chart-link");
+  const fs::path dir = scratch.path();
+  fs::create_directories(dir / "real");
+  std::ofstream(dir / "real" / "old.svg") << "old";
+  fs::create_symlink("real/old.svg", dir / "existing.svg");
+  fs::create_symlink("real/new.svg", dir / "dangling.svg");  // the default o.chart.svg case
+  std::vector<training::EpochMetrics> history(2);
+  history[0] = {
+      .epoch = 1, .train_loss = 2.0, .train_accuracy = 0.5, .test_loss = 1.5, .test_accuracy = 0.5};
+  history[1] = {.epoch = 2,
+                .train_loss = 1.0,
+                .train_accuracy = 0.75,
+                .test_loss = 1.25,
+                .test_accuracy = 0.6};
+
+  for (const char* link : {"existing.svg", "dangling.svg"}) {
+    training::write_chart(history, dir / link);
+    EXPECT_TRUE(fs::is_symlink(fs::symlink_status(dir / link))) << link;
+  }
+  for (const char* target : {"real/old.svg", "real/new.svg"}) {
+    ASSERT_TRUE(fs::is_regular_file(fs::symlink_status(dir / target))) << target;
+    std::ifstream in(dir / target);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("<svg"), std::string::npos) << target;
+  }
+  // Nothing else: no leftover temporary picture or script beside either name.
+  std::vector<std::string> names;
+  for (const auto& entry : fs::recursive_directory_iterator(dir))
+    names.push_back(entry.path().lexically_relative(dir).string());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"dangling.svg", "existing.svg", "real", "real/new.svg",
+                                             "real/old.svg"}));
+}
+
+Tensor f32(Shape shape, std::vector<float> values) {
+  return Tensor::from<float>(std::move(shape), std::span<const float>(values));
+}
+
+// x [N, 2] -> Gemm(2 -> 2) = logits -> mean cross-entropy with y = loss.
+// `bias` lets a test make the loss NaN.
+GraphDef two_class_graph(float bias = 0.0f) {
+  GraphDef g;
+  g.name = "two_class";
+  g.inputs = {{"x", {DType::Float32, {kDynamicDim, 2}}}, {"y", {DType::Int64, {kDynamicDim}}}};
+  g.initializers = {{"W", f32({2, 2}, {0.5f, -0.5f, 0.25f, 0.75f}), true},
+                    {"B", f32({2}, {bias, 0.0f}), true}};
+  NodeDef fc;
+  fc.op_type = "Gemm";
+  fc.name = "fc";
+  fc.inputs = {"x", "W", "B"};
+  fc.attributes = {{"transB", std::int64_t{1}}};
+  fc.specified_outputs_name = std::vector<std::string>{"logits"};
+  NodeDef xent;
+  xent.op_type = "SoftmaxCrossEntropyLoss";
+  xent.name = "xent";
+  xent.inputs = {"logits", "y"};
+  xent.specified_outputs_name = std::vector<std::string>{"loss"};
+  g.nodes = {fc, xent};
+  g.outputs = {"logits", "loss"};
+  return g;
+}
+
+Dataset four_points() { return {f32({4, 2}, {0, 0, 0, 1, 1, 0, 1, 1}), {0, 1, 1, 0}, 2}; }
+
+TrainConfig sgd_config() {
+  TrainConfig c;
+  c.optimizer.lr = 0.1;
+  c.batch_size = 4;
+  c.epochs = 1;
+  c.log_every = 0;
+  c.bindings = {"x", "y", "loss", "logits"};
+  return c;
+}
+
+std::string step_error(const GraphDef& def, const TrainConfig& config) {
+  Graph g(def);
+  Trainer trainer(g, config);
+  try {
+    trainer.train_epoch(four_points(), 0);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(TrainMessages, ANanLossIsCalledNaNWhateverItsSign) {
+  for (const float nan :
+       {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::quiet_NaN()}) {
+    const std::string what = step_error(two_class_graph(nan), sgd_config());
+    EXPECT_EQ(what.rfind("training step 1: the loss is NaN (diverged", 0), 0u) << what;
+    EXPECT_EQ(what.find("nan"), std::string::npos) << what;
+  }
+}
+
+TEST(TrainMessages, AWrongBindingIsNamedWithItsKeyAndTensor) {
+  TrainConfig loss_on_logits = sgd_config();
+  loss_on_logits.bindings.loss = "logits";
+  EXPECT_EQ(step_error(two_class_graph(), loss_on_logits),
+            "bindings.loss ('logits'): expected a one-element float tensor, got float32 [4, 2]");
+  TrainConfig prediction_on_loss = sgd_config();
+  prediction_on_loss.bindings.prediction = "loss";
+  EXPECT_EQ(step_error(two_class_graph(), prediction_on_loss),
+            "bindings.prediction ('loss'): predictions must be [N, classes], got []");
+}
+
+TEST(TrainChart, FitRefusesAChartNameBeforeTheFirstStep) {
+  ScratchDir scratch("nodeflow-chart-name");
+  Graph g(two_class_graph());
+  Trainer trainer(g, sgd_config());
+  const training::TrainOutputs outputs{scratch.path() / "m.csv", scratch.path() / "chart.txt",
+                                       scratch.path() / "ck.json"};
+  EXPECT_THROW(trainer.fit(four_points(), four_points(), outputs), InvalidAttribute);
+  EXPECT_EQ(trainer.steps(), 0);
+  EXPECT_TRUE(fs::is_empty(scratch.path()));
+}
+
+// ---------------------------------------------------------------------------
+// The command line.
+
+const char* const kGraph = R"({"format": "nodeflow.graph", "version": 1, "name": "linear",
+  "inputs": [{"name": "image", "dtype": "float32", "shape": [null, 1, 28, 28]},
+             {"name": "label", "dtype": "int64", "shape": [null]}],
+  "outputs": ["logits", "loss"],
+  "initializers": [
+    {"name": "W", "dtype": "float32", "shape": [10, 784], "init": {"rule": "zeros"}, "trainable": true},
+    {"name": "B", "dtype": "float32", "shape": [10], "init": {"rule": "zeros"}, "trainable": true}],
+  "nodes": [
+    {"op_type": "Flatten", "name": "flatten", "inputs": ["image"], "attributes": {"axis": 1}},
+    {"op_type": "Gemm", "name": "fc", "inputs": ["flatten", "W", "B"],
+     "specified_outputs_name": ["logits"], "attributes": {"transB": 1}},
+    {"op_type": "SoftmaxCrossEntropyLoss", "name": "xent", "inputs": ["logits", "label"],
+     "specified_outputs_name": ["loss"]}]})";
+
+class TrainCommandOutputs : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    write_text("g.json", kGraph);
+    write_text("c.json",
+               R"({"optimizer": {"type": "sgd", "lr": 0.1}, "epochs": 1, "log_every": 0})");
+    fs::create_directories(dir() / "no-digits");
+  }
+
+  fs::path dir() const { return scratch_.path(); }
+
+  void write_text(const std::string& name, const std::string& text) const {
+    std::ofstream(dir() / name, std::ios::binary) << text;
+  }
+
+  // `nodeflow train g.json --config c.json --data mnist` plus `args`, in dir().
+  // Without digits: every refusal must come before the data is needed.
+  ProcessResult train(const std::vector<std::string>& args,
+                      const std::string& mnist_dir = "no-digits") const {
+    std::vector<std::string> argv{NODEFLOW_BUILT_CLI, "train", "g.json",      "--config", "c.json",
+                                  "--data",           "mnist", "--mnist-dir", mnist_dir};
+    argv.insert(argv.end(), args.begin(), args.end());
+    ProcessResult r = run_process(argv, dir());
+    EXPECT_FALSE(r.sanitizer_report()) << r.describe();
+    return r;
+  }
+
+  // The names under dir() (recursively), sorted; the run's captured streams aside.
+  std::vector<std::string> files() const {
+    std::vector<std::string> names;
+    for (const auto& entry : fs::recursive_directory_iterator(dir())) {
+      const std::string name = entry.path().lexically_relative(dir()).string();
+      if (name.rfind("stdout.", 0) != 0 && name.rfind("stderr.", 0) != 0) names.push_back(name);
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  void expect_refused(const std::vector<std::string>& args, int exit_code,
+                      const std::vector<std::string>& mentioned) const {
+    const std::vector<std::string> before = files();
+    const ProcessResult r = train(args);
+    EXPECT_EQ(r.exit_code, exit_code) << r.describe();
+    const std::string first_line = r.err.substr(0, r.err.find('\n'));
+    for (const std::string& m : mentioned)
+      EXPECT_NE(first_line.find(m), std::string::npos) << "expected '" << m << "' in\n"
+                                                       << r.describe();
+    EXPECT_EQ(files(), before) << "the refused run changed the directory\n" << r.describe();
+  }
+
+ private:
+  ScratchDir scratch_{"nodeflow-train-outputs"};
+};
+
+TEST_F(TrainCommandOutputs, OutputsNamingOneFileAreRefusedBeforeAnythingIsWritten) {
+  expect_refused({"-o", "same/o.json", "--predictions", "same/o.json"}, kUsage,
+                 {"-o and --predictions both name same/o.json"});
+  expect_refused({"-o", "o.json", "--metrics", "o.json"}, kUsage,
+                 {"-o and --metrics both name o.json"});
+  expect_refused({"-o", "o.json", "--chart", "c.svg", "--checkpoint", "c.svg"}, kUsage,
+                 {"--chart and --checkpoint both name c.svg"});
+  expect_refused({"-o", "o.json", "--metrics", "m.csv", "--predictions", "m.csv"}, kUsage,
+                 {"--metrics and --predictions both name m.csv"});
+  // Spelled differently, one file.
+  expect_refused({"-o", "o.json", "--checkpoint", "sub/../o.json"}, kUsage,
+                 {"-o o.json and --checkpoint sub/../o.json are the same file"});
+  expect_refused({"-o", "o.json", "--predictions", "./o.json"}, kUsage,
+                 {"-o o.json", "--predictions ./o.json", "same file"});
+}
+
+TEST_F(TrainCommandOutputs, ADefaultNameDerivedFromOutputCollidesToo) {
+  expect_refused({"-o", "o.json", "--predictions", "o.metrics.csv"}, kUsage,
+                 {"the default --metrics and --predictions both name o.metrics.csv"});
+  expect_refused({"-o", "o.json", "--metrics", "o.checkpoint.json"}, kUsage,
+                 {"--metrics", "the default --checkpoint", "o.checkpoint.json"});
+  expect_refused({"-o", "o.json", "--checkpoint", "o.chart.svg"}, kUsage,
+                 {"the default --chart", "--checkpoint", "o.chart.svg"});
+}
+
+TEST_F(TrainCommandOutputs, TwoNamesOfOneFileCollide) {
+  fs::create_directories(dir() / "real");
+  fs::create_directory_symlink("real", dir() / "alias");
+  fs::create_symlink("real/p.npy", dir() / "p-link.npy");  // dangling: p.npy does not exist
+  write_text("real/a.json", "{}");
+  fs::create_hard_link(dir() / "real" / "a.json", dir() / "hard.json");
+  expect_refused({"-o", "real/o.json", "--predictions", "alias/o.json"}, kUsage,
+                 {"-o real/o.json and --predictions alias/o.json are the same file"});
+  expect_refused({"-o", "o.json", "--metrics", "real/p.npy", "--predictions", "p-link.npy"}, kUsage,
+                 {"--metrics real/p.npy and --predictions p-link.npy are the same file"});
+  expect_refused({"-o", "real/a.json", "--checkpoint", "hard.json"}, kUsage,
+                 {"-o real/a.json and --checkpoint hard.json are the same file"});
+  // The default chart of -o, a link to the file given as --metrics.
+  fs::create_symlink("real/m.svg", dir() / "o.chart.svg");
+  expect_refused({"-o", "o.json", "--metrics", "real/m.svg"}, kUsage,
+                 {"--metrics real/m.svg", "the default --chart o.chart.svg", "same file"});
+}
+
+TEST_F(TrainCommandOutputs, UnusableDestinationsFailBeforeTraining) {
+  fs::create_directories(dir() / "isdir.json");
+  expect_refused({"-o", "isdir.json"}, kFailure, {"-o isdir.json: is a directory"});
+  fs::create_directory_symlink("isdir.json", dir() / "dirlink.json");
+  expect_refused({"-o", "o.json", "--checkpoint", "dirlink.json"}, kFailure,
+                 {"--checkpoint dirlink.json (a link to isdir.json): is a directory"});
+  write_text("plain.txt", "a file, not a directory");
+  expect_refused({"-o", "o.json", "--metrics", "plain.txt/sub/m.csv"}, kFailure,
+                 {"--metrics plain.txt/sub/m.csv: plain.txt is not a directory"});
+  expect_refused({"-o", "plain.txt/o.json"}, kFailure,
+                 {"-o plain.txt/o.json: plain.txt is not a directory"});
+  expect_refused({"-o", "o.json", "--chart", "x.txt"}, kUsage,
+                 {"--chart", "x.txt", "must end in .svg or .png"});
+}
+
+TEST_F(TrainCommandOutputs, ReadOnlyDirectoriesFailBeforeTraining) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root may write into a read-only directory";
+  fs::create_directories(dir() / "ro");
+  fs::permissions(dir() / "ro", fs::perms::owner_read | fs::perms::owner_exec);
+  expect_refused({"-o", "ro/o.json"}, kFailure, {"-o ro/o.json: cannot write in ro"});
+  expect_refused({"-o", "o.json", "--metrics", "ro/new/m.csv"}, kFailure,
+                 {"--metrics ro/new/m.csv: cannot write in ro"});
+  fs::permissions(dir() / "ro", fs::perms::owner_all);
+}
+
+TEST_F(TrainCommandOutputs, LinkedOutputsKeepTheirLinksAndNewDirectoriesAreMade) {
+  // The MNIST loader wants the package's 10,000 digits: 1,000 blank ones each.
+  fs::create_directories(dir() / "digits");
+  std::string blank = "{\"data\": [0";
+  for (int i = 1; i < 1000 * 784; ++i) blank += ",0";
+  blank += "]}";
+  for (int d = 0; d < 10; ++d) write_text("digits/" + std::to_string(d) + ".json", blank);
+  fs::create_directories(dir() / "out");
+  // The default chart of out/model.json, a dangling link into a missing directory.
+  fs::create_symlink("../charts/chart.svg", dir() / "out" / "model.chart.svg");
+
+  const ProcessResult r = train({"-o", "out/model.json", "--predictions", "preds/p.npy"}, "digits");
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_EQ(r.err.find("no chart"), std::string::npos) << r.describe();
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(dir() / "out" / "model.chart.svg")));
+  EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(dir() / "charts" / "chart.svg")));
+  EXPECT_TRUE(fs::is_regular_file(dir() / "preds" / "p.npy"));
+  for (const char* written : {"model.json", "model.metrics.csv", "model.checkpoint.json"})
+    EXPECT_TRUE(fs::is_regular_file(dir() / "out" / written)) << written;
+}
+
+}  // namespace
+}  // namespace nodeflow::testing
