@@ -42,12 +42,12 @@ void print_usage_error(const CLI::App& app, const CLI::App* verb, const std::str
   std::cerr << "nodeflow: " << message << "\n\n" << (verb ? verb->help("nodeflow") : app.help());
 }
 
-// CLI11 reports an unknown first word as a missing subcommand ("A subcommand
-// is required"); a user who mistyped the verb needs to see which word was
-// refused and what the verbs are.
+// CLI11 reports an unknown first word (or option) as a missing subcommand
+// ("A subcommand is required"); a user who mistyped it needs to see which
+// word was refused and what the verbs are.
 std::string usage_message(const CLI::App& app, const CLI::ParseError& error, int argc,
                           char** argv) {
-  if (argc < 2 || argv[1][0] == '-') return error.what();
+  if (argc < 2) return error.what();
   const std::string word = argv[1];
   std::string verbs;
   bool known = false;
@@ -55,6 +55,8 @@ std::string usage_message(const CLI::App& app, const CLI::ParseError& error, int
     known = known || verb->check_name(word);
     verbs += (verbs.empty() ? "" : ", ") + verb->get_name();
   }
+  // Only --help comes before the subcommand, and CLI11 has handled it.
+  if (word[0] == '-') return "unknown option '" + word + "' (a subcommand comes first: " + verbs + ")";
   if (known) return error.what();
   return "unknown subcommand '" + word + "' (expected one of: " + verbs + ")";
 }

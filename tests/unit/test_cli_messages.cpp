@@ -65,6 +65,16 @@ TEST_F(CliMessages, UnknownVerbIsNamedWithTheValidOnes) {
   EXPECT_NE(r.err.find("Usage"), std::string::npos) << r.describe();
 }
 
+TEST_F(CliMessages, AnUnknownOptionBeforeTheVerbIsNamed) {
+  // CLI11 said only "A subcommand is required".
+  const ProcessResult r = nodeflow({"-x"});
+  EXPECT_EQ(r.exit_code, kUsage) << r.describe();
+  const std::string first_line = r.err.substr(0, r.err.find('\n'));
+  EXPECT_NE(first_line.find("unknown option '-x' (a subcommand comes first: run, backward"),
+            std::string::npos)
+      << r.describe();
+}
+
 TEST_F(CliMessages, NoVerbStillSaysOneIsRequired) {
   const ProcessResult r = nodeflow({});
   EXPECT_EQ(r.exit_code, kUsage) << r.describe();
