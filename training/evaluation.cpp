@@ -44,6 +44,10 @@ void check_bindings(const Graph& graph, const Bindings& b) {
   }
 }
 
+std::string binding_where(const char* key, const std::string& tensor) {
+  return std::string("bindings.") + key + " ('" + tensor + "')";
+}
+
 double scalar_value(const Tensor& t) {
   if (t.numel() != 1 || !is_float(t.dtype()))
     throw ShapeMismatch("expected a one-element float tensor, got " +
@@ -71,13 +75,15 @@ Evaluation evaluate(const Graph& graph, const Dataset& data, const Bindings& bin
     const Tensor& scores = out.at(bindings.prediction);
     const Shape want{static_cast<std::int64_t>(end - begin), data.num_classes};
     if (scores.shape() != want)
-      throw ShapeMismatch("prediction output '" + bindings.prediction + "' has shape " +
+      throw ShapeMismatch(binding_where("prediction", bindings.prediction) + ": has shape " +
                           to_string(scores.shape()) + ", expected " + to_string(want));
     std::memcpy(result.predictions.raw() + offset_bytes, scores.raw(), scores.nbytes());
     offset_bytes += scores.nbytes();
     result.confusion.add(scores, {data.labels.begin() + static_cast<std::ptrdiff_t>(begin),
                                   data.labels.begin() + static_cast<std::ptrdiff_t>(end)});
-    loss_sum += scalar_value(out.at(bindings.loss)) * static_cast<double>(end - begin);
+    loss_sum += with_context(binding_where("loss", bindings.loss),
+                             [&] { return scalar_value(out.at(bindings.loss)); }) *
+                static_cast<double>(end - begin);
   }
   result.loss = data.size() == 0 ? 0.0 : loss_sum / static_cast<double>(data.size());
   return result;

@@ -29,6 +29,9 @@ struct Evaluation {
 Evaluation evaluate(const Graph& graph, const Dataset& data, const Bindings& bindings,
                     std::int64_t batch_size, int threads = 1);
 
+/// Where a binding's tensor is named in messages: "bindings.loss ('logits')".
+std::string binding_where(const char* key, const std::string& tensor);
+
 /// The value of a scalar (one-element) float tensor as a double.
 double scalar_value(const Tensor& t);
 

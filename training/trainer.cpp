@@ -51,10 +51,6 @@ std::string non_finite_text(double x) {
 }
 
 // Where a binding's tensor is reported: "bindings.loss ('logits')".
-std::string binding_where(const char* key, const std::string& tensor) {
-  return std::string("bindings.") + key + " ('" + tensor + "')";
-}
-
 // Distinct streams derived from the one user seed.
 constexpr std::uint64_t kShuffleStream = 1;
 constexpr std::uint64_t kDropoutStream = 2;

@@ -16,6 +16,7 @@
 
 #include "support/subprocess.hpp"
 #include "training/chart.hpp"
+#include "training/evaluation.hpp"
 #include "training/trainer.hpp"
 
 namespace nodeflow::testing {
@@ -137,6 +138,19 @@ TEST(TrainMessages, AWrongBindingIsNamedWithItsKeyAndTensor) {
   prediction_on_loss.bindings.prediction = "loss";
   EXPECT_EQ(step_error(two_class_graph(), prediction_on_loss),
             "bindings.prediction ('loss'): predictions must be [N, classes], got []");
+}
+
+TEST(TrainMessages, EvaluationNamesAWrongBindingToo) {
+  const Graph g(two_class_graph());
+  training::Bindings loss_on_logits = sgd_config().bindings;
+  loss_on_logits.loss = "logits";
+  try {
+    training::evaluate(g, four_points(), loss_on_logits, 4, 1);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "bindings.loss ('logits'): expected a one-element float tensor, got float32 [4, 2]");
+  }
 }
 
 TEST(TrainChart, FitRefusesAChartNameBeforeTheFirstStep) {
