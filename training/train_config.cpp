@@ -1,6 +1,9 @@
 #include "training/train_config.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <initializer_list>
+#include <string_view>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -103,6 +106,23 @@ ScheduleSettings read_schedule(const Json& obj) {
       !parse_schedule_kind(type->get<std::string>(), s.kind))
     fail("schedule.type", "\"constant\", \"step\", \"multistep\" or \"cosine\"",
          type == nullptr ? Json() : *type);
+  // A key of another schedule is a mistake the user should hear of (as adam
+  // refuses momentum), not a value silently ignored.
+  struct KeyUse {
+    std::string_view key, users;
+    std::initializer_list<std::string_view> types;
+  };
+  static const KeyUse kUses[] = {{"step_size", "step", {"step"}},
+                                 {"milestones", "multistep", {"multistep"}},
+                                 {"gamma", "step and multistep", {"step", "multistep"}},
+                                 {"lr_min", "cosine", {"cosine"}},
+                                 {"t_max", "cosine", {"cosine"}}};
+  const std::string type = obj.at("type").get<std::string>();
+  for (const KeyUse& use : kUses)
+    if (member(obj, use.key) != nullptr &&
+        std::find(use.types.begin(), use.types.end(), type) == use.types.end())
+      throw InvalidConfig("schedule." + std::string(use.key) + ": not used by the \"" + type +
+                          "\" schedule (only by " + std::string(use.users) + ")");
   read_int(obj, path, "step_size", 1, s.step_size);
   read_number(obj, path, "gamma", s.gamma);
   read_number(obj, path, "lr_min", s.lr_min);

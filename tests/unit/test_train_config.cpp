@@ -93,6 +93,21 @@ TEST(TrainConfig, ErrorsNameThePath) {
   EXPECT_EQ(error_of("{").rfind("invalid JSON: ", 0), 0u);
 }
 
+TEST(TrainConfig, AScheduleKeyOfAnotherScheduleIsRefused) {
+  // gamma with the constant schedule was accepted and silently ignored.
+  EXPECT_EQ(error_of(R"({"optimizer": {"type": "sgd", "lr": 0.1}, "schedule": {"type": "constant", "gamma": 0.5}})"),
+            "schedule.gamma: not used by the \"constant\" schedule (only by step and multistep)");
+  EXPECT_EQ(error_of(R"({"optimizer": {"type": "sgd", "lr": 0.1}, "schedule": {"type": "step", "milestones": [2]}})"),
+            "schedule.milestones: not used by the \"step\" schedule (only by multistep)");
+  EXPECT_EQ(error_of(R"({"optimizer": {"type": "sgd", "lr": 0.1}, "schedule": {"type": "multistep", "t_max": 3}})"),
+            "schedule.t_max: not used by the \"multistep\" schedule (only by cosine)");
+  EXPECT_EQ(error_of(R"({"optimizer": {"type": "sgd", "lr": 0.1}, "schedule": {"type": "cosine", "step_size": 3}})"),
+            "schedule.step_size: not used by the \"cosine\" schedule (only by step)");
+  EXPECT_EQ(error_of(R"({"optimizer": {"type": "sgd", "lr": 0.1},
+                         "schedule": {"type": "multistep", "milestones": [2, 4], "gamma": 0.5}})"),
+            "(no error)");
+}
+
 TEST(TrainConfig, DuplicateKeysAreRefused) {
   // The graph document's rule holds here too: the earlier lr must not vanish.
   EXPECT_EQ(error_of(R"({"optimizer": {"type": "sgd", "lr": 0.1, "lr": 10}})"),
