@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/errors.hpp"
+#include "serialization/atomic_file.hpp"
 #include "serialization/npy.hpp"
 
 namespace nodeflow::cli {
@@ -92,8 +93,9 @@ void write_planned_files(const OutputPlan& plan, const TensorMap& outputs, const
   for (const auto& [name, file] : plan.grads)
     files.emplace_back(file, &find_result(grads, name, "gradient"));
   for (const auto& [file, value] : files) {
-    const auto dir = file.parent_path();
-    if (dir.empty()) continue;
+    if (file.parent_path().empty()) continue;
+    // A link to a directory still to be made (dangling) is followed.
+    const auto dir = final_target(file.parent_path());
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) throw IoError("cannot create output directory '" + dir.string() + "': " + ec.message());

@@ -82,5 +82,20 @@ TEST(CliFileNames, AnUnwritableDestinationLeavesEveryFileAsItWas) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(CliFileNames, AnOutputDirectoryThatIsADanglingLinkIsCreatedWhereItPoints) {
+  // -o dl, with dl -> real/out not yet made, said "cannot create output
+  // directory 'dl': File exists".
+  const auto root = std::filesystem::temp_directory_path() /
+                    ("nodeflow_outdir_link_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(root);
+  std::filesystem::create_directory_symlink(root / "real" / "out", root / "dl");
+  const OutputPlan plan = plan_output_files(root / "dl", {"a"}, {});
+  write_planned_files(plan, {{"a", Tensor::from<float>({1}, {1.0f})}}, {});
+  EXPECT_TRUE(std::filesystem::is_regular_file(root / "real" / "out" / "a.npy"));
+  EXPECT_TRUE(std::filesystem::is_symlink(root / "dl"));
+  std::filesystem::remove_all(root);
+}
+
 }  // namespace
 }  // namespace nodeflow::cli
