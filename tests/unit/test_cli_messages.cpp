@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "serialization/npy.hpp"
+#include "support/mnist_fixtures.hpp"
 #include "support/subprocess.hpp"
 
 namespace nodeflow::testing {
@@ -104,31 +105,13 @@ TEST_F(CliMessages, UnreadableGradientFileNamesTheGraphOutput) {
                           "error: gradient of output 'y': " + bad.string() + ": not a .npy file");
 }
 
-// Flatten -> Gemm(784 -> 10) -> mean cross-entropy, with a NaN bias (base64):
-// the loss of the very first step is NaN.
-const char* const kNanGraph = R"({"format": "nodeflow.graph", "version": 1, "name": "nan_net",
-  "inputs": [{"name": "image", "dtype": "float32", "shape": [null, 1, 28, 28]},
-             {"name": "label", "dtype": "int64", "shape": [null]}],
-  "outputs": ["logits", "loss"],
-  "initializers": [
-    {"name": "W", "dtype": "float32", "shape": [10, 784], "init": {"rule": "zeros"}, "trainable": true},
-    {"name": "B", "dtype": "float32", "shape": [10], "trainable": true,
-     "data": {"base64": "AADAfwAAwH8AAMB/AADAfwAAwH8AAMB/AADAfwAAwH8AAMB/AADAfw=="}}],
-  "nodes": [
-    {"op_type": "Flatten", "name": "flatten", "inputs": ["image"], "attributes": {"axis": 1}},
-    {"op_type": "Gemm", "name": "fc", "inputs": ["flatten", "W", "B"],
-     "specified_outputs_name": ["logits"], "attributes": {"transB": 1}},
-    {"op_type": "SoftmaxCrossEntropyLoss", "name": "xent", "inputs": ["logits", "label"],
-     "specified_outputs_name": ["loss"]}]})";
+// The loss of the very first step is NaN: a NaN bias (base64).
+const std::string kNanGraph = linear_classifier_json(
+    R"("data": {"base64": "AADAfwAAwH8AAMB/AADAfwAAwH8AAMB/AADAfwAAwH8AAMB/AADAfw=="})");
 
 TEST_F(CliMessages, DivergedTrainingLeavesNoDirectoryItCreated) {
-  // The MNIST loader wants the package's 10,000 digits: 1,000 blank ones each.
   const fs::path digits = dir() / "digits";
-  fs::create_directories(digits);
-  std::string blank_digits = "{\"data\": [0";
-  for (int i = 1; i < 1000 * 784; ++i) blank_digits += ",0";
-  blank_digits += "]}";
-  for (int d = 0; d < 10; ++d) write_text("digits/" + std::to_string(d) + ".json", blank_digits);
+  write_blank_digits(digits);
   const fs::path graph = write_text("nan.json", kNanGraph);
   const fs::path config = write_text(
       "train.json", R"({"optimizer": {"type": "sgd", "lr": 0.1}, "epochs": 1, "log_every": 0})");

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "support/mnist_fixtures.hpp"
 #include "support/subprocess.hpp"
 #include "training/chart.hpp"
 #include "training/evaluation.hpp"
@@ -167,19 +168,7 @@ TEST(TrainChart, FitRefusesAChartNameBeforeTheFirstStep) {
 // ---------------------------------------------------------------------------
 // The command line.
 
-const char* const kGraph = R"({"format": "nodeflow.graph", "version": 1, "name": "linear",
-  "inputs": [{"name": "image", "dtype": "float32", "shape": [null, 1, 28, 28]},
-             {"name": "label", "dtype": "int64", "shape": [null]}],
-  "outputs": ["logits", "loss"],
-  "initializers": [
-    {"name": "W", "dtype": "float32", "shape": [10, 784], "init": {"rule": "zeros"}, "trainable": true},
-    {"name": "B", "dtype": "float32", "shape": [10], "init": {"rule": "zeros"}, "trainable": true}],
-  "nodes": [
-    {"op_type": "Flatten", "name": "flatten", "inputs": ["image"], "attributes": {"axis": 1}},
-    {"op_type": "Gemm", "name": "fc", "inputs": ["flatten", "W", "B"],
-     "specified_outputs_name": ["logits"], "attributes": {"transB": 1}},
-    {"op_type": "SoftmaxCrossEntropyLoss", "name": "xent", "inputs": ["logits", "label"],
-     "specified_outputs_name": ["loss"]}]})";
+const std::string kGraph = linear_classifier_json(R"("init": {"rule": "zeros"})");
 
 class TrainCommandOutputs : public ::testing::Test {
  protected:
@@ -304,12 +293,7 @@ TEST_F(TrainCommandOutputs, ReadOnlyDirectoriesFailBeforeTraining) {
 }
 
 TEST_F(TrainCommandOutputs, LinkedOutputsKeepTheirLinksAndNewDirectoriesAreMade) {
-  // The MNIST loader wants the package's 10,000 digits: 1,000 blank ones each.
-  fs::create_directories(dir() / "digits");
-  std::string blank = "{\"data\": [0";
-  for (int i = 1; i < 1000 * 784; ++i) blank += ",0";
-  blank += "]}";
-  for (int d = 0; d < 10; ++d) write_text("digits/" + std::to_string(d) + ".json", blank);
+  write_blank_digits(dir() / "digits");
   fs::create_directories(dir() / "out");
   // The default chart of out/model.json, a dangling link into a missing directory.
   fs::create_symlink("../charts/chart.svg", dir() / "out" / "model.chart.svg");
