@@ -754,12 +754,10 @@ struct PoolKernels {
     const std::size_t n = plan.axes.size();
     const AxisPlan& a0 = plan.axes[0];
     const AxisPlan& last = plan.axes[n - 1];
-    Stages st(plan, false, C(0));
-    // 2-D: an item's valid rows are contiguous in x and in B[0].
-    RowInput row(last, C(0), n == 2 ? st.valid0 : 1);
     // AveragePool's divisors per output position: a table for the plane, or
     // for large planes one row at a time.
     const bool per_row = plan.out_plane > (std::int64_t{1} << 16);
+
     std::vector<C, Aligned<C>> divisors;
     if (plan.reduce == Reduce::Average) {
       divisors.resize(at(per_row ? plan.inner_out() : plan.out_plane));
@@ -768,6 +766,15 @@ struct PoolKernels {
           for (std::int64_t d : plan.inner_divisor)
             divisors[at(i++)] = static_cast<C>(a0.divisor[at(o)] * d);
     }
+    if (!per_row && fused_ok(plan)) {
+      const RowInput row(last, C(0));
+      for (std::int64_t item = begin; item < end; ++item)
+        fused_item<false, false, tr>(plan, row, x, y, nullptr, divisors.data(), item);
+      return;
+    }
+    Stages st(plan, false, C(0));
+    // 2-D: an item's valid rows are contiguous in x and in B[0].
+    RowInput row(last, C(0), n == 2 ? st.valid0 : 1);
     SumToOutput final_sink{plan, nullptr, divisors.data(), per_row, divisors.data()};
     const std::int64_t middle_rows = in_product(plan, 1, n - 1);
     for (std::int64_t item = begin; item < end; ++item) {
@@ -900,14 +907,139 @@ struct PoolKernels {
   static void forward_max(const Plan& plan, const T* x, T* y, std::int64_t* argmax,
                           std::int64_t begin, std::int64_t end) {
     const AxisPlan& last = plan.axes.back();
-    Stages st(plan, kIdx, lowest());
-    RowInput row(last, lowest(), plan.axes.size() == 2 ? st.valid0 : 1);
+    const bool fused = fused_ok(plan);
+    // The staged path's buffers; the fused path only needs them for the exact order.
+    std::unique_ptr<Stages> st;
+    if (!fused) st = std::make_unique<Stages>(plan, kIdx, lowest());
+    RowInput row(last, lowest(), plan.axes.size() == 2 && st ? st->valid0 : 1);
     std::unique_ptr<RowProgram> program;  // built the first time an item needs it
     for (std::int64_t item = begin; item < end; ++item) {
-      if (forward_max_item<kIdx, false>(plan, x, y, argmax, item, row, nullptr, st)) continue;
+      if (fused ? fused_item<true, kIdx, Tr::Identity>(plan, row, x, y, argmax, nullptr, item)
+                : forward_max_item<kIdx, false>(plan, x, y, argmax, item, row, nullptr, *st))
+        continue;
       if (!program) program = std::make_unique<RowProgram>(last);
-      forward_max_item<kIdx, true>(plan, x, y, argmax, item, row, program.get(), st);
+      if (!st) st = std::make_unique<Stages>(plan, kIdx, lowest());
+      forward_max_item<kIdx, true>(plan, x, y, argmax, item, row, program.get(), *st);
     }
+  }
+
+  // ---- Forward, fused: the last axis read as stride-2 pairs (two taps) and
+  // the other axes' windows disjoint (2 or 3 spatial axes). No input row is
+  // read by two windows, so each output row reduces its window's input rows
+  // straight from x in registers; the staged path would write every row
+  // reduction to scratch and read it back. The order is the staged one: a
+  // row's taps first, then the rows in row-major order.
+
+  /// Most input rows of one fused window.
+  static constexpr std::int64_t kFusedRows = 16;
+
+  static bool fused_ok(const Plan& plan) {
+    const std::size_t n = plan.axes.size();
+    if (N == 1 || n < 2 || n > 3) return false;
+    const AxisPlan& last = plan.axes[n - 1];
+    // RowInput's Direct2 with two taps.
+    if (last.stride != 2 || last.dilation != 1 || last.t_end - last.t_first != 2) return false;
+    std::int64_t rows = 1;
+    for (std::size_t k = 0; k + 1 < n; ++k) {
+      const AxisPlan& a = plan.axes[k];
+      if ((a.t_end - a.t_first - 1) * a.dilation >= a.stride) return false;
+      rows *= a.t_end - a.t_first;
+    }
+    for (const AxisPlan& a : plan.axes)
+      for (std::int64_t o = 0; o < a.out; ++o)
+        if (a.tap_lo[at(o)] >= a.tap_hi[at(o)]) return false;
+    return rows <= kFusedRows;
+  }
+
+  /// The plane offsets of the input rows of output row (o0, o1) (o1 = 0 in
+  /// 2-D), row-major; returns their count.
+  static std::int64_t fused_rows(const Plan& plan, std::int64_t o0, std::int64_t o1,
+                                 std::int32_t* rows) {
+    const std::size_t n = plan.axes.size();
+    const AxisPlan& a0 = plan.axes[0];
+    const std::int64_t row_len = plan.axes[n - 1].in;
+    std::int64_t count = 0;
+    for (std::int64_t t0 = a0.tap_lo[at(o0)]; t0 < a0.tap_hi[at(o0)]; ++t0) {
+      const std::int64_t p0 = a0.position(o0, t0);
+      if (n == 2) {
+        rows[count++] = static_cast<std::int32_t>(p0 * row_len);
+        continue;
+      }
+      const AxisPlan& a1 = plan.axes[1];
+      for (std::int64_t t1 = a1.tap_lo[at(o1)]; t1 < a1.tap_hi[at(o1)]; ++t1)
+        rows[count++] = static_cast<std::int32_t>((p0 * a1.in + a1.position(o1, t1)) * row_len);
+    }
+    return count;
+  }
+
+  /// One fused item of MaxPool (kMax) or of a sum. MaxPool returns false when
+  /// the item holds a NaN, or with the argmax a lowest() (see row_max); its
+  /// outputs are then written again by the exact path.
+  template <bool kMax, bool kIdx, Tr tr>
+  static bool fused_item(const Plan& plan, const RowInput& row, const T* x, T* y,
+                         std::int64_t* argmax, const C* divisors, std::int64_t item) {
+    const std::size_t n = plan.axes.size();
+    const AxisPlan& last = plan.axes[n - 1];
+    const Item it(plan, item);
+    const T* xp = x + it.plane * plan.in_plane;
+    const std::int64_t middle = n == 3 ? plan.axes[1].out : 1;
+    const std::int64_t ahead = plan.in_plane / plan.chunks;
+    const std::int64_t out_base = it.plane * plan.out_plane;
+    const std::int64_t out_count = (it.oe - it.ob) * middle * last.out;
+    const std::int64_t next_out = out_base + it.ob * middle * last.out + out_count;
+    if (next_out + out_count <= plan.planes * plan.out_plane) {
+      prefetch_row<true>(y + next_out, out_count);
+      if (kIdx) prefetch_row<true>(argmax + next_out, out_count);
+    }
+    const M tail = B::first_n(last.out % N == 0 ? N : last.out % N);
+    const V floor = B::broadcast(row.neutral);
+    std::int32_t rows[kFusedRows];
+    M flags = B::none();
+    SumToOutput sink{plan, y + out_base, divisors, false, nullptr};
+    const I evens = B::iota(row.base, 2);  // lane j's even tap in its row
+    for (std::int64_t o0 = it.ob; o0 < it.oe; ++o0)
+      for (std::int64_t o1 = 0; o1 < middle; ++o1) {
+        const std::int64_t count = fused_rows(plan, o0, o1, rows);
+        const std::int64_t out_row = (o0 * middle + o1) * last.out;
+        for (std::int64_t v = 0; v < row.vectors; ++v) {
+          V best = B::zero();
+          I best_idx{};
+          for (std::int64_t r = 0; r < count; ++r) {
+            const T* in = xp + rows[r];
+            prefetch_pair(in + ahead, v, ahead);
+            V even, odd;
+            if constexpr (kMax) {
+              row.template pair<true, kIdx>(in, v, floor, even, odd, flags);
+              if constexpr (kIdx) {
+                const I at_even = B::add_i(evens, rows[r] + 2 * v * N);
+                const M take_odd = B::greater(odd, even);
+                const V c = B::select(take_odd, odd, even);
+                const I c_idx = B::select_i(take_odd, B::add_i(at_even, 1), at_even);
+                const M take = r == 0 ? B::first_n(N) : B::greater(c, best);
+                best = B::select(take, c, best);
+                best_idx = B::select_i(take, c_idx, best_idx);
+              } else {
+                const V c = B::max(odd, even);
+                best = r == 0 ? c : B::max(c, best);
+              }
+            } else {
+              M unused = B::none();
+              row.template pair<false, false>(in, v, B::zero(), even, odd, unused);
+              const V c = B::add(transform<tr>(even, plan.p), transform<tr>(odd, plan.p));
+              best = r == 0 ? c : B::add(best, c);
+            }
+          }
+          const std::int64_t j = out_row + v * N;
+          const M m = v + 1 < row.vectors ? B::first_n(N) : tail;
+          if constexpr (kMax) {
+            B::store(y + out_base + j, best, m);
+            if constexpr (kIdx) B::store_index64(argmax + out_base + j, best_idx, it.plane * plan.in_plane, m);
+          } else {
+            sink.put(j, best, m, j);
+          }
+        }
+      }
+    return !B::any(flags);
   }
 
   // ---- Forward, one window over the whole plane (global pooling).

@@ -31,13 +31,14 @@ struct SweepCase {
   Shape shape;
   DType dtype = DType::Float32;
   Draw draw = Draw::Spread;
+  bool specials = true;  ///< with Draw::Ties: NaN and infinities too
   double scale = 1.0;
 
   std::string describe() const {
     std::ostringstream s;
     s << pool_op_type(kind) << " " << dtype_name(dtype) << " x" << to_string(shape);
     for (const auto& [name, value] : attrs) s << " " << name << "=" << to_string(value);
-    s << (draw == Draw::Ties ? " ties" : " spread") << " scale=" << scale;
+    s << (draw == Draw::Ties ? specials ? " ties" : " ties-finite" : " spread") << " scale=" << scale;
     return s.str();
   }
 };
@@ -112,7 +113,7 @@ Tensor absolute(const Tensor& t) {
 template <typename T>
 void check_case(const SweepCase& c, const PoolGeometry& g, const PoolAttributes& a,
                 std::mt19937_64& rng, int threads, double& worst) {
-  const bool specials = c.draw == Draw::Ties;
+  const bool specials = c.draw == Draw::Ties && c.specials;
   Tensor x(dtype_of_v<T>, g.input_shape());
   testing::pool_fast::fill_random<T>(x.values<T>(), rng, c.draw, specials);
   Tensor dy(dtype_of_v<T>, g.output_shape()), dx0(dtype_of_v<T>, g.input_shape());
@@ -219,6 +220,64 @@ TEST(PoolFastSweep, MatchesTheReferenceKernels) {
   RecordProperty("worst_ulps", std::to_string(worst));
   std::cout << "[ sweep ] " << checked << " cases; largest average/Lp difference " << worst
             << " ulps of the magnitude\n";
+}
+
+// The random sweep's planes are small (a row holds at most one vector of
+// outputs). These are the benchmark's geometries (bench/pool_bench.cpp) and
+// their neighbours at full width and a few planes, so every special path
+// (fused stride-2 pairs, whole-row runs, prefetches one item ahead) runs over
+// several vectors per row, several items, ties without NaN (the fast order)
+// and with NaN (the exact order's fallback).
+TEST(PoolFastSweep, CommonShapesAtFullWidth) {
+  struct Common {
+    PoolKind kind;
+    Shape shape;
+    Attributes attrs;
+  };
+  auto attrs = [](ints kernel, ints strides, ints pads, ints dilations = {}) {
+    Attributes a;
+    a["kernel_shape"] = kernel;
+    a["strides"] = strides;
+    a["pads"] = pads;
+    if (!dilations.empty()) a["dilations"] = dilations;
+    return a;
+  };
+  auto with = [](Attributes a, const std::string& name, std::int64_t value) {
+    a[name] = value;
+    return a;
+  };
+  const std::vector<Common> cases = {
+      {PoolKind::Max, {1, 3, 23, 112}, attrs({3, 3}, {2, 2}, {1, 1, 1, 1})},            // P1
+      {PoolKind::Max, {2, 3, 12, 56}, attrs({2, 2}, {2, 2}, {0, 0, 0, 0})},             // P2
+      {PoolKind::Max, {1, 3, 11, 55}, attrs({2, 2}, {2, 2}, {1, 1, 0, 1})},
+      {PoolKind::Average, {2, 3, 28, 28}, attrs({3, 3}, {1, 1}, {1, 1, 1, 1})},         // P3
+      {PoolKind::GlobalAverage, {2, 5, 7, 7}, {}},                                      // P4
+      {PoolKind::Max, {1, 2, 6, 14, 56}, attrs({2, 2, 2}, {2, 2, 2}, {0, 0, 0, 0, 0, 0})},  // P5
+      {PoolKind::Max, {1, 2, 5, 9, 50}, attrs({2, 2, 2}, {3, 2, 2}, {1, 0, 1, 0, 1, 1})},
+      {PoolKind::Average, {2, 3, 11, 55},
+       with(attrs({2, 2}, {2, 2}, {0, 0, 0, 0}), "ceil_mode", 1)},                      // P6
+      {PoolKind::Average, {1, 2, 5, 13, 41},
+       with(attrs({2, 2, 2}, {2, 2, 2}, {1, 1, 1, 0, 0, 0}), "count_include_pad", 1)},
+      {PoolKind::Lp, {1, 3, 10, 48}, with(attrs({2, 2}, {2, 2}, {0, 0, 0, 0}), "p", 2)},
+      {PoolKind::Max, {1, 3, 14, 56}, attrs({3, 3}, {1, 1}, {2, 2, 2, 2}, {2, 2})},      // P7
+  };
+  double worst = 0;
+  std::mt19937_64 rng(20261129);
+  for (const Common& common : cases)
+    for (const auto& [draw, specials] :
+         {std::pair{Draw::Spread, false}, std::pair{Draw::Ties, false}, std::pair{Draw::Ties, true}}) {
+      SweepCase c;
+      c.kind = common.kind;
+      c.shape = common.shape;
+      c.attrs = common.attrs;
+      c.draw = draw;
+      c.specials = specials;
+      c.scale = -1.5;
+      SCOPED_TRACE(c.describe());
+      const PoolAttributes a = parse_pool_attributes(c.kind, c.attrs);
+      const PoolGeometry g = pool_geometry(a, c.shape);
+      for (int threads : {1, 2}) check_case<float>(c, g, a, rng, threads, worst);
+    }
 }
 
 }  // namespace
