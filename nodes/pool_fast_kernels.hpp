@@ -273,6 +273,25 @@ struct PoolKernels {
     }
   };
 
+  /// A row's tap offsets (RowInput::tap_pos) as locals when there are K > 0:
+  /// the masked stores are assumed to alias anything, so offsets read
+  /// through the RowInput would be loaded again for every vector.
+  template <int K>
+  struct TapOffsets {
+    std::int64_t local[K > 0 ? K : 1];
+    const std::int64_t* tap;
+    explicit TapOffsets(const RowInput& row) : tap(row.tap_pos.data()) {
+      if constexpr (K > 0) {
+        for (int k = 0; k < K; ++k) local[k] = row.tap_pos[at(k)];
+        tap = local;
+      }
+    }
+    std::int64_t operator[](std::int64_t k) const {
+      if constexpr (K > 0) return local[k];
+      return tap[k];
+    }
+  };
+
   /// Window sums of `rows` consecutive input rows (transformed for LpPool)
   /// into `out` (rows > 1 only for a Direct1 run, see RowInput::run_rows).
   /// Prefetches x + ahead (a later item's row) as it goes (ahead 0: none):
@@ -290,11 +309,12 @@ struct PoolKernels {
     };
     if (row.kind == RowRead::Direct1) {
       const MBox* mk = row.masks.data();
+      const TapOffsets<K> u(row);
       for (std::int64_t v = 0; v < vectors; ++v, mk += taps) {
         if (ahead) __builtin_prefetch(x + v * N + ahead, 0, 3);
-        V acc = transform<tr>(B::load(x + v * N + row.tap_pos[0], mk[0].v), p);
+        V acc = transform<tr>(B::load(x + v * N + u[0], mk[0].v), p);
         for (std::int64_t k = 1; k < taps; ++k)
-          acc = B::add(acc, transform<tr>(B::load(x + v * N + row.tap_pos[at(k)], mk[k].v), p));
+          acc = B::add(acc, transform<tr>(B::load(x + v * N + u[k], mk[k].v), p));
         put(v, acc);
       }
     } else if (row.kind == RowRead::Direct2) {
@@ -377,11 +397,12 @@ struct PoolKernels {
     if (row.kind == RowRead::Direct1) {
       flags = row.template check_row<true, kIdx>(x, rows * row.in);
       const MBox* mk = row.masks.data();
+      const TapOffsets<K> u(row);
       for (std::int64_t v = 0; v < vectors; ++v, mk += taps) {
         if (ahead) __builtin_prefetch(x + v * N + ahead, 0, 3);
-        first(v, B::load_or(x + v * N + row.tap_pos[0], mk[0].v, floor));
+        first(v, B::load_or(x + v * N + u[0], mk[0].v, floor));
         for (std::int64_t k = 1; k < taps; ++k)
-          next(v, k, B::load_or(x + v * N + row.tap_pos[at(k)], mk[k].v, floor));
+          next(v, k, B::load_or(x + v * N + u[k], mk[k].v, floor));
         put(v);
       }
     } else if (row.kind == RowRead::Direct2) {
@@ -570,20 +591,27 @@ struct PoolKernels {
     void put(std::int64_t at_out, V v, M m, std::int64_t) { B::store(out + at_out, v, m); }
   };
 
-  /// Writes the finished windows: the average or the Lp root. `divisors`
+  /// Large planes keep one row of AveragePool's divisors, not a table.
+  static bool divisors_per_row(const Plan& plan) {
+    return plan.out_plane > (std::int64_t{1} << 16);
+  }
+
+  /// Writes the finished windows: the average (tr Identity: AveragePool) or
+  /// the Lp root (p = 1, 2 or more as tr is Abs, Square or Pow). `divisors`
   /// holds, per output position of the plane, AveragePool's divisor (or,
-  /// for large planes, one row of them, refreshed per output row).
+  /// kPerRow, one row of them, refreshed per output row). Both are template
+  /// arguments so that the per-vector code has no branch left.
+  template <Tr tr, bool kPerRow>
   struct SumToOutput {
     const Plan& plan;
     T* y;
     const C* divisors;
-    bool per_row;
     C* row_buf;
     std::int64_t cached = -1;
     /// One flat run may span output rows unless the divisors come per row.
-    bool flat_ok() const { return !per_row || plan.reduce != Reduce::Average; }
+    bool flat_ok() const { return !kPerRow || tr != Tr::Identity; }
     void row(std::int64_t o) {
-      if (plan.reduce != Reduce::Average || !per_row) return;
+      if (tr != Tr::Identity || !kPerRow) return;
       const std::int64_t d0 = plan.axes[0].divisor[at(o)];
       if (d0 == cached) return;
       cached = d0;
@@ -593,11 +621,11 @@ struct PoolKernels {
     /// at_out: offset in y of the chunk; j: of the plane (for the divisor).
     void put(std::int64_t at_out, V v, M m, std::int64_t j) {
       V r;
-      if (plan.reduce == Reduce::Average)
-        r = B::div(v, B::load(per_row ? row_buf + j % plan.inner_out() : divisors + j, m));
-      else if (plan.p == 1)
+      if constexpr (tr == Tr::Identity)
+        r = B::div(v, B::load(kPerRow ? row_buf + j % plan.inner_out() : divisors + j, m));
+      else if constexpr (tr == Tr::Abs)
         r = v;
-      else if (plan.p == 2)
+      else if constexpr (tr == Tr::Square)
         r = B::sqrt(v);
       else
         r = root(v);
@@ -624,10 +652,16 @@ struct PoolKernels {
     if (a.stride == 1 && sink.flat_ok()) {
       const std::int64_t n = (oe - ob) * inner;
       const C* base = src + (ob + u0 - f) * inner;
-      const M tail = B::first_n(n % N == 0 ? N : n % N);
       sink.row(ob);
-      for (std::int64_t i = 0; i < n; i += N) {
-        const M m = i + N <= n ? B::first_n(N) : tail;
+      const M all = B::first_n(N);
+      std::int64_t i = 0;
+      for (; i + N <= n; i += N) {
+        V acc = B::load(base + i);
+        for (std::int64_t t = 1; t < taps; ++t) acc = B::add(acc, B::load(base + t * step + i));
+        sink.put(i, acc, all, plane_offset + i);
+      }
+      if (i < n) {
+        const M m = B::first_n(n - i);
         V acc = B::load(base + i, m);
         for (std::int64_t t = 1; t < taps; ++t) acc = B::add(acc, B::load(base + t * step + i, m));
         sink.put(i, acc, m, plane_offset + i);
@@ -748,25 +782,23 @@ struct PoolKernels {
     std::fill(b + (it.v_hi - it.first0) * inner, b + it.rows0 * inner, neutral);
   }
 
-  template <Tr tr>
+  template <Tr tr, bool kPerRow>
   static void forward_sum(const Plan& plan, const T* x, T* y, std::int64_t begin,
                           std::int64_t end) {
     const std::size_t n = plan.axes.size();
     const AxisPlan& a0 = plan.axes[0];
     const AxisPlan& last = plan.axes[n - 1];
     // AveragePool's divisors per output position: a table for the plane, or
-    // for large planes one row at a time.
-    const bool per_row = plan.out_plane > (std::int64_t{1} << 16);
-
+    // for large planes (kPerRow) one row at a time.
     std::vector<C, Aligned<C>> divisors;
     if (plan.reduce == Reduce::Average) {
-      divisors.resize(at(per_row ? plan.inner_out() : plan.out_plane));
-      if (!per_row)
+      divisors.resize(at(kPerRow ? plan.inner_out() : plan.out_plane));
+      if (!kPerRow)
         for (std::int64_t o = 0, i = 0; o < a0.out; ++o)
           for (std::int64_t d : plan.inner_divisor)
             divisors[at(i++)] = static_cast<C>(a0.divisor[at(o)] * d);
     }
-    if (!per_row && fused_ok(plan)) {
+    if (!kPerRow && fused_ok(plan)) {
       const RowInput row(last, C(0));
       for (std::int64_t item = begin; item < end; ++item)
         fused_item<false, false, tr>(plan, row, x, y, nullptr, divisors.data(), item);
@@ -775,7 +807,7 @@ struct PoolKernels {
     Stages st(plan, false, C(0));
     // 2-D: an item's valid rows are contiguous in x and in B[0].
     RowInput row(last, C(0), n == 2 ? st.valid0 : 1);
-    SumToOutput final_sink{plan, nullptr, divisors.data(), per_row, divisors.data()};
+    SumToOutput<tr, kPerRow> final_sink{plan, nullptr, divisors.data(), divisors.data()};
     const std::int64_t middle_rows = in_product(plan, 1, n - 1);
     for (std::int64_t item = begin; item < end; ++item) {
       const Item it(plan, item);
@@ -995,7 +1027,7 @@ struct PoolKernels {
     const V floor = B::broadcast(row.neutral);
     std::int32_t rows[kFusedRows];
     M flags = B::none();
-    SumToOutput sink{plan, y + out_base, divisors, false, nullptr};
+    SumToOutput<tr, false> sink{plan, y + out_base, divisors, nullptr};
     const I evens = B::iota(row.base, 2);  // lane j's even tap in its row
     for (std::int64_t o0 = it.ob; o0 < it.oe; ++o0)
       for (std::int64_t o1 = 0; o1 < middle; ++o1) {
@@ -1148,8 +1180,10 @@ struct PoolKernels {
                           std::int64_t end) {
     if (plan.whole_plane)
       whole_plane_sum<tr>(plan, x, y, begin, end);
+    else if (divisors_per_row(plan))
+      forward_sum<tr, true>(plan, x, y, begin, end);
     else
-      forward_sum<tr>(plan, x, y, begin, end);
+      forward_sum<tr, false>(plan, x, y, begin, end);
   }
 
   // ---- Backward.
