@@ -607,6 +607,7 @@ struct PoolKernels {
     T* y;
     const C* divisors;
     C* row_buf;
+    std::int64_t out_ahead = 0;  ///< prefetches y this far on (0: none)
     std::int64_t cached = -1;
     /// One flat run may span output rows unless the divisors come per row.
     bool flat_ok() const { return !kPerRow || tr != Tr::Identity; }
@@ -629,6 +630,7 @@ struct PoolKernels {
         r = B::sqrt(v);
       else
         r = root(v);
+      if (out_ahead) __builtin_prefetch(y + at_out + out_ahead, 1, 3);
       B::store(y + at_out, r, m);
     }
     V root(V v) const {
@@ -690,7 +692,7 @@ struct PoolKernels {
   static void outer_max(const AxisPlan& a, const C* src, const std::int32_t* src_idx,
                         std::int64_t f, std::int64_t ob, std::int64_t oe, std::int64_t inner,
                         C* out, std::int32_t* out_idx, T* y, std::int64_t* argmax,
-                        std::int64_t plane_base) {
+                        std::int64_t plane_base, std::int64_t out_ahead = 0) {
     const std::int64_t step = a.dilation * inner;
     const bool flat = a.stride == 1 && !kExact;
     const std::int64_t runs = flat ? 1 : oe - ob;
@@ -725,6 +727,13 @@ struct PoolKernels {
           }
         }
         if constexpr (kFinal) {
+          if (out_ahead) {
+            __builtin_prefetch(y + dst + i + out_ahead, 1, 3);
+            if constexpr (kIdx) {
+              __builtin_prefetch(argmax + dst + i + out_ahead, 1, 3);
+              __builtin_prefetch(argmax + dst + i + N / 2 + out_ahead, 1, 3);
+            }
+          }
           B::store(y + dst + i, best, m);
           if constexpr (kIdx) B::store_index64(argmax + dst + i, best_idx, plane_base, m);
         } else {
@@ -814,9 +823,7 @@ struct PoolKernels {
       neutral_halo(st, it, C(0));
       const T* xp = x + plane_offset(plan, it);
       const std::int64_t out_base = it.plane * plan.out_plane + it.ob * st.inner[0];
-      const std::int64_t out_count = (it.oe - it.ob) * st.inner[0];
-      if (out_base + 2 * out_count <= plan.planes * plan.out_plane)
-        prefetch_row<true>(y + out_base + out_count, out_count);
+      final_sink.out_ahead = (it.oe - it.ob) * st.inner[0];
       const std::int64_t rows = (it.v_hi - it.v_lo) * middle_rows;
       C* dst0 = st.values[n - 2].data();
       with_taps(row.taps, [&](auto taps) {
@@ -878,10 +885,7 @@ struct PoolKernels {
     const std::int64_t base0 = it.v_lo * middle_rows * last.in;  // plane offset of xp
     const std::int64_t out_base = it.plane * plan.out_plane + it.ob * st.inner[0];
     const std::int64_t out_count = (it.oe - it.ob) * st.inner[0];
-    if (!kExact && out_base + 2 * out_count <= plan.planes * plan.out_plane) {
-      prefetch_row<true>(y + out_base + out_count, out_count);
-      if (kIdx) prefetch_row<true>(argmax + out_base + out_count, out_count);
-    }
+
     const std::int64_t rows = (it.v_hi - it.v_lo) * middle_rows;
     C* dst0 = st.values[n - 2].data();
     std::int32_t* dst0_idx = kIdx ? st.index[n - 2].data() : nullptr;
@@ -930,7 +934,7 @@ struct PoolKernels {
       outer_max<decltype(taps)::value, kIdx, true, kExact>(
           a0, st.values[0].data(), kIdx ? st.index[0].data() : nullptr, it.first0, it.ob, it.oe,
           st.inner[0], nullptr, nullptr, y + out_base, kIdx ? argmax + out_base : nullptr,
-          it.plane * plan.in_plane);
+          it.plane * plan.in_plane, kExact ? 0 : out_count);
     });
     return true;
   }
@@ -1018,16 +1022,11 @@ struct PoolKernels {
     const std::int64_t ahead = plan.in_plane / plan.chunks;
     const std::int64_t out_base = it.plane * plan.out_plane;
     const std::int64_t out_count = (it.oe - it.ob) * middle * last.out;
-    const std::int64_t next_out = out_base + it.ob * middle * last.out + out_count;
-    if (next_out + out_count <= plan.planes * plan.out_plane) {
-      prefetch_row<true>(y + next_out, out_count);
-      if (kIdx) prefetch_row<true>(argmax + next_out, out_count);
-    }
     const M tail = B::first_n(last.out % N == 0 ? N : last.out % N);
     const V floor = B::broadcast(row.neutral);
     std::int32_t rows[kFusedRows];
     M flags = B::none();
-    SumToOutput<tr, false> sink{plan, y + out_base, divisors, nullptr};
+    SumToOutput<tr, false> sink{plan, y + out_base, divisors, nullptr, out_count};
     const I evens = B::iota(row.base, 2);  // lane j's even tap in its row
     for (std::int64_t o0 = it.ob; o0 < it.oe; ++o0)
       for (std::int64_t o1 = 0; o1 < middle; ++o1) {
@@ -1064,6 +1063,11 @@ struct PoolKernels {
           const std::int64_t j = out_row + v * N;
           const M m = v + 1 < row.vectors ? B::first_n(N) : tail;
           if constexpr (kMax) {
+            __builtin_prefetch(y + out_base + j + out_count, 1, 3);
+            if constexpr (kIdx) {
+              __builtin_prefetch(argmax + out_base + j + out_count, 1, 3);
+              __builtin_prefetch(argmax + out_base + j + N / 2 + out_count, 1, 3);
+            }
             B::store(y + out_base + j, best, m);
             if constexpr (kIdx) B::store_index64(argmax + out_base + j, best_idx, it.plane * plan.in_plane, m);
           } else {
