@@ -1115,6 +1115,7 @@ struct PoolKernels {
     }
   }
 
+
   template <bool kIdx>
   static void whole_plane_max(const Plan& plan, const T* x, T* y, std::int64_t* argmax,
                               std::int64_t begin, std::int64_t end) {
@@ -1435,15 +1436,27 @@ struct PoolKernels {
     const V scale_v = B::broadcast(static_cast<C>(scale));
     if (plan.whole_plane) {
       // The reference's exact arithmetic: dx + scale * (0 + dy / divisor).
+      // One flat loop over the planes [begin, end): planes are rarely whole
+      // vectors (7 x 7 = 49), and a loop per plane would split most vectors
+      // across cache lines and end every plane with a masked one.
       const auto divisor = static_cast<C>(plan.axes[0].divisor[0] * plan.inner_divisor[0]);
-      const std::int64_t ahead = planes_ahead(plan);
-      for (std::int64_t plane = begin; plane < end; ++plane) {
-        const C share = C(0) + static_cast<C>(dy[plane]) / divisor;
-        const V g = B::broadcast(share);
-        T* dxp = dx + plane * plan.in_plane;
-        if (plane + ahead < plan.planes) prefetch_row<true>(dxp + ahead * plan.in_plane, plan.in_plane);
-        for (std::int64_t i = 0; i < plan.in_plane; i += N)
-          update(dxp + i, g, scale_v, std::min(N, plan.in_plane - i));
+      auto share = [&](std::int64_t plane) {
+        return B::broadcast(C(0) + static_cast<C>(dy[plane]) / divisor);
+      };
+      const std::int64_t stop = end * plan.in_plane;
+      const std::int64_t ahead = 2048 / static_cast<std::int64_t>(sizeof(T));
+      std::int64_t plane = begin, plane_end = (begin + 1) * plan.in_plane;
+      V g = share(plane);
+      for (std::int64_t i = begin * plan.in_plane; i < stop; i += N) {
+        const std::int64_t n = std::min(N, stop - i);
+        V lanes_g = g;
+        while (plane_end < i + n) {  // lanes from plane_end on: the next plane's
+          g = share(++plane);
+          lanes_g = B::select(B::lanes(plane_end - i, N), g, lanes_g);
+          plane_end += plan.in_plane;
+        }
+        __builtin_prefetch(dx + i + ahead, 1, 3);
+        update(dx + i, lanes_g, scale_v, n);
       }
       return;
     }
