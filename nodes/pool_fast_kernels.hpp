@@ -273,6 +273,16 @@ struct PoolKernels {
     }
   };
 
+  /// f(i, m) for the vectors i = 0, N, 2N ... of n elements, m the lanes
+  /// inside n: a constant for the full vectors, whose loop computes no mask.
+  template <typename F>
+  static void for_vectors(std::int64_t n, F&& f) {
+    const M all = B::first_n(N);
+    std::int64_t i = 0;
+    for (; i + N <= n; i += N) f(i, all);
+    if (i < n) f(i, B::first_n(n - i));
+  }
+
   /// A row's tap offsets (RowInput::tap_pos) as locals when there are K > 0:
   /// the masked stores are assumed to alias anything, so offsets read
   /// through the RowInput would be loaded again for every vector.
@@ -280,9 +290,9 @@ struct PoolKernels {
   struct TapOffsets {
     std::int64_t local[K > 0 ? K : 1];
     const std::int64_t* tap;
-    explicit TapOffsets(const RowInput& row) : tap(row.tap_pos.data()) {
+    explicit TapOffsets(const std::vector<std::int64_t>& tap_pos) : tap(tap_pos.data()) {
       if constexpr (K > 0) {
-        for (int k = 0; k < K; ++k) local[k] = row.tap_pos[at(k)];
+        for (int k = 0; k < K; ++k) local[k] = tap_pos[at(k)];
         tap = local;
       }
     }
@@ -309,7 +319,7 @@ struct PoolKernels {
     };
     if (row.kind == RowRead::Direct1) {
       const MBox* mk = row.masks.data();
-      const TapOffsets<K> u(row);
+      const TapOffsets<K> u(row.tap_pos);
       for (std::int64_t v = 0; v < vectors; ++v, mk += taps) {
         if (ahead) __builtin_prefetch(x + v * N + ahead, 0, 3);
         V acc = transform<tr>(B::load(x + v * N + u[0], mk[0].v), p);
@@ -397,7 +407,7 @@ struct PoolKernels {
     if (row.kind == RowRead::Direct1) {
       flags = row.template check_row<true, kIdx>(x, rows * row.in);
       const MBox* mk = row.masks.data();
-      const TapOffsets<K> u(row);
+      const TapOffsets<K> u(row.tap_pos);
       for (std::int64_t v = 0; v < vectors; ++v, mk += taps) {
         if (ahead) __builtin_prefetch(x + v * N + ahead, 0, 3);
         first(v, B::load_or(x + v * N + u[0], mk[0].v, floor));
@@ -655,19 +665,11 @@ struct PoolKernels {
       const std::int64_t n = (oe - ob) * inner;
       const C* base = src + (ob + u0 - f) * inner;
       sink.row(ob);
-      const M all = B::first_n(N);
-      std::int64_t i = 0;
-      for (; i + N <= n; i += N) {
-        V acc = B::load(base + i);
-        for (std::int64_t t = 1; t < taps; ++t) acc = B::add(acc, B::load(base + t * step + i));
-        sink.put(i, acc, all, plane_offset + i);
-      }
-      if (i < n) {
-        const M m = B::first_n(n - i);
+      for_vectors(n, [&](std::int64_t i, M m) {
         V acc = B::load(base + i, m);
         for (std::int64_t t = 1; t < taps; ++t) acc = B::add(acc, B::load(base + t * step + i, m));
         sink.put(i, acc, m, plane_offset + i);
-      }
+      });
       return;
     }
     const M tail = B::first_n(inner % N == 0 ? N : inner % N);
@@ -1275,20 +1277,22 @@ struct PoolKernels {
   };
 
   /// dx of `rows` input rows += scale * the spread of the window gradients
-  /// `g` (rows of `out` values; rows > 1 only for Flat1).
+  /// `g` (rows of `out` values; rows > 1 only for Flat1). The vector code
+  /// prefetches dx + ahead (a later item's, 0: none) as it goes.
   template <int K>
   static void spread_update(const RowSpread& rs, const AxisPlan& a, const C* g, T* dx,
-                            std::int64_t rows, V scale) {
+                            std::int64_t rows, V scale, std::int64_t ahead = 0) {
     const std::int64_t taps = K > 0 ? K : rs.taps;
     if (rs.kind == Spread::Flat1 || rs.kind == Spread::Row1) {
-      const std::int64_t count = rows * rs.in;
-      const MBox* mk = rs.masks.data();
-      for (std::int64_t i = 0; i < count; i += N, mk += taps) {
-        V acc = B::load(g + i - rs.tap_pos[0], mk[0].v);
-        for (std::int64_t k = 1; k < taps; ++k)
-          acc = B::add(acc, B::load(g + i - rs.tap_pos[at(k)], mk[k].v));
-        update(dx + i, acc, scale, std::min(N, count - i));
-      }
+      const MBox* masks = rs.masks.data();
+      const TapOffsets<K> u(rs.tap_pos);
+      for_vectors(rows * rs.in, [&](std::int64_t i, M m) {
+        const MBox* mk = masks + i / N * taps;
+        V acc = B::load(g + i - u[0], mk[0].v);
+        for (std::int64_t k = 1; k < taps; ++k) acc = B::add(acc, B::load(g + i - u[k], mk[k].v));
+        if (ahead) __builtin_prefetch(dx + i + ahead, 1, 3);
+        B::store(dx + i, B::add(B::load(dx + i, m), B::mul(scale, acc)), m);
+      });
       return;
     }
     if constexpr (N > 1) {
@@ -1306,6 +1310,10 @@ struct PoolKernels {
           V lo, hi;
           B::interleave(even, odd, lo, hi);
           const std::int64_t c = 2 * v * N;
+          if (ahead) {
+            __builtin_prefetch(dx + c + ahead, 1, 3);
+            __builtin_prefetch(dx + c + N + ahead, 1, 3);
+          }
           update(dx + c, lo, scale, std::min(N, rs.in - c));
           if (c + N < rs.in) update(dx + c + N, hi, scale, std::min(N, rs.in - c - N));
         }
@@ -1520,10 +1528,9 @@ struct PoolKernels {
         const std::int64_t count = std::max<std::int64_t>(0, ve - vb) * inner0;
         C* to = g.data() + (vb - gb) * inner0;
         const C* d = divisors.data() + vb * inner0;
-        for (std::int64_t i = 0; i < count; i += N) {
-          const M m = B::first_n(count - i);
+        for_vectors(count, [&](std::int64_t i, M m) {
           B::store(to + i, B::div(B::load(dyp + vb * inner0 + i, m), B::load(d + i, m)), m);
-        }
+        });
       } else {
         for (std::int64_t o = vb; o < ve; ++o) {
           divisor_row(plan, o, row_divisors.data());
@@ -1544,12 +1551,11 @@ struct PoolKernels {
           // Input i takes window i - u: for f = (i - ib) * inner0 + j, G at f + (ib - u - gb) * inner0.
           const C* base = g.data() + (ib - u_first - gb) * inner0;
           const std::int64_t step = a0.dilation * inner0;
-          for (std::int64_t f = 0; f < count; f += N) {
-            const M m = B::first_n(count - f);
+          for_vectors(count, [&](std::int64_t f, M m) {
             V acc = B::load(base + f, m);
             for (std::int64_t t = 1; t < t_count; ++t) acc = B::add(acc, B::load(base + f - t * step, m));
             B::store(e.data() + f, acc, m);
-          }
+          });
         });
         for (std::int64_t i = ib; i < ie; ++i) rows_of[at(i - ib)] = e.data() + (i - ib) * inner0;
       } else {
@@ -1598,18 +1604,19 @@ struct PoolKernels {
       // Last axis, into dX.
       T* dxp = dx + plane * plan.in_plane + ib * middle_rows * last.in;
       const std::int64_t count = (ie - ib) * middle_rows * last.in;
-      const std::int64_t after = plan.planes * plan.in_plane - (dxp + count - dx);
-      if (item + 1 < end) prefetch_row<true>(dxp + count, std::min(count, after));
+      // The next item's dX, one line per vector updated here.
+      const std::int64_t ahead = item + 1 < end ? count : 0;
       with_taps(rs.taps, [&](auto taps) {
         constexpr int K = decltype(taps)::value;
         if (n >= 3) {
           for (std::int64_t r = 0; r < (ie - ib) * middle_rows; ++r)
-            spread_update<K>(rs, last, cur + r * last.out, dxp + r * last.in, 1, scale_v);
+            spread_update<K>(rs, last, cur + r * last.out, dxp + r * last.in, 1, scale_v, ahead);
         } else if (rs.kind == Spread::Flat1) {
-          spread_update<K>(rs, last, e.data(), dxp, ie - ib, scale_v);
+          spread_update<K>(rs, last, e.data(), dxp, ie - ib, scale_v, ahead);
         } else {
           for (std::int64_t i = ib; i < ie; ++i)
-            spread_update<K>(rs, last, rows_of[at(i - ib)], dxp + (i - ib) * last.in, 1, scale_v);
+            spread_update<K>(rs, last, rows_of[at(i - ib)], dxp + (i - ib) * last.in, 1, scale_v,
+                             ahead);
         }
       });
     }
