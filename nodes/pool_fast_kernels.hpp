@@ -1387,50 +1387,50 @@ struct PoolKernels {
     }
   }
 
-  /// row[c .. c + 2N) (clipped to `in`) += scale * g with each lane of g
-  /// twice (g[0], g[0], g[1], ...), prefetching the same lines `ahead`
-  /// elements on.
-  static void update_pair(T* row, std::int64_t c, std::int64_t in, V g, V scale,
-                          std::int64_t ahead) {
-    if constexpr (N > 1) {
-      __builtin_prefetch(row + c + ahead, 1, 3);
-      __builtin_prefetch(row + c + N + ahead, 1, 3);
-      V lo, hi;
-      B::interleave(g, g, lo, hi);
-      update(row + c, lo, scale, std::min(N, in - c));
-      if (c + N < in) update(row + c + N, hi, scale, std::min(N, in - c - N));
-    }
-  }
-
   /// AveragePool: dX += scale * dY / divisor of the window, over the items
-  /// of average_backward (planes x chunks of axis-0 inputs).
+  /// of average_backward (planes x chunks of axis-0 inputs). The rows of a
+  /// window take the same shares: they are worked out (and spread to the
+  /// row's positions) once per window row and then added to each dX row.
   static void fused_average_backward(const Plan& plan, const C* divisors, const T* dy, V scale,
                                      T* dx, std::int64_t begin, std::int64_t end) {
-    const AxisPlan& a0 = plan.axes[0];
-    const AxisPlan& last = plan.axes.back();
-    const std::int64_t pairs = (last.in + 2 * N - 1) / (2 * N);
-    const std::int64_t ahead = plan.in_plane / plan.input_chunks;  // about one item
-    const std::int64_t ahead_out = plan.out_plane / plan.input_chunks;
-    const V one = B::broadcast(C(1));
-    for (std::int64_t item = begin; item < end; ++item) {
-      const std::int64_t plane = item / plan.input_chunks;
-      const std::int64_t ib = item % plan.input_chunks * plan.input_chunk;
-      const std::int64_t ie = std::min(a0.in, ib + plan.input_chunk);
-      const T* dyp = dy + plane * plan.out_plane;
-      T* dxp = dx + plane * plan.in_plane;
-      fused_input_rows(plan, ib, ie, [&](std::int64_t r, std::int64_t w) {
-        T* row = dxp + r * last.in;
-        for (std::int64_t v = 0; v < pairs; ++v) {
-          V g = B::zero();
-          if (w >= 0) {
-            const std::int64_t o = w * last.out + v * N;
-            const M m = B::first_n(last.out - v * N);
-            __builtin_prefetch(dyp + o + ahead_out, 0, 3);
-            g = B::div(B::load(dyp + o, m), B::load_or(divisors + o, m, one));
+    if constexpr (N > 1) {
+      const AxisPlan& a0 = plan.axes[0];
+      const AxisPlan& last = plan.axes.back();
+      const std::int64_t pairs = (last.in + 2 * N - 1) / (2 * N);
+      const std::int64_t ahead = plan.in_plane / plan.input_chunks;  // about one item
+      const V one = B::broadcast(C(1));
+      std::vector<C, Aligned<C>> shares(at(2 * N * pairs));
+      for (std::int64_t item = begin; item < end; ++item) {
+        const std::int64_t plane = item / plan.input_chunks;
+        const std::int64_t ib = item % plan.input_chunks * plan.input_chunk;
+        const std::int64_t ie = std::min(a0.in, ib + plan.input_chunk);
+        const T* dyp = dy + plane * plan.out_plane;
+        T* dxp = dx + plane * plan.in_plane;
+        std::int64_t shares_of = -2;  // the window row in `shares`
+        fused_input_rows(plan, ib, ie, [&](std::int64_t r, std::int64_t w) {
+          if (w != shares_of) {
+            shares_of = w;
+            for (std::int64_t v = 0; v < pairs; ++v) {
+              V g = B::zero();
+              if (w >= 0) {
+                const std::int64_t o = w * last.out + v * N;
+                const M m = B::first_n(last.out - v * N);
+                __builtin_prefetch(dyp + o + plan.out_plane / plan.input_chunks, 0, 3);
+                g = B::div(B::load(dyp + o, m), B::load_or(divisors + o, m, one));
+              }
+              V lo, hi;
+              B::interleave(g, g, lo, hi);
+              B::store(shares.data() + 2 * v * N, lo);
+              B::store(shares.data() + 2 * v * N + N, hi);
+            }
           }
-          update_pair(row, 2 * v * N, last.in, g, scale, ahead);
-        }
-      });
+          T* row = dxp + r * last.in;
+          for_vectors(last.in, [&](std::int64_t i, M m) {
+            __builtin_prefetch(row + i + ahead, 1, 3);
+            B::store(row + i, B::add(B::load(row + i, m), B::mul(scale, B::load(shares.data() + i))), m);
+          });
+        });
+      }
     }
   }
 
