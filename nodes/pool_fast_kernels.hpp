@@ -322,10 +322,12 @@ struct PoolKernels {
       const TapOffsets<K> u(row.tap_pos);
       for (std::int64_t v = 0; v < vectors; ++v, mk += taps) {
         if (ahead) __builtin_prefetch(x + v * N + ahead, 0, 3);
-        V acc = transform<tr>(B::load(x + v * N + u[0], mk[0].v), p);
+        // A run's masks cover whole vectors: the last one stops at `count`.
+        const M lanes = v + 1 < vectors ? B::first_n(N) : tail;
+        V acc = transform<tr>(B::load(x + v * N + u[0], B::mand(mk[0].v, lanes)), p);
         for (std::int64_t k = 1; k < taps; ++k)
-          acc = B::add(acc, transform<tr>(B::load(x + v * N + u[k], mk[k].v), p));
-        put(v, acc);
+          acc = B::add(acc, transform<tr>(B::load(x + v * N + u[k], B::mand(mk[k].v, lanes)), p));
+        B::store(out + v * N, acc, lanes);
       }
     } else if (row.kind == RowRead::Direct2) {
       if constexpr (N > 1) {
@@ -410,9 +412,11 @@ struct PoolKernels {
       const TapOffsets<K> u(row.tap_pos);
       for (std::int64_t v = 0; v < vectors; ++v, mk += taps) {
         if (ahead) __builtin_prefetch(x + v * N + ahead, 0, 3);
-        first(v, B::load_or(x + v * N + u[0], mk[0].v, floor));
+        // A run's masks cover whole vectors: the last one stops at `count`.
+        const M lanes = v + 1 < vectors ? B::first_n(N) : tail;
+        first(v, B::load_or(x + v * N + u[0], B::mand(mk[0].v, lanes), floor));
         for (std::int64_t k = 1; k < taps; ++k)
-          next(v, k, B::load_or(x + v * N + u[k], mk[k].v, floor));
+          next(v, k, B::load_or(x + v * N + u[k], B::mand(mk[k].v, lanes), floor));
         put(v);
       }
     } else if (row.kind == RowRead::Direct2) {
@@ -1288,8 +1292,9 @@ struct PoolKernels {
       const TapOffsets<K> u(rs.tap_pos);
       for_vectors(rows * rs.in, [&](std::int64_t i, M m) {
         const MBox* mk = masks + i / N * taps;
-        V acc = B::load(g + i - u[0], mk[0].v);
-        for (std::int64_t k = 1; k < taps; ++k) acc = B::add(acc, B::load(g + i - u[k], mk[k].v));
+        V acc = B::load(g + i - u[0], B::mand(mk[0].v, m));
+        for (std::int64_t k = 1; k < taps; ++k)
+          acc = B::add(acc, B::load(g + i - u[k], B::mand(mk[k].v, m)));
         if (ahead) __builtin_prefetch(dx + i + ahead, 1, 3);
         B::store(dx + i, B::add(B::load(dx + i, m), B::mul(scale, acc)), m);
       });
