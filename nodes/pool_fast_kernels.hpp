@@ -1075,7 +1075,8 @@ struct PoolKernels {
               __builtin_prefetch(argmax + out_base + j + N / 2 + out_count, 1, 3);
             }
             B::store(y + out_base + j, best, m);
-            if constexpr (kIdx) B::store_index64(argmax + out_base + j, best_idx, it.plane * plan.in_plane, m);
+            if constexpr (kIdx)
+              B::store_index64(argmax + out_base + j, best_idx, it.plane * plan.in_plane, m);
           } else {
             sink.put(j, best, m, j);
           }
@@ -1432,7 +1433,8 @@ struct PoolKernels {
           T* row = dxp + r * last.in;
           for_vectors(last.in, [&](std::int64_t i, M m) {
             __builtin_prefetch(row + i + ahead, 1, 3);
-            B::store(row + i, B::add(B::load(row + i, m), B::mul(scale, B::load(shares.data() + i))), m);
+            B::store(row + i,
+                     B::add(B::load(row + i, m), B::mul(scale, B::load(shares.data() + i))), m);
           });
         });
       }

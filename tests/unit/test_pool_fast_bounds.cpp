@@ -60,30 +60,23 @@ struct Case {
   Attributes attrs;
 };
 
-Attributes window(ints kernel, ints strides, ints pads, ints dilations = {}) {
-  Attributes a;
-  a["kernel_shape"] = kernel;
-  a["strides"] = strides;
-  a["pads"] = pads;
-  if (!dilations.empty()) a["dilations"] = dilations;
-  return a;
-}
+using testing::pool_fast::window_attrs;
 
 // Every read path: stride-1 runs of whole rows (P3, P7), stride-2 pairs
 // with a leading tap (P1), fused pairs (P2, P5, P6), phases (stride 3), 1-D
 // and global; sizes that end mid-vector.
 std::vector<Case> cases() {
-  Attributes ceil = window({2, 2}, {2, 2}, {0, 0, 0, 0});
+  Attributes ceil = window_attrs({2, 2}, {2, 2}, {0, 0, 0, 0});
   ceil["ceil_mode"] = std::int64_t{1};
   return {
-      {PoolKind::Max, {1, 3, 9, 28}, window({3, 3}, {1, 1}, {1, 1, 1, 1})},
-      {PoolKind::Max, {1, 2, 7, 21}, window({3, 3}, {1, 1}, {2, 2, 2, 2}, {2, 2})},
-      {PoolKind::Max, {1, 2, 9, 37}, window({3, 3}, {2, 2}, {1, 1, 1, 1})},
-      {PoolKind::Max, {2, 2, 6, 38}, window({2, 2}, {2, 2}, {0, 0, 0, 0})},
-      {PoolKind::Max, {1, 2, 4, 6, 34}, window({2, 2, 2}, {2, 2, 2}, {0, 0, 0, 0, 0, 0})},
+      {PoolKind::Max, {1, 3, 9, 28}, window_attrs({3, 3}, {1, 1}, {1, 1, 1, 1})},
+      {PoolKind::Max, {1, 2, 7, 21}, window_attrs({3, 3}, {1, 1}, {2, 2, 2, 2}, {2, 2})},
+      {PoolKind::Max, {1, 2, 9, 37}, window_attrs({3, 3}, {2, 2}, {1, 1, 1, 1})},
+      {PoolKind::Max, {2, 2, 6, 38}, window_attrs({2, 2}, {2, 2}, {0, 0, 0, 0})},
+      {PoolKind::Max, {1, 2, 4, 6, 34}, window_attrs({2, 2, 2}, {2, 2, 2}, {0, 0, 0, 0, 0, 0})},
       {PoolKind::Max, {1, 2, 7, 29}, ceil},
-      {PoolKind::Max, {1, 2, 5, 40}, window({2, 3}, {3, 3}, {0, 1, 1, 0})},
-      {PoolKind::Max, {2, 3, 45}, window({3}, {1}, {1, 1})},
+      {PoolKind::Max, {1, 2, 5, 40}, window_attrs({2, 3}, {3, 3}, {0, 1, 1, 0})},
+      {PoolKind::Max, {2, 3, 45}, window_attrs({3}, {1}, {1, 1})},
       {PoolKind::GlobalMax, {3, 5, 7, 7}, {}},
   };
 }
@@ -93,7 +86,8 @@ void each_placement(Run&& run) {
   for (PoolImpl impl : testing::pool_fast::fast_impls())
     for (bool guard_after : {true, false})
       for (int threads : {1, 2}) {
-        SCOPED_TRACE(std::string(pool_impl_name(impl)) + (guard_after ? " guard after" : " guard before") +
+        SCOPED_TRACE(std::string(pool_impl_name(impl)) +
+                     (guard_after ? " guard after" : " guard before") +
                      " threads=" + std::to_string(threads));
         const testing::pool_fast::ImplScope scope(impl);
         run(guard_after, threads);
@@ -115,7 +109,7 @@ TEST(PoolFastBounds, KernelsTouchNothingPastTheirTensors) {
       if (base.kind == PoolKind::GlobalMax && kind != PoolKind::Lp)
         c.kind = kind == PoolKind::Max ? PoolKind::GlobalMax : PoolKind::GlobalAverage;
       else if (base.kind == PoolKind::GlobalMax)
-        c.attrs = window({7, 7}, {1, 1}, {0, 0, 0, 0});  // one window over the plane
+        c.attrs = window_attrs({7, 7}, {1, 1}, {0, 0, 0, 0});  // one window over the plane
       SCOPED_TRACE(std::string(pool_op_type(c.kind)) + " x" + to_string(c.shape));
       const PoolAttributes a = parse_pool_attributes(c.kind, c.attrs);
       const PoolGeometry g = pool_geometry(a, c.shape);

@@ -20,6 +20,7 @@ namespace nodeflow {
 namespace {
 
 using testing::pool_fast::Draw;
+using testing::pool_fast::window_attrs;
 using ints = std::vector<std::int64_t>;
 
 // A few ulps: the fast sums add the same terms in another (separable) order.
@@ -38,7 +39,8 @@ struct SweepCase {
     std::ostringstream s;
     s << pool_op_type(kind) << " " << dtype_name(dtype) << " x" << to_string(shape);
     for (const auto& [name, value] : attrs) s << " " << name << "=" << to_string(value);
-    s << (draw == Draw::Ties ? specials ? " ties" : " ties-finite" : " spread") << " scale=" << scale;
+    s << (draw == Draw::Spread ? " spread" : specials ? " ties" : " ties-finite");
+    s << " scale=" << scale;
     return s.str();
   }
 };
@@ -234,38 +236,35 @@ TEST(PoolFastSweep, CommonShapesAtFullWidth) {
     Shape shape;
     Attributes attrs;
   };
-  auto attrs = [](ints kernel, ints strides, ints pads, ints dilations = {}) {
-    Attributes a;
-    a["kernel_shape"] = kernel;
-    a["strides"] = strides;
-    a["pads"] = pads;
-    if (!dilations.empty()) a["dilations"] = dilations;
-    return a;
-  };
   auto with = [](Attributes a, const std::string& name, std::int64_t value) {
     a[name] = value;
     return a;
   };
   const std::vector<Common> cases = {
-      {PoolKind::Max, {1, 3, 23, 112}, attrs({3, 3}, {2, 2}, {1, 1, 1, 1})},            // P1
-      {PoolKind::Max, {2, 3, 12, 56}, attrs({2, 2}, {2, 2}, {0, 0, 0, 0})},             // P2
-      {PoolKind::Max, {1, 3, 11, 55}, attrs({2, 2}, {2, 2}, {1, 1, 0, 1})},
-      {PoolKind::Average, {2, 3, 28, 28}, attrs({3, 3}, {1, 1}, {1, 1, 1, 1})},         // P3
+      {PoolKind::Max, {1, 3, 23, 112}, window_attrs({3, 3}, {2, 2}, {1, 1, 1, 1})},  // P1
+      {PoolKind::Max, {2, 3, 12, 56}, window_attrs({2, 2}, {2, 2}, {0, 0, 0, 0})},   // P2
+      {PoolKind::Max, {1, 3, 11, 55}, window_attrs({2, 2}, {2, 2}, {1, 1, 0, 1})},
+      {PoolKind::Average, {2, 3, 28, 28}, window_attrs({3, 3}, {1, 1}, {1, 1, 1, 1})},  // P3
       {PoolKind::GlobalAverage, {2, 5, 7, 7}, {}},                                      // P4
-      {PoolKind::Max, {1, 2, 6, 14, 56}, attrs({2, 2, 2}, {2, 2, 2}, {0, 0, 0, 0, 0, 0})},  // P5
-      {PoolKind::Max, {1, 2, 5, 9, 50}, attrs({2, 2, 2}, {3, 2, 2}, {1, 0, 1, 0, 1, 1})},
-      {PoolKind::Average, {2, 3, 11, 55},
-       with(attrs({2, 2}, {2, 2}, {0, 0, 0, 0}), "ceil_mode", 1)},                      // P6
-      {PoolKind::Average, {1, 2, 5, 13, 41},
-       with(attrs({2, 2, 2}, {2, 2, 2}, {1, 1, 1, 0, 0, 0}), "count_include_pad", 1)},
-      {PoolKind::Lp, {1, 3, 10, 48}, with(attrs({2, 2}, {2, 2}, {0, 0, 0, 0}), "p", 2)},
-      {PoolKind::Max, {1, 3, 14, 56}, attrs({3, 3}, {1, 1}, {2, 2, 2, 2}, {2, 2})},      // P7
+      {PoolKind::Max,
+       {1, 2, 6, 14, 56},
+       window_attrs({2, 2, 2}, {2, 2, 2}, {0, 0, 0, 0, 0, 0})},  // P5
+      {PoolKind::Max, {1, 2, 5, 9, 50}, window_attrs({2, 2, 2}, {3, 2, 2}, {1, 0, 1, 0, 1, 1})},
+      {PoolKind::Average,
+       {2, 3, 11, 55},
+       with(window_attrs({2, 2}, {2, 2}, {0, 0, 0, 0}), "ceil_mode", 1)},  // P6
+      {PoolKind::Average,
+       {1, 2, 5, 13, 41},
+       with(window_attrs({2, 2, 2}, {2, 2, 2}, {1, 1, 1, 0, 0, 0}), "count_include_pad", 1)},
+      {PoolKind::Lp, {1, 3, 10, 48}, with(window_attrs({2, 2}, {2, 2}, {0, 0, 0, 0}), "p", 2)},
+      {PoolKind::Max, {1, 3, 14, 56}, window_attrs({3, 3}, {1, 1}, {2, 2, 2, 2}, {2, 2})},  // P7
   };
   double worst = 0;
   std::mt19937_64 rng(20261129);
   for (const Common& common : cases)
     for (const auto& [draw, specials] :
-         {std::pair{Draw::Spread, false}, std::pair{Draw::Ties, false}, std::pair{Draw::Ties, true}}) {
+         {std::pair{Draw::Spread, false}, std::pair{Draw::Ties, false},
+          std::pair{Draw::Ties, true}}) {
       SweepCase c;
       c.kind = common.kind;
       c.shape = common.shape;

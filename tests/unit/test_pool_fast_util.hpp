@@ -15,10 +15,24 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/attributes.hpp"
 #include "core/tensor.hpp"
 #include "nodes/pool_fast.hpp"
 
 namespace nodeflow::testing::pool_fast {
+
+/// A pooling window's attributes: kernel_shape, strides, pads and, if given,
+/// dilations.
+inline Attributes window_attrs(std::vector<std::int64_t> kernel, std::vector<std::int64_t> strides,
+                               std::vector<std::int64_t> pads,
+                               std::vector<std::int64_t> dilations = {}) {
+  Attributes a;
+  a["kernel_shape"] = kernel;
+  a["strides"] = strides;
+  a["pads"] = pads;
+  if (!dilations.empty()) a["dilations"] = dilations;
+  return a;
+}
 
 /// Every fast level this CPU supports (the reference is the oracle).
 inline std::vector<PoolImpl> fast_impls() {
