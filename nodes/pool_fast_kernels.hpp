@@ -9,10 +9,14 @@
 // the last axis is reduced straight from the input, then axes n-2 .. 1 from
 // scratch rows, and axis 0 into the output. MaxPool keeps an int32 plane
 // offset beside each value when the argmax is wanted.
+// Where the outer axes' windows are disjoint and the last axis is read in
+// stride-2 pairs (2x2 and 2x2x2 windows with stride 2), a fused forward
+// reduces each window's input rows straight from x instead (fused_item).
 // Backward: MaxPool scatters dY into a per-plane sum that is added to dX in
 // one pass (the reference's order, so the result is bitwise the same);
 // AveragePool spreads dY / divisor back from axis 0 to the last axis, whose
-// spread is fused with the update of dX.
+// spread is fused with the update of dX, or on the fused geometry adds each
+// window's shares straight to its dX rows.
 //
 // Requires before inclusion: <algorithm>, <cstdint>, <cmath>, <limits>,
 // <memory>, <new>, <string>, <type_traits>, <vector>, core/errors.hpp and nodes/pool_fast_plan.hpp.
@@ -289,16 +293,14 @@ struct PoolKernels {
   template <int K>
   struct TapOffsets {
     std::int64_t local[K > 0 ? K : 1];
-    const std::int64_t* tap;
-    explicit TapOffsets(const std::vector<std::int64_t>& tap_pos) : tap(tap_pos.data()) {
-      if constexpr (K > 0) {
+    const std::int64_t* all;  ///< K == 0: read through
+    explicit TapOffsets(const std::vector<std::int64_t>& tap_pos) : all(tap_pos.data()) {
+      if constexpr (K > 0)
         for (int k = 0; k < K; ++k) local[k] = tap_pos[at(k)];
-        tap = local;
-      }
     }
     std::int64_t operator[](std::int64_t k) const {
       if constexpr (K > 0) return local[k];
-      return tap[k];
+      return all[k];
     }
   };
 
@@ -804,15 +806,9 @@ struct PoolKernels {
     const AxisPlan& a0 = plan.axes[0];
     const AxisPlan& last = plan.axes[n - 1];
     // AveragePool's divisors per output position: a table for the plane, or
-    // for large planes (kPerRow) one row at a time.
-    std::vector<C, Aligned<C>> divisors;
-    if (plan.reduce == Reduce::Average) {
-      divisors.resize(at(kPerRow ? plan.inner_out() : plan.out_plane));
-      if (!kPerRow)
-        for (std::int64_t o = 0, i = 0; o < a0.out; ++o)
-          for (std::int64_t d : plan.inner_divisor)
-            divisors[at(i++)] = static_cast<C>(a0.divisor[at(o)] * d);
-    }
+    // for large planes (kPerRow) one row, refreshed per output row.
+    std::vector<C, Aligned<C>> divisors = divisor_table(plan);
+    if (kPerRow && plan.reduce == Reduce::Average) divisors.resize(at(plan.inner_out()));
     if (!kPerRow && fused_ok(plan)) {
       const RowInput row(last, C(0));
       for (std::int64_t item = begin; item < end; ++item)
@@ -987,9 +983,6 @@ struct PoolKernels {
       if ((a.t_end - a.t_first - 1) * a.dilation >= a.stride) return false;
       rows *= a.t_end - a.t_first;
     }
-    for (const AxisPlan& a : plan.axes)
-      for (std::int64_t o = 0; o < a.out; ++o)
-        if (a.tap_lo[at(o)] >= a.tap_hi[at(o)]) return false;
     return rows <= kFusedRows;
   }
 
@@ -1217,7 +1210,7 @@ struct PoolKernels {
   /// row at a time with divisor_row).
   static std::vector<C, Aligned<C>> divisor_table(const Plan& plan) {
     std::vector<C, Aligned<C>> table;
-    if (plan.reduce != Reduce::Average || plan.out_plane > (std::int64_t{1} << 16)) return table;
+    if (plan.reduce != Reduce::Average || divisors_per_row(plan)) return table;
     table.reserve(at(plan.out_plane));
     for (std::int64_t d0 : plan.axes[0].divisor)
       for (std::int64_t d : plan.inner_divisor) table.push_back(static_cast<C>(d0 * d));
@@ -1396,7 +1389,8 @@ struct PoolKernels {
   /// AveragePool: dX += scale * dY / divisor of the window, over the items
   /// of average_backward (planes x chunks of axis-0 inputs). The rows of a
   /// window take the same shares: they are worked out (and spread to the
-  /// row's positions) once per window row and then added to each dX row.
+  /// row's positions) when the window row changes from one dX row to the
+  /// next (once per window row in 2-D, once per axis-0 tap in 3-D).
   static void fused_average_backward(const Plan& plan, const C* divisors, const T* dy, V scale,
                                      T* dx, std::int64_t begin, std::int64_t end) {
     if constexpr (N > 1) {
@@ -1422,7 +1416,8 @@ struct PoolKernels {
                 const std::int64_t o = w * last.out + v * N;
                 const M m = B::first_n(last.out - v * N);
                 __builtin_prefetch(dyp + o + plan.out_plane / plan.input_chunks, 0, 3);
-                g = B::div(B::load(dyp + o, m), B::load_or(divisors + o, m, one));
+                // The reference's arithmetic: dx + scale * (0 + dy / divisor).
+                g = B::add(B::zero(), B::div(B::load(dyp + o, m), B::load_or(divisors + o, m, one)));
               }
               V lo, hi;
               B::interleave(g, g, lo, hi);
