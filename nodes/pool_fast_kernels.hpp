@@ -638,8 +638,10 @@ struct PoolKernels {
     /// at_out: offset in y of the chunk; j: of the plane (for the divisor).
     void put(std::int64_t at_out, V v, M m, std::int64_t j) {
       V r;
+      // The reference's sum starts from 0, so no -0 survives (all taps -0).
       if constexpr (tr == Tr::Identity)
-        r = B::div(v, B::load(kPerRow ? row_buf + j % plan.inner_out() : divisors + j, m));
+        r = B::div(B::add(B::zero(), v),
+                   B::load(kPerRow ? row_buf + j % plan.inner_out() : divisors + j, m));
       else if constexpr (tr == Tr::Abs)
         r = v;
       else if constexpr (tr == Tr::Square)
@@ -1417,7 +1419,8 @@ struct PoolKernels {
                 const M m = B::first_n(last.out - v * N);
                 __builtin_prefetch(dyp + o + plan.out_plane / plan.input_chunks, 0, 3);
                 // The reference's arithmetic: dx + scale * (0 + dy / divisor).
-                g = B::add(B::zero(), B::div(B::load(dyp + o, m), B::load_or(divisors + o, m, one)));
+                const V share = B::div(B::load(dyp + o, m), B::load_or(divisors + o, m, one));
+                g = B::add(B::zero(), share);
               }
               V lo, hi;
               B::interleave(g, g, lo, hi);
@@ -1521,7 +1524,8 @@ struct PoolKernels {
         prefetch_row(dy + plane * plan.out_plane + vb * inner0, std::max<std::int64_t>(0, ve - vb) * inner0);
       }
       item_rows(item, plane, ib, ie, gb, ge, vb, ve);
-      // G = dY / divisor over the windows [vb, ve); zero rows around.
+      // G = 0 + dY / divisor over the windows [vb, ve), zero rows around. The
+      // reference's sums of shares start from 0: a -0 share must not survive.
       std::fill(g.begin(), g.begin() + (vb - gb) * inner0, C(0));
       std::fill(g.begin() + std::max<std::int64_t>(0, ve - gb) * inner0,
                 g.begin() + (ge - gb) * inner0, C(0));
@@ -1531,16 +1535,17 @@ struct PoolKernels {
         C* to = g.data() + (vb - gb) * inner0;
         const C* d = divisors.data() + vb * inner0;
         for_vectors(count, [&](std::int64_t i, M m) {
-          B::store(to + i, B::div(B::load(dyp + vb * inner0 + i, m), B::load(d + i, m)), m);
+          const V share = B::div(B::load(dyp + vb * inner0 + i, m), B::load(d + i, m));
+          B::store(to + i, B::add(B::zero(), share), m);
         });
       } else {
         for (std::int64_t o = vb; o < ve; ++o) {
           divisor_row(plan, o, row_divisors.data());
           for (std::int64_t j = 0; j < inner0; j += N) {
             const M m = B::first_n(inner0 - j);
-            B::store(g.data() + (o - gb) * inner0 + j,
-                     B::div(B::load(dyp + o * inner0 + j, m), B::load(row_divisors.data() + j, m)),
-                     m);
+            const V share =
+                B::div(B::load(dyp + o * inner0 + j, m), B::load(row_divisors.data() + j, m));
+            B::store(g.data() + (o - gb) * inner0 + j, B::add(B::zero(), share), m);
           }
         }
       }

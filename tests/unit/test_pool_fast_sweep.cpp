@@ -279,5 +279,42 @@ TEST(PoolFastSweep, CommonShapesAtFullWidth) {
     }
 }
 
+// The error in ulps cannot see the sign of a zero. AveragePool sums from 0:
+// its forward gives +0 for a window of -0, and its gradient
+// dx + scale * (0 + dy / divisor) gives +0 for dx = dy = -0, in every path.
+TEST(PoolFastSweep, AverageSignedZerosAsTheReference) {
+  const std::vector<std::pair<Shape, Attributes>> cases = {
+      {{1, 2, 4, 64}, window_attrs({2, 2}, {2, 2}, {0, 0, 0, 0})},     // fused
+      {{1, 2, 5, 40}, window_attrs({3, 3}, {1, 1}, {1, 1, 1, 1})},     // staged
+      {{1, 2, 4, 6, 34}, window_attrs({2, 2, 2}, {2, 2, 2}, {0, 0, 0, 0, 0, 0})},
+      {{2, 3, 7, 7}, window_attrs({7, 7}, {1, 1}, {0, 0, 0, 0})},      // one window per plane
+  };
+  for (const auto& [shape, attrs] : cases) {
+    SCOPED_TRACE(to_string(shape));
+    const PoolGeometry g =
+        pool_geometry(parse_pool_attributes(PoolKind::Average, attrs), shape);
+    Tensor dy(DType::Float32, g.output_shape()), dx_ref(DType::Float32, g.input_shape());
+    for (float& v : dy.values<float>()) v = -0.0f;
+    for (float& v : dx_ref.values<float>()) v = -0.0f;
+    const Tensor dx0 = dx_ref.clone();  // also the forward's input
+    const std::span<const float> x(dx0.values<float>());
+    Tensor y_ref(DType::Float32, g.output_shape());
+    average_pool_forward<float>(g, false, x, y_ref.values<float>());
+    average_pool_backward<float>(g, false, std::span<const float>(dy.values<float>()), 1.0,
+                                 dx_ref.values<float>());
+    for (PoolImpl impl : testing::pool_fast::fast_impls()) {
+      SCOPED_TRACE(pool_impl_name(impl));
+      const testing::pool_fast::ImplScope scope(impl);
+      Tensor y(DType::Float32, g.output_shape());
+      fast::average_pool_forward<float>(g, false, x, y.values<float>(), 2);
+      EXPECT_TRUE(testing::pool_fast::bitwise_equal(y, y_ref));
+      Tensor dx = dx0.clone();
+      fast::average_pool_backward<float>(g, false, std::span<const float>(dy.values<float>()), 1.0,
+                                         dx.values<float>(), 2);
+      EXPECT_TRUE(testing::pool_fast::bitwise_equal(dx, dx_ref));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace nodeflow
