@@ -1629,6 +1629,26 @@ struct PoolKernels {
     }
   }
 
+  /// Throws RunError unless every saved argmax of the plane starting at
+  /// output `first` lies in its input plane [base, base + in_plane).
+  static void check_argmax(const Plan& plan, const std::int64_t* am, std::int64_t base,
+                           std::int64_t first) {
+    // A branch-free min/max (vectorized by the compiler) first; the loop
+    // that names the culprit runs only on failure.
+    std::int64_t lo = std::numeric_limits<std::int64_t>::max();
+    std::int64_t hi = std::numeric_limits<std::int64_t>::min();
+    for (std::int64_t o = 0; o < plan.out_plane; ++o) {
+      lo = std::min(lo, am[o]);
+      hi = std::max(hi, am[o]);
+    }
+    if (lo >= base && hi < base + plan.in_plane) return;
+    for (std::int64_t o = 0; o < plan.out_plane; ++o)
+      if (am[o] < base || am[o] >= base + plan.in_plane)
+        throw RunError("saved argmax " + std::to_string(am[o]) + " of output " +
+                       std::to_string(first + o) + " is outside its plane [" +
+                       std::to_string(base) + ", " + std::to_string(base + plan.in_plane) + ")");
+  }
+
   static void max_backward(const Plan& plan, const std::int64_t* argmax, const T* dy,
                            double scale, T* dx, std::int64_t begin, std::int64_t end) {
     const V scale_v = B::broadcast(static_cast<C>(scale));
@@ -1640,18 +1660,17 @@ struct PoolKernels {
       const std::int64_t* am = argmax + plane * plan.out_plane;
       const T* dyp = dy + plane * plan.out_plane;
       const bool more = plane + 1 < end;
-      for (std::int64_t o = 0; o < plan.out_plane; ++o) {
-        if (more && o % 8 == 0) {  // the next plane's argmax and dY, one line at a time
+      check_argmax(plan, am, base, plane * plan.out_plane);
+      // In range (checked above), so the scatter has no branch per output.
+      std::int64_t o = 0;
+      for (; o + 8 <= plan.out_plane; o += 8) {
+        if (more) {  // the next plane's argmax and dY, one line at a time
           __builtin_prefetch(am + plan.out_plane + o, 0, 3);
           if (o % (64 / sizeof(T)) == 0) __builtin_prefetch(dyp + plan.out_plane + o, 0, 3);
         }
-        const std::int64_t i = am[o] - base;
-        if (i < 0 || i >= plan.in_plane)
-          throw RunError("saved argmax " + std::to_string(am[o]) + " of output " +
-                         std::to_string(plane * plan.out_plane + o) + " is outside its plane [" +
-                         std::to_string(base) + ", " + std::to_string(base + plan.in_plane) + ")");
-        sums[at(i)] += static_cast<C>(dyp[o]);
+        for (std::int64_t u = o; u < o + 8; ++u) sums[at(am[u] - base)] += static_cast<C>(dyp[u]);
       }
+      for (; o < plan.out_plane; ++o) sums[at(am[o] - base)] += static_cast<C>(dyp[o]);
       T* dxp = dx + base;
       // The next plane's dX, one line per vector updated here.
       const T* ahead = more ? dxp + plan.in_plane : nullptr;

@@ -316,5 +316,39 @@ TEST(PoolFastSweep, AverageSignedZerosAsTheReference) {
   }
 }
 
+TEST(PoolFastSweep, MaxBackwardRefusesASavedArgmaxOutsideItsPlane) {
+  const Shape shape{1, 2, 9, 20};  // 180 outputs per plane: not a multiple of 8 or 16
+  const PoolGeometry g =
+      pool_geometry(parse_pool_attributes(PoolKind::Max, window_attrs({3, 3}, {1, 1}, {1, 1, 1, 1})),
+                    shape);
+  Tensor x(DType::Float32, shape), y(DType::Float32, g.output_shape());
+  Tensor am(DType::Int64, g.output_shape()), dy(DType::Float32, g.output_shape());
+  std::mt19937_64 rng(7);
+  testing::pool_fast::fill_random<float>(x.values<float>(), rng, Draw::Spread, false);
+  max_pool_forward<float>(g, std::span<const float>(x.values<float>()), y.values<float>(),
+                          am.values<std::int64_t>());
+  // Output 180 + o belongs to plane 1, whose inputs are [180, 360).
+  for (const auto& [o, bad] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+           {180 + 3, 179}, {180 + 179, 360}, {180 + 100, -1}}) {
+    Tensor corrupt = am.clone();
+    corrupt.values<std::int64_t>()[static_cast<std::size_t>(o)] = bad;
+    for (PoolImpl impl : testing::pool_fast::fast_impls()) {
+      SCOPED_TRACE(pool_impl_name(impl));
+      const testing::pool_fast::ImplScope scope(impl);
+      Tensor dx(DType::Float32, shape);
+      try {
+        fast::max_pool_backward<float>(g, corrupt.values<std::int64_t>(),
+                                       std::span<const float>(dy.values<float>()), 1.0,
+                                       dx.values<float>(), 2);
+        ADD_FAILURE() << "no error for argmax " << bad << " of output " << o;
+      } catch (const RunError& e) {
+        const std::string want = "saved argmax " + std::to_string(bad) + " of output " +
+                                 std::to_string(o) + " is outside its plane [180, 360)";
+        EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace nodeflow
