@@ -2,7 +2,7 @@
 // memory-bandwidth probe that moves the same bytes (issue 6), float32, for 1
 // and 2 threads. Benchmarks are named CASE/DIRECTION/IMPL/threads:T with
 // DIRECTION fwd (inference), train (training-mode forward: MaxPool also
-// writes its int64 argmax) or bwd, and IMPL nodeflow, onednn or bound. After
+// writes its argmax, int32 offsets within each plane) or bwd, and IMPL nodeflow, onednn or bound. After
 // the runs a table gives, per case, direction and thread count, the times
 // (the fastest repetition when --benchmark_repetitions > 1: on a shared VM
 // other tenants only ever slow a run down, and all three IMPLs of a row are
@@ -28,8 +28,9 @@
 //  - bound: every thread reads its share of each array the case must read and
 //    writes its share of each array it must write, with the widest vector
 //    loads and plain stores: fwd reads X and writes Y; train also writes the
-//    saved state (MaxPool: argmax, int64 per output; AveragePool saves
-//    nothing); bwd reads dY (and the argmax) and reads and writes dX.
+//    saved state, as many bytes as the node saves (MaxPool: its argmax, 4
+//    bytes per output; AveragePool saves nothing); bwd reads dY (and the
+//    saved state) and reads and writes dX.
 #include <benchmark/benchmark.h>
 #include <omp.h>
 
@@ -403,9 +404,12 @@ Prepared& prepared(std::size_t index) {
 
   const auto n_in = static_cast<std::size_t>(numel(p.geometry.input_shape()));
   const auto n_out = static_cast<std::size_t>(numel(p.geometry.output_shape()));
+  // The saved state in floats' worth of bytes (the probe moves floats).
+  std::size_t n_state = 0;
+  for (const Tensor& t : p.saved) n_state += t.nbytes() / sizeof(float);
   p.traffic["fwd"] = {{n_in}, {n_out}, {}};
-  p.traffic["train"] = p.is_max ? Traffic{{n_in}, {n_out, 2 * n_out}, {}} : p.traffic["fwd"];
-  p.traffic["bwd"] = p.is_max ? Traffic{{2 * n_out, n_out}, {}, {n_in}} : Traffic{{n_out}, {}, {n_in}};
+  p.traffic["train"] = n_state ? Traffic{{n_in}, {n_out, n_state}, {}} : p.traffic["fwd"];
+  p.traffic["bwd"] = n_state ? Traffic{{n_state, n_out}, {}, {n_in}} : Traffic{{n_out}, {}, {n_in}};
   for (const char* d : kDirections) p.probes[d] = make_probe(p.traffic[d]);
   return p;
 }

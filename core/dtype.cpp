@@ -5,10 +5,10 @@
 
 namespace nodeflow {
 namespace {
-constexpr std::array<std::pair<DType, std::string_view>, 7> kNames{{
+constexpr std::array<std::pair<DType, std::string_view>, 8> kNames{{
     {DType::Float32, "float32"}, {DType::Float64, "float64"}, {DType::Float16, "float16"},
     {DType::BFloat16, "bfloat16"}, {DType::Int8, "int8"}, {DType::UInt8, "uint8"},
-    {DType::Int64, "int64"},
+    {DType::Int64, "int64"}, {DType::Int32, "int32"},
 }};
 }  // namespace
 

@@ -9,12 +9,14 @@
 namespace nodeflow {
 
 /// Element type of a tensor. Names follow ONNX / numpy ("float32", "int8", ...).
-enum class DType : std::uint8_t { Float32, Float64, Float16, BFloat16, Int8, UInt8, Int64 };
+/// Int32 is internal (MaxPool's training state): graph documents and .npy
+/// files do not take it (graph-format.md).
+enum class DType : std::uint8_t { Float32, Float64, Float16, BFloat16, Int8, UInt8, Int64, Int32 };
 
 using half = Eigen::half;          ///< IEEE binary16
 using bfloat16 = Eigen::bfloat16;  ///< brain float (8-bit exponent, 7-bit mantissa)
 
-/// "float32", "float64", "float16", "bfloat16", "int8", "uint8", "int64".
+/// "float32", "float64", "float16", "bfloat16", "int8", "uint8", "int64", "int32".
 std::string_view dtype_name(DType t);
 /// Inverse of dtype_name. Returns false for an unknown name.
 bool parse_dtype(std::string_view name, DType& out);
@@ -31,7 +33,13 @@ template <> struct dtype_of<bfloat16> { static constexpr DType value = DType::BF
 template <> struct dtype_of<std::int8_t> { static constexpr DType value = DType::Int8; };
 template <> struct dtype_of<std::uint8_t> { static constexpr DType value = DType::UInt8; };
 template <> struct dtype_of<std::int64_t> { static constexpr DType value = DType::Int64; };
+template <> struct dtype_of<std::int32_t> { static constexpr DType value = DType::Int32; };
 template <typename T> inline constexpr DType dtype_of_v = dtype_of<T>::value;
+
+/// True for the index dtypes (int64, int32): they hold positions, not values.
+template <typename T>
+inline constexpr bool is_index_type_v =
+    std::is_same_v<T, std::int64_t> || std::is_same_v<T, std::int32_t>;
 
 /// Type used to accumulate sums of T: float16 and bfloat16 accumulate in float32
 /// (pooling.md, "Values"); every other type in itself.
@@ -51,6 +59,7 @@ template <typename F> decltype(auto) visit_dtype(DType t, F&& f) {
     case DType::Int8: return f(std::int8_t{});
     case DType::UInt8: return f(std::uint8_t{});
     case DType::Int64: return f(std::int64_t{});
+    case DType::Int32: return f(std::int32_t{});
   }
   return f(float{});  // unreachable: the enum is closed
 }

@@ -1,7 +1,12 @@
 // MaxPool (ONNX MaxPool-22, outputs Y and optional Indices) and GlobalMaxPool
 // (ONNX GlobalMaxPool-22, the same node with one window over all spatial
-// axes). Training saves only the argmax: one int64 tensor of Y's shape
-// holding row-major flat input indices; no copy of the input.
+// axes). Training saves only the argmax, one per output and no copy of the
+// input: int32 offsets within each N,C input plane (half the memory traffic
+// of int64), or the int64 flat input indices when Indices is computed anyway
+// or a plane has 2^31 elements or more.
+#include <cstdint>
+#include <limits>
+#include <span>
 #include <type_traits>
 
 #include "core/errors.hpp"
@@ -25,19 +30,30 @@ class MaxPoolNode final : public PoolNode {
     const bool save = ctx.saved != nullptr && is_float(x.dtype());
     // The kernels write every element: no zero fill.
     Tensor y = Tensor::uninitialized(x.dtype(), g.output_shape());
-    Tensor argmax =
-        want_indices || save ? Tensor::uninitialized(DType::Int64, g.output_shape()) : Tensor();
-    std::span<std::int64_t> winners =
-        argmax.empty() ? std::span<std::int64_t>() : argmax.values<std::int64_t>();
+    const bool offsets = save && !want_indices &&
+                         g.input_plane() <= std::numeric_limits<std::int32_t>::max();
+    Tensor argmax = want_indices || save ? Tensor::uninitialized(
+                                               offsets ? DType::Int32 : DType::Int64,
+                                               g.output_shape())
+                                         : Tensor();
     visit_dtype(x.dtype(), [&](auto tag) {
       using T = decltype(tag);
-      if constexpr (!std::is_same_v<T, std::int64_t>)
-        fast::max_pool_forward<T>(g, x.values<T>(), y.values<T>(), winners, ctx.threads);
+      if constexpr (!is_index_type_v<T>) {
+        if (offsets)
+          fast::max_pool_forward<T>(g, x.values<T>(), y.values<T>(),
+                                    argmax.values<std::int32_t>(), ctx.threads);
+        else
+          fast::max_pool_forward<T>(g, x.values<T>(), y.values<T>(),
+                                    argmax.empty() ? std::span<std::int64_t>()
+                                                   : argmax.values<std::int64_t>(),
+                                    ctx.threads);
+      }
     });
     ctx.outputs[0] = y;
     if (want_indices) {
       Tensor indices = Tensor::uninitialized(DType::Int64, g.output_shape());
-      max_pool_indices(g, attributes().storage_order, winners, indices.values<std::int64_t>());
+      max_pool_indices(g, attributes().storage_order, argmax.values<std::int64_t>(),
+                       indices.values<std::int64_t>());
       ctx.outputs[1] = indices;
     }
     if (save) ctx.saved->push_back(argmax);
@@ -46,15 +62,22 @@ class MaxPoolNode final : public PoolNode {
   void backward(const BackwardContext& ctx) const override {
     if (!has_work(ctx)) return;
     const PoolGeometry g = backward_geometry(ctx);
-    if (ctx.saved.size() != 1 || ctx.saved[0].dtype() != DType::Int64 ||
-        ctx.saved[0].shape() != g.output_shape())
+    const Tensor* saved = ctx.saved.size() == 1 ? &ctx.saved[0] : nullptr;
+    if (saved == nullptr ||
+        (saved->dtype() != DType::Int64 && saved->dtype() != DType::Int32) ||
+        saved->shape() != g.output_shape())
       throw RunError(std::string(pool_op_type(attributes().kind)) +
                      " backward needs the argmax saved by a training-mode forward");
     visit_float_dtype(ctx.inputs[0].dtype, [&](auto tag) {
       using T = decltype(tag);
-      fast::max_pool_backward<T>(g, ctx.saved[0].values<std::int64_t>(),
-                                 ctx.grad_outputs[0].values<T>(), ctx.scale_for(0),
-                                 ctx.grad_inputs[0].values<T>(), ctx.threads);
+      if (saved->dtype() == DType::Int32)
+        fast::max_pool_backward<T>(g, saved->values<std::int32_t>(),
+                                   ctx.grad_outputs[0].values<T>(), ctx.scale_for(0),
+                                   ctx.grad_inputs[0].values<T>(), ctx.threads);
+      else
+        fast::max_pool_backward<T>(g, saved->values<std::int64_t>(),
+                                   ctx.grad_outputs[0].values<T>(), ctx.scale_for(0),
+                                   ctx.grad_inputs[0].values<T>(), ctx.threads);
     });
   }
 };

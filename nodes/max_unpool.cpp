@@ -70,7 +70,7 @@ class MaxUnpoolNode final : public Node {
                                   : default_shape(x.shape()));
     visit_dtype(x.dtype(), [&](auto tag) {
       using T = decltype(tag);
-      if constexpr (!std::is_same_v<T, std::int64_t>)
+      if constexpr (!is_index_type_v<T>)
         max_unpool_forward<T>(x.values<T>(), indices.values<std::int64_t>(), y.values<T>());
     });
     ctx.outputs[0] = y;

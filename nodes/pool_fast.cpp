@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <limits>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "core/errors.hpp"
 #include "nodes/pool_fast_parallel.hpp"
@@ -114,7 +116,7 @@ void average_pool_forward(const PoolGeometry& g, bool count_include_pad, std::sp
     return nodeflow::average_pool_forward<T>(g, count_include_pad, x, y);
   const auto forward = kernels_for<T>(plan).forward;
   parallel_ranges(team, plan.forward_items(), [&](std::int64_t begin, std::int64_t end) {
-    forward(plan, x.data(), y.data(), nullptr, begin, end);
+    forward(plan, x.data(), y.data(), Argmax{}, begin, end);
   });
 }
 
@@ -131,6 +133,38 @@ void average_pool_backward(const PoolGeometry& g, bool count_include_pad, std::s
   });
 }
 
+namespace {
+
+// MaxPool's plane offsets from flat indices (o / out_plane is o's plane), and back.
+void flat_to_offsets(const PoolGeometry& g, std::span<const std::int64_t> flat,
+                     std::span<std::int32_t> offsets) {
+  for (std::size_t o = 0; o < flat.size(); ++o)
+    offsets[o] = static_cast<std::int32_t>(
+        flat[o] - static_cast<std::int64_t>(o) / g.output_plane() * g.input_plane());
+}
+
+std::vector<std::int64_t> offsets_to_flat(const PoolGeometry& g,
+                                          std::span<const std::int32_t> offsets) {
+  std::vector<std::int64_t> flat(offsets.size());
+  for (std::size_t o = 0; o < flat.size(); ++o) {
+    const std::int64_t plane = static_cast<std::int64_t>(o) / g.output_plane();
+    if (offsets[o] < 0 || offsets[o] >= g.input_plane())
+      throw RunError("saved argmax " + std::to_string(offsets[o]) + " of output " +
+                     std::to_string(o) + " is outside its plane [0, " +
+                     std::to_string(g.input_plane()) + ")");
+    flat[o] = plane * g.input_plane() + offsets[o];
+  }
+  return flat;
+}
+
+void require_int32_planes(const PoolGeometry& g) {
+  if (g.input_plane() > std::numeric_limits<std::int32_t>::max())
+    throw RunError("MaxPool: int32 plane offsets need planes of fewer than 2^31 elements, not " +
+                   std::to_string(g.input_plane()));
+}
+
+}  // namespace
+
 template <typename T>
 void max_pool_forward(const PoolGeometry& g, std::span<const T> x, std::span<T> y,
                       std::span<std::int64_t> argmax, int threads) {
@@ -139,7 +173,25 @@ void max_pool_forward(const PoolGeometry& g, std::span<const T> x, std::span<T> 
   if (!plan_for(g, Reduce::Max, false, 0, team, plan))
     return nodeflow::max_pool_forward<T>(g, x, y, argmax);
   const auto forward = kernels_for<T>(plan).forward;
-  std::int64_t* winners = argmax.empty() ? nullptr : argmax.data();
+  const Argmax winners{argmax.empty() ? nullptr : argmax.data(), nullptr};
+  parallel_ranges(team, plan.forward_items(), [&](std::int64_t begin, std::int64_t end) {
+    forward(plan, x.data(), y.data(), winners, begin, end);
+  });
+}
+
+template <typename T>
+void max_pool_forward(const PoolGeometry& g, std::span<const T> x, std::span<T> y,
+                      std::span<std::int32_t> offsets, int threads) {
+  require_int32_planes(g);
+  const int team = team_for<T>(threads, g);
+  Plan plan;
+  if (!plan_for(g, Reduce::Max, false, 0, team, plan)) {
+    std::vector<std::int64_t> flat(offsets.size());
+    nodeflow::max_pool_forward<T>(g, x, y, flat);
+    return flat_to_offsets(g, flat, offsets);
+  }
+  const auto forward = kernels_for<T>(plan).forward;
+  const Argmax winners{nullptr, offsets.data()};
   parallel_ranges(team, plan.forward_items(), [&](std::int64_t begin, std::int64_t end) {
     forward(plan, x.data(), y.data(), winners, begin, end);
   });
@@ -154,7 +206,21 @@ void max_pool_backward(const PoolGeometry& g, std::span<const std::int64_t> argm
     return nodeflow::max_pool_backward<T>(argmax, dy, scale, dx);
   const auto backward = kernels_for<T>(plan).max_backward;
   parallel_ranges(team, plan.planes, [&](std::int64_t begin, std::int64_t end) {
-    backward(plan, argmax.data(), dy.data(), scale, dx.data(), begin, end);
+    backward(plan, SavedArgmax{argmax.data(), nullptr}, dy.data(), scale, dx.data(), begin, end);
+  });
+}
+
+template <typename T>
+void max_pool_backward(const PoolGeometry& g, std::span<const std::int32_t> offsets,
+                       std::span<const T> dy, double scale, std::span<T> dx, int threads) {
+  require_int32_planes(g);
+  const int team = team_for<T>(threads, g);
+  Plan plan;
+  if (!plan_for(g, Reduce::Max, false, 0, team, plan))
+    return nodeflow::max_pool_backward<T>(offsets_to_flat(g, offsets), dy, scale, dx);
+  const auto backward = kernels_for<T>(plan).max_backward;
+  parallel_ranges(team, plan.planes, [&](std::int64_t begin, std::int64_t end) {
+    backward(plan, SavedArgmax{nullptr, offsets.data()}, dy.data(), scale, dx.data(), begin, end);
   });
 }
 
@@ -167,7 +233,7 @@ void lp_pool_forward(const PoolGeometry& g, std::int64_t p, std::span<const T> x
     return nodeflow::lp_pool_forward<T>(g, p, x, y);
   const auto forward = kernels_for<T>(plan).forward;
   parallel_ranges(team, plan.forward_items(), [&](std::int64_t begin, std::int64_t end) {
-    forward(plan, x.data(), y.data(), nullptr, begin, end);
+    forward(plan, x.data(), y.data(), Argmax{}, begin, end);
   });
 }
 
@@ -191,6 +257,8 @@ void lp_pool_backward(const PoolGeometry& g, std::int64_t p, std::span<const T> 
                                          std::span<T>, int);                                       \
   template void max_pool_backward<T>(const PoolGeometry&, std::span<const std::int64_t>,           \
                                      std::span<const T>, double, std::span<T>, int);               \
+  template void max_pool_backward<T>(const PoolGeometry&, std::span<const std::int32_t>,           \
+                                     std::span<const T>, double, std::span<T>, int);               \
   template void lp_pool_forward<T>(const PoolGeometry&, std::int64_t, std::span<const T>,          \
                                    std::span<T>, int);                                             \
   template void lp_pool_backward<T>(const PoolGeometry&, std::int64_t, std::span<const T>,         \
@@ -198,7 +266,9 @@ void lp_pool_backward(const PoolGeometry& g, std::int64_t p, std::span<const T> 
                                     int);
 #define NODEFLOW_POOL_FAST_MAX(T)                                                          \
   template void max_pool_forward<T>(const PoolGeometry&, std::span<const T>, std::span<T>, \
-                                    std::span<std::int64_t>, int);
+                                    std::span<std::int64_t>, int);                          \
+  template void max_pool_forward<T>(const PoolGeometry&, std::span<const T>, std::span<T>, \
+                                    std::span<std::int32_t>, int);
 
 NODEFLOW_POOL_FAST_FLOAT(float)
 NODEFLOW_POOL_FAST_FLOAT(double)

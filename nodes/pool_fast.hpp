@@ -62,11 +62,25 @@ template <typename T>
 void max_pool_forward(const PoolGeometry& g, std::span<const T> x, std::span<T> y,
                       std::span<std::int64_t> argmax, int threads);
 
+/// MaxPool forward keeping each winner as an offset within its output's N,C
+/// input plane (one int32 per output): MaxPool's training state, half the
+/// bytes of flat int64 indices. Throws RunError if a plane has 2^31 elements
+/// or more.
+template <typename T>
+void max_pool_forward(const PoolGeometry& g, std::span<const T> x, std::span<T> y,
+                      std::span<std::int32_t> offsets, int threads);
+
 /// dx[argmax[o]] += scale * dy[o], summed per element in output order (see
 /// nodeflow::max_pool_backward). Throws RunError if an argmax lies outside
 /// its output's N,C plane.
 template <typename T>
 void max_pool_backward(const PoolGeometry& g, std::span<const std::int64_t> argmax,
+                       std::span<const T> dy, double scale, std::span<T> dx, int threads);
+
+/// The same from the plane offsets of the int32 max_pool_forward. Throws
+/// RunError if an offset lies outside its plane.
+template <typename T>
+void max_pool_backward(const PoolGeometry& g, std::span<const std::int32_t> offsets,
                        std::span<const T> dy, double scale, std::span<T> dx, int threads);
 
 /// LpPool forward (see nodeflow::lp_pool_forward).

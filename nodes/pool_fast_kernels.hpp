@@ -694,6 +694,25 @@ struct PoolKernels {
     }
   }
 
+  /// Stores the plane offsets idx of outputs [o, o + N) as argmax's form
+  /// wants them (flat indices add the plane's first input, base).
+  static void store_argmax(const Argmax& argmax, std::int64_t o, I idx, std::int64_t base, M m) {
+    if (argmax.offsets)
+      B::store_i(argmax.offsets + o, idx, m);
+    else
+      B::store_index64(argmax.flat + o, idx, base, m);
+  }
+
+  /// Prefetches for writing the argmax of outputs [o, o + N).
+  static void prefetch_argmax(const Argmax& argmax, std::int64_t o) {
+    if (argmax.offsets) {
+      __builtin_prefetch(argmax.offsets + o, 1, 3);
+    } else {
+      __builtin_prefetch(argmax.flat + o, 1, 3);
+      __builtin_prefetch(argmax.flat + o + N / 2, 1, 3);
+    }
+  }
+
   /// Maxima along axis a of one part (see outer_sum); values and plane
   /// offsets go to (out, out_idx), or with kFinal to y and argmax. Takes a
   /// row when greater (see row_max); kExact: MaxPool's exact order over each
@@ -701,7 +720,7 @@ struct PoolKernels {
   template <int K, bool kIdx, bool kFinal, bool kExact>
   static void outer_max(const AxisPlan& a, const C* src, const std::int32_t* src_idx,
                         std::int64_t f, std::int64_t ob, std::int64_t oe, std::int64_t inner,
-                        C* out, std::int32_t* out_idx, T* y, std::int64_t* argmax,
+                        C* out, std::int32_t* out_idx, T* y, Argmax argmax,
                         std::int64_t plane_base, std::int64_t out_ahead = 0) {
     const std::int64_t step = a.dilation * inner;
     const bool flat = a.stride == 1 && !kExact;
@@ -739,13 +758,10 @@ struct PoolKernels {
         if constexpr (kFinal) {
           if (out_ahead) {
             __builtin_prefetch(y + dst + i + out_ahead, 1, 3);
-            if constexpr (kIdx) {
-              __builtin_prefetch(argmax + dst + i + out_ahead, 1, 3);
-              __builtin_prefetch(argmax + dst + i + N / 2 + out_ahead, 1, 3);
-            }
+            if constexpr (kIdx) prefetch_argmax(argmax, dst + i + out_ahead);
           }
           B::store(y + dst + i, best, m);
-          if constexpr (kIdx) B::store_index64(argmax + dst + i, best_idx, plane_base, m);
+          if constexpr (kIdx) store_argmax(argmax, dst + i, best_idx, plane_base, m);
         } else {
           B::store(out + dst + i, best, m);
           if constexpr (kIdx) B::store_i(out_idx + dst + i, best_idx, m);
@@ -814,7 +830,7 @@ struct PoolKernels {
     if (!kPerRow && fused_ok(plan)) {
       const RowInput row(last, C(0));
       for (std::int64_t item = begin; item < end; ++item)
-        fused_item<false, false, tr>(plan, row, x, y, nullptr, divisors.data(), item);
+        fused_item<false, false, tr>(plan, row, x, y, Argmax{}, divisors.data(), item);
       return;
     }
     Stages st(plan, false, C(0));
@@ -876,7 +892,7 @@ struct PoolKernels {
   /// fast order may differ from it (a NaN in the input, or with the argmax a
   /// lowest()), and the caller runs the item again with kExact.
   template <bool kIdx, bool kExact>
-  static bool forward_max_item(const Plan& plan, const T* x, T* y, std::int64_t* argmax,
+  static bool forward_max_item(const Plan& plan, const T* x, T* y, Argmax argmax,
                                std::int64_t item, RowInput& row, const RowProgram* program,
                                Stages& st) {
     const std::size_t n = plan.axes.size();
@@ -930,21 +946,21 @@ struct PoolKernels {
           outer_max<decltype(taps)::value, kIdx, false, kExact>(
               a, st.values[k].data() + from, kIdx ? st.index[k].data() + from : nullptr,
               st.first[k], 0, a.out, st.inner[k], st.values[k - 1].data() + to,
-              kIdx ? st.index[k - 1].data() + to : nullptr, nullptr, nullptr, 0);
+              kIdx ? st.index[k - 1].data() + to : nullptr, nullptr, Argmax{}, 0);
         }
       });
     }
     with_taps(a0.t_end - a0.t_first, [&](auto taps) {
       outer_max<decltype(taps)::value, kIdx, true, kExact>(
           a0, st.values[0].data(), kIdx ? st.index[0].data() : nullptr, it.first0, it.ob, it.oe,
-          st.inner[0], nullptr, nullptr, y + out_base, kIdx ? argmax + out_base : nullptr,
+          st.inner[0], nullptr, nullptr, y + out_base, kIdx ? argmax.at(out_base) : Argmax{},
           it.plane * plan.in_plane, kExact ? 0 : out_count);
     });
     return true;
   }
 
   template <bool kIdx>
-  static void forward_max(const Plan& plan, const T* x, T* y, std::int64_t* argmax,
+  static void forward_max(const Plan& plan, const T* x, T* y, Argmax argmax,
                           std::int64_t begin, std::int64_t end) {
     const AxisPlan& last = plan.axes.back();
     const bool fused = fused_ok(plan);
@@ -1014,7 +1030,7 @@ struct PoolKernels {
   /// outputs are then written again by the exact path.
   template <bool kMax, bool kIdx, Tr tr>
   static bool fused_item(const Plan& plan, const RowInput& row, const T* x, T* y,
-                         std::int64_t* argmax, const C* divisors, std::int64_t item) {
+                         Argmax argmax, const C* divisors, std::int64_t item) {
     const std::size_t n = plan.axes.size();
     const AxisPlan& last = plan.axes[n - 1];
     const Item it(plan, item);
@@ -1065,13 +1081,10 @@ struct PoolKernels {
           const M m = v + 1 < row.vectors ? B::first_n(N) : tail;
           if constexpr (kMax) {
             __builtin_prefetch(y + out_base + j + out_count, 1, 3);
-            if constexpr (kIdx) {
-              __builtin_prefetch(argmax + out_base + j + out_count, 1, 3);
-              __builtin_prefetch(argmax + out_base + j + N / 2 + out_count, 1, 3);
-            }
+            if constexpr (kIdx) prefetch_argmax(argmax, out_base + j + out_count);
             B::store(y + out_base + j, best, m);
             if constexpr (kIdx)
-              B::store_index64(argmax + out_base + j, best_idx, it.plane * plan.in_plane, m);
+              store_argmax(argmax, out_base + j, best_idx, it.plane * plan.in_plane, m);
           } else {
             sink.put(j, best, m, j);
           }
@@ -1119,7 +1132,7 @@ struct PoolKernels {
 
 
   template <bool kIdx>
-  static void whole_plane_max(const Plan& plan, const T* x, T* y, std::int64_t* argmax,
+  static void whole_plane_max(const Plan& plan, const T* x, T* y, Argmax argmax,
                               std::int64_t begin, std::int64_t end) {
     const std::int64_t size = plan.in_plane;
     const std::int64_t ahead = planes_ahead(plan);
@@ -1150,22 +1163,27 @@ struct PoolKernels {
           w = l;
       }
       y[plane] = static_cast<T>(values[w]);
-      if constexpr (kIdx) argmax[plane] = plane * size + positions[w];
+      if constexpr (kIdx) {
+        if (argmax.offsets)
+          argmax.offsets[plane] = positions[w];
+        else
+          argmax.flat[plane] = plane * size + positions[w];
+      }
     }
   }
 
-  static void forward(const Plan& plan, const T* x, T* y, std::int64_t* argmax,
-                      std::int64_t begin, std::int64_t end) {
+  static void forward(const Plan& plan, const T* x, T* y, Argmax argmax, std::int64_t begin,
+                      std::int64_t end) {
     if (plan.reduce == Reduce::Max) {
       if (plan.whole_plane) {
-        if (argmax)
+        if (!argmax.empty())
           whole_plane_max<true>(plan, x, y, argmax, begin, end);
         else
-          whole_plane_max<false>(plan, x, y, nullptr, begin, end);
-      } else if (argmax) {
+          whole_plane_max<false>(plan, x, y, argmax, begin, end);
+      } else if (!argmax.empty()) {
         forward_max<true>(plan, x, y, argmax, begin, end);
       } else {
-        forward_max<false>(plan, x, y, nullptr, begin, end);
+        forward_max<false>(plan, x, y, argmax, begin, end);
       }
       return;
     }
@@ -1630,47 +1648,59 @@ struct PoolKernels {
   }
 
   /// Throws RunError unless every saved argmax of the plane starting at
-  /// output `first` lies in its input plane [base, base + in_plane).
-  static void check_argmax(const Plan& plan, const std::int64_t* am, std::int64_t base,
-                           std::int64_t first) {
+  /// output `first`, less `base` (its first input, for flat indices), lies
+  /// in [0, in_plane).
+  template <class A>
+  static void check_argmax(const Plan& plan, const A* am, std::int64_t base, std::int64_t first) {
     // A branch-free min/max (vectorized by the compiler) first; the loop
     // that names the culprit runs only on failure.
-    std::int64_t lo = std::numeric_limits<std::int64_t>::max();
-    std::int64_t hi = std::numeric_limits<std::int64_t>::min();
+    A lo = std::numeric_limits<A>::max(), hi = std::numeric_limits<A>::min();
     for (std::int64_t o = 0; o < plan.out_plane; ++o) {
       lo = std::min(lo, am[o]);
       hi = std::max(hi, am[o]);
     }
-    if (lo >= base && hi < base + plan.in_plane) return;
+    if (lo - base >= 0 && hi - base < plan.in_plane) return;
     for (std::int64_t o = 0; o < plan.out_plane; ++o)
-      if (am[o] < base || am[o] >= base + plan.in_plane)
+      if (am[o] - base < 0 || am[o] - base >= plan.in_plane)
         throw RunError("saved argmax " + std::to_string(am[o]) + " of output " +
                        std::to_string(first + o) + " is outside its plane [" +
                        std::to_string(base) + ", " + std::to_string(base + plan.in_plane) + ")");
   }
 
-  static void max_backward(const Plan& plan, const std::int64_t* argmax, const T* dy,
-                           double scale, T* dx, std::int64_t begin, std::int64_t end) {
+  static void max_backward(const Plan& plan, SavedArgmax argmax, const T* dy, double scale, T* dx,
+                           std::int64_t begin, std::int64_t end) {
+    if (argmax.offsets)
+      max_backward_planes(plan, argmax.offsets, false, dy, scale, dx, begin, end);
+    else
+      max_backward_planes(plan, argmax.flat, true, dy, scale, dx, begin, end);
+  }
+
+  /// MaxPool's backward over planes [begin, end); `flat`: argmax holds flat
+  /// input indices, else offsets within each plane.
+  template <class A>
+  static void max_backward_planes(const Plan& plan, const A* argmax, bool flat, const T* dy,
+                                  double scale, T* dx, std::int64_t begin, std::int64_t end) {
     const V scale_v = B::broadcast(static_cast<C>(scale));
     std::vector<C> sums(at(plan.in_plane));
     for (std::int64_t plane = begin; plane < end; ++plane) {
       for (std::int64_t i = 0; i < plan.in_plane; i += N)
         B::store(sums.data() + i, B::zero(), B::first_n(plan.in_plane - i));
       const std::int64_t base = plane * plan.in_plane;
-      const std::int64_t* am = argmax + plane * plan.out_plane;
+      const std::int64_t first = flat ? base : 0;  // what an argmax of the plane is relative to
+      const A* am = argmax + plane * plan.out_plane;
       const T* dyp = dy + plane * plan.out_plane;
       const bool more = plane + 1 < end;
-      check_argmax(plan, am, base, plane * plan.out_plane);
+      check_argmax(plan, am, first, plane * plan.out_plane);
       // In range (checked above), so the scatter has no branch per output.
       std::int64_t o = 0;
       for (; o + 8 <= plan.out_plane; o += 8) {
         if (more) {  // the next plane's argmax and dY, one line at a time
-          __builtin_prefetch(am + plan.out_plane + o, 0, 3);
+          if (o % (64 / sizeof(A)) == 0) __builtin_prefetch(am + plan.out_plane + o, 0, 3);
           if (o % (64 / sizeof(T)) == 0) __builtin_prefetch(dyp + plan.out_plane + o, 0, 3);
         }
-        for (std::int64_t u = o; u < o + 8; ++u) sums[at(am[u] - base)] += static_cast<C>(dyp[u]);
+        for (std::int64_t u = o; u < o + 8; ++u) sums[at(am[u] - first)] += static_cast<C>(dyp[u]);
       }
-      for (; o < plan.out_plane; ++o) sums[at(am[o] - base)] += static_cast<C>(dyp[o]);
+      for (; o < plan.out_plane; ++o) sums[at(am[o] - first)] += static_cast<C>(dyp[o]);
       T* dxp = dx + base;
       // The next plane's dX, one line per vector updated here.
       const T* ahead = more ? dxp + plan.in_plane : nullptr;
@@ -1681,4 +1711,5 @@ struct PoolKernels {
       }
     }
   }
+
 };

@@ -89,4 +89,24 @@ void axis_slab(const AxisPlan& a, std::int64_t ob, std::int64_t oe, std::int64_t
 bool make_plan(const PoolGeometry& g, Reduce reduce, bool count_include_pad, std::int64_t p,
                int threads, Plan& plan);
 
+/// Where MaxPool's winners go, one per output: row-major flat input indices
+/// (int64, what ONNX's Indices are made from) or offsets within the output's
+/// N,C input plane (int32: half the bytes, MaxPool's training state where a
+/// plane has fewer than 2^31 elements). At most one pointer is set.
+struct Argmax {
+  std::int64_t* flat = nullptr;
+  std::int32_t* offsets = nullptr;
+  bool empty() const { return flat == nullptr && offsets == nullptr; }
+  /// The winners from output o on.
+  Argmax at(std::int64_t o) const {
+    return {flat ? flat + o : nullptr, offsets ? offsets + o : nullptr};
+  }
+};
+
+/// A saved argmax for the backward, in one of Argmax's two forms.
+struct SavedArgmax {
+  const std::int64_t* flat = nullptr;
+  const std::int32_t* offsets = nullptr;
+};
+
 }  // namespace nodeflow::fast

@@ -32,7 +32,7 @@ template <typename T>
 using SumKernels = portable::PoolKernels<PortableLanes<T, accumulator_t<T>>>;
 
 template <typename T>
-void forward(const Plan& plan, const T* x, T* y, std::int64_t* argmax, std::int64_t begin,
+void forward(const Plan& plan, const T* x, T* y, Argmax argmax, std::int64_t begin,
              std::int64_t end) {
   if (plan.reduce == Reduce::Max)
     MaxKernels<T>::forward(plan, x, y, argmax, begin, end);

@@ -12,15 +12,14 @@ namespace nodeflow::fast {
 
 template <typename T>
 struct KernelTable {
-  /// Forward (max, average or Lp per plan.reduce); argmax (one int64 per
-  /// output, flat input index) is filled when non-null.
-  void (*forward)(const Plan&, const T* x, T* y, std::int64_t* argmax, std::int64_t begin,
+  /// Forward (max, average or Lp per plan.reduce); a non-empty argmax is filled.
+  void (*forward)(const Plan&, const T* x, T* y, Argmax argmax, std::int64_t begin,
                   std::int64_t end) = nullptr;
   /// dx += scale * AveragePool's gradient; items are Plan::backward_items().
   void (*average_backward)(const Plan&, const T* dy, double scale, T* dx, std::int64_t begin,
                            std::int64_t end) = nullptr;
   /// dx += scale * MaxPool's gradient; items are planes.
-  void (*max_backward)(const Plan&, const std::int64_t* argmax, const T* dy, double scale, T* dx,
+  void (*max_backward)(const Plan&, SavedArgmax argmax, const T* dy, double scale, T* dx,
                        std::int64_t begin, std::int64_t end) = nullptr;
 };
 

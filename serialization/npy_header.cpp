@@ -259,6 +259,7 @@ std::string_view descr_of(DType dtype) {
     case DType::Int8: return "|i1";
     case DType::UInt8: return "|u1";
     case DType::Int64: return "<i8";
+    case DType::Int32: return "<i4";
     case DType::BFloat16: break;
   }
   throw UnsupportedDType("bfloat16 has no .npy dtype (it is written as <f4)");

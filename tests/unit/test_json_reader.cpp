@@ -278,6 +278,10 @@ TEST(JsonReaderInputs, ErrorsNameTheInput) {
   EXPECT_EQ(error_of(doc(R"([{"name": "x", "dtype": "float", "shape": [1]}])")),
             "inputs[0] (x).dtype: expected one of float32, float64, float16, bfloat16, int8, uint8, "
             "int64, got 'float'");
+  // int32 is a dtype of the library's own state, not of graph documents.
+  EXPECT_EQ(error_of(doc(R"([{"name": "x", "dtype": "int32", "shape": [1]}])")),
+            "inputs[0] (x).dtype: expected one of float32, float64, float16, bfloat16, int8, uint8, "
+            "int64, got 'int32'");
   EXPECT_EQ(error_of(doc(R"([{"name": "x", "dtype": "float32", "shape": [1, -2]}])")),
             "inputs[0] (x).shape: expected a list of non-negative integers or null, got [1, -2]");
   EXPECT_EQ(error_of(doc(R"([{"name": "x", "dtype": "float32", "shape": [1.0]}])")),

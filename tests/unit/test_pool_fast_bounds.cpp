@@ -119,6 +119,7 @@ TEST(PoolFastBounds, KernelsTouchNothingPastTheirTensors) {
         Guarded<float> x(n_in, guard_after), y(n_out, guard_after), dy(n_out, guard_after),
             dx(n_in, guard_after);
         Guarded<std::int64_t> argmax(n_out, guard_after);
+        Guarded<std::int32_t> offsets(n_out, guard_after);
         fill(x.span(), rng);
         fill(dy.span(), rng);
         fill(dx.span(), rng);
@@ -126,6 +127,8 @@ TEST(PoolFastBounds, KernelsTouchNothingPastTheirTensors) {
         if (kind == PoolKind::Max) {
           fast::max_pool_forward<float>(g, cx, y.span(), argmax.span(), threads);
           fast::max_pool_backward<float>(g, argmax.span(), cdy, 0.5, dx.span(), threads);
+          fast::max_pool_forward<float>(g, cx, y.span(), offsets.span(), threads);
+          fast::max_pool_backward<float>(g, offsets.span(), cdy, 0.5, dx.span(), threads);
         } else if (kind == PoolKind::Average) {
           fast::average_pool_forward<float>(g, false, cx, y.span(), threads);
           fast::average_pool_backward<float>(g, true, cdy, 0.5, dx.span(), threads);

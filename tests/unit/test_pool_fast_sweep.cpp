@@ -135,13 +135,37 @@ void check_case(const SweepCase& c, const PoolGeometry& g, const PoolAttributes&
       EXPECT_TRUE(testing::pool_fast::bitwise_equal(y, y_ref));
       EXPECT_TRUE(testing::pool_fast::bitwise_equal(am, am_ref));
       Tensor y_only(dtype_of_v<T>, g.output_shape());
-      fast::max_pool_forward<T>(g, cx, y_only.values<T>(), {}, threads);
+      fast::max_pool_forward<T>(g, cx, y_only.values<T>(), std::span<std::int64_t>(), threads);
       EXPECT_TRUE(testing::pool_fast::bitwise_equal(y_only, y_ref));
       if constexpr (!std::is_integral_v<T>) {
         Tensor dx_ref = dx0.clone(), dx = dx0.clone();
         max_pool_backward<T>(am_ref.values<std::int64_t>(), cdy, c.scale, dx_ref.values<T>());
         fast::max_pool_backward<T>(g, am_ref.values<std::int64_t>(), cdy, c.scale, dx.values<T>(),
                                    threads);
+        EXPECT_TRUE(testing::pool_fast::bitwise_equal(dx, dx_ref));
+      }
+    }
+    // The training state: int32 offsets within each plane, on every level
+    // (the reference level converts).
+    Tensor offsets_ref(DType::Int32, g.output_shape());
+    for (std::size_t o = 0; o < offsets_ref.values<std::int32_t>().size(); ++o)
+      offsets_ref.values<std::int32_t>()[o] = static_cast<std::int32_t>(
+          am_ref.values<std::int64_t>()[o] -
+          static_cast<std::int64_t>(o) / g.output_plane() * g.input_plane());
+    std::vector<PoolImpl> levels = testing::pool_fast::fast_impls();
+    levels.push_back(PoolImpl::Reference);
+    for (PoolImpl impl : levels) {
+      SCOPED_TRACE(std::string("int32 offsets, ") + pool_impl_name(impl));
+      const testing::pool_fast::ImplScope scope(impl);
+      Tensor y(dtype_of_v<T>, g.output_shape()), offsets(DType::Int32, g.output_shape());
+      fast::max_pool_forward<T>(g, cx, y.values<T>(), offsets.values<std::int32_t>(), threads);
+      EXPECT_TRUE(testing::pool_fast::bitwise_equal(y, y_ref));
+      EXPECT_TRUE(testing::pool_fast::bitwise_equal(offsets, offsets_ref));
+      if constexpr (!std::is_integral_v<T>) {
+        Tensor dx_ref = dx0.clone(), dx = dx0.clone();
+        max_pool_backward<T>(am_ref.values<std::int64_t>(), cdy, c.scale, dx_ref.values<T>());
+        fast::max_pool_backward<T>(g, offsets_ref.values<std::int32_t>(), cdy, c.scale,
+                                   dx.values<T>(), threads);
         EXPECT_TRUE(testing::pool_fast::bitwise_equal(dx, dx_ref));
       }
     }
@@ -215,7 +239,7 @@ TEST(PoolFastSweep, MatchesTheReferenceKernels) {
     for (int threads : {1, 3})
       visit_dtype(c.dtype, [&](auto tag) {
         using T = decltype(tag);
-        if constexpr (!std::is_same_v<T, std::int64_t>) check_case<T>(c, g, a, rng, threads, worst);
+        if constexpr (!is_index_type_v<T>) check_case<T>(c, g, a, rng, threads, worst);
       });
     if (::testing::Test::HasFailure()) break;  // the first failing case says it all
   }
@@ -344,6 +368,32 @@ TEST(PoolFastSweep, MaxBackwardRefusesASavedArgmaxOutsideItsPlane) {
       } catch (const RunError& e) {
         const std::string want = "saved argmax " + std::to_string(bad) + " of output " +
                                  std::to_string(o) + " is outside its plane [180, 360)";
+        EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+      }
+    }
+  }
+  // The int32 training state holds offsets within each plane: [0, 180).
+  Tensor offsets(DType::Int32, g.output_shape());
+  std::vector<PoolImpl> levels = testing::pool_fast::fast_impls();
+  levels.push_back(PoolImpl::Reference);
+  for (PoolImpl impl : levels) {
+    SCOPED_TRACE(pool_impl_name(impl));
+    const testing::pool_fast::ImplScope scope(impl);
+    fast::max_pool_forward<float>(g, std::span<const float>(x.values<float>()), y.values<float>(),
+                                  offsets.values<std::int32_t>(), 2);
+    for (const auto& [o, bad] : std::vector<std::pair<std::int64_t, std::int32_t>>{
+             {180 + 3, 180}, {180 + 179, -1}}) {
+      Tensor corrupt = offsets.clone();
+      corrupt.values<std::int32_t>()[static_cast<std::size_t>(o)] = bad;
+      Tensor dx(DType::Float32, shape);
+      try {
+        fast::max_pool_backward<float>(g, corrupt.values<std::int32_t>(),
+                                       std::span<const float>(dy.values<float>()), 1.0,
+                                       dx.values<float>(), 2);
+        ADD_FAILURE() << "no error for offset " << bad << " of output " << o;
+      } catch (const RunError& e) {
+        const std::string want = "saved argmax " + std::to_string(bad) + " of output " +
+                                 std::to_string(o) + " is outside its plane [0, 180)";
         EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
       }
     }

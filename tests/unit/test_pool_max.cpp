@@ -182,13 +182,25 @@ TEST(MaxPool, TrainingSavesOnlyTheArgmax) {
     const auto r = testing::run_forward(*node, {x}, outputs, true);
     ASSERT_EQ(r.saved.size(), 1u);
     const Tensor& saved = r.saved[0];
-    EXPECT_EQ(saved.dtype(), DType::Int64);
     EXPECT_EQ(saved.shape(), (Shape{2, 3, 2, 3}));
     EXPECT_FALSE(saved.shares_buffer(x));
     EXPECT_FALSE(saved.shares_buffer(r.outputs[0]));
-    // Row-major argmax: the bottom-right element of each 2x2 window.
-    EXPECT_EQ(saved.values<std::int64_t>()[0], 7);
-    EXPECT_EQ(saved.values<std::int64_t>()[3], 19);
+    // Row-major argmax: the bottom-right element of each 2x2 window. Without
+    // Indices, as int32 offsets within each 4x6 plane; with Indices, the
+    // int64 flat indices those are made from.
+    if (outputs == 1) {
+      ASSERT_EQ(saved.dtype(), DType::Int32);
+      EXPECT_EQ(values_of<std::int32_t>(saved), (std::vector<std::int32_t>{
+                                                    7, 9, 11, 19, 21, 23, 7, 9, 11, 19, 21, 23,
+                                                    7, 9, 11, 19, 21, 23, 7, 9, 11, 19, 21, 23,
+                                                    7, 9, 11, 19, 21, 23, 7, 9, 11, 19, 21, 23}));
+    } else {
+      ASSERT_EQ(saved.dtype(), DType::Int64);
+      EXPECT_EQ(saved.values<std::int64_t>()[0], 7);
+      EXPECT_EQ(saved.values<std::int64_t>()[3], 19);
+      EXPECT_EQ(saved.values<std::int64_t>()[6], 24 + 7);
+      EXPECT_EQ(saved.values<std::int64_t>()[35], 5 * 24 + 23);
+    }
   }
   // Inference keeps nothing; an integer MaxPool keeps nothing either (no backward).
   EXPECT_TRUE(testing::run_forward(*node, {x}, 2, false).saved.empty());
@@ -252,7 +264,8 @@ TEST(GlobalMaxPool, OneWindowPerPlaneAndItsGradient) {
   EXPECT_EQ(fwd.outputs[0].shape(), (Shape{1, 2, 1, 1}));
   EXPECT_EQ(values_of<float>(fwd.outputs[0]), (std::vector<float>{4, -1}));
   ASSERT_EQ(fwd.saved.size(), 1u);
-  EXPECT_EQ(values_of<std::int64_t>(fwd.saved[0]), (ints{1, 4}));  // first of the tied 4s
+  // Offsets within each plane: the first of the tied 4s, and plane 1's 2.
+  EXPECT_EQ(values_of<std::int32_t>(fwd.saved[0]), (std::vector<std::int32_t>{1, 0}));
   std::vector<Tensor> grads{Tensor::from<float>({1, 2, 2, 2}, {1, 1, 1, 1, 1, 1, 1, 1})};
   testing::run_backward(*node, {x}, fwd, {Tensor::from<float>({1, 2, 1, 1}, {2, 3})}, grads);
   EXPECT_EQ(values_of<float>(grads[0]), (std::vector<float>{1, 3, 1, 1, 4, 1, 1, 1}));
