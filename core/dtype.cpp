@@ -1,6 +1,8 @@
 #include "core/dtype.hpp"
 
+#include <algorithm>
 #include <array>
+#include <iterator>
 #include <utility>
 
 namespace nodeflow {
@@ -29,6 +31,10 @@ bool parse_dtype(std::string_view name, DType& out) {
 
 std::size_t dtype_size(DType t) {
   return visit_dtype(t, [](auto v) { return sizeof(v); });
+}
+
+bool is_graph_dtype(DType t) {
+  return std::find(std::begin(kGraphDTypes), std::end(kGraphDTypes), t) != std::end(kGraphDTypes);
 }
 
 bool is_float(DType t) {

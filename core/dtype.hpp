@@ -9,8 +9,8 @@
 namespace nodeflow {
 
 /// Element type of a tensor. Names follow ONNX / numpy ("float32", "int8", ...).
-/// Int32 is internal (MaxPool's training state): graph documents and .npy
-/// files do not take it (graph-format.md).
+/// Int32 is internal (MaxPool's training state): graphs and .npy files do
+/// not take it (kGraphDTypes).
 enum class DType : std::uint8_t { Float32, Float64, Float16, BFloat16, Int8, UInt8, Int64, Int32 };
 
 using half = Eigen::half;          ///< IEEE binary16
@@ -25,6 +25,14 @@ std::size_t dtype_size(DType t);
 /// True for the floating-point dtypes (the differentiable ones).
 bool is_float(DType t);
 
+/// The dtypes of graph documents, graph inputs and initializers and .npy
+/// files (graph-format.md), in its order: all but the internal Int32.
+inline constexpr DType kGraphDTypes[] = {DType::Float32, DType::Float64, DType::Float16,
+                                         DType::BFloat16, DType::Int8,    DType::UInt8,
+                                         DType::Int64};
+/// True for the kGraphDTypes.
+bool is_graph_dtype(DType t);
+
 template <typename T> struct dtype_of;
 template <> struct dtype_of<float> { static constexpr DType value = DType::Float32; };
 template <> struct dtype_of<double> { static constexpr DType value = DType::Float64; };
@@ -36,7 +44,8 @@ template <> struct dtype_of<std::int64_t> { static constexpr DType value = DType
 template <> struct dtype_of<std::int32_t> { static constexpr DType value = DType::Int32; };
 template <typename T> inline constexpr DType dtype_of_v = dtype_of<T>::value;
 
-/// True for the index dtypes (int64, int32): they hold positions, not values.
+/// True for int64 and int32, which the pooling kernels do not take (pooling.md's
+/// dtypes; MaxPool's indices are kept in them).
 template <typename T>
 inline constexpr bool is_index_type_v =
     std::is_same_v<T, std::int64_t> || std::is_same_v<T, std::int32_t>;

@@ -135,32 +135,90 @@ void average_pool_backward(const PoolGeometry& g, bool count_include_pad, std::s
 
 namespace {
 
-// MaxPool's plane offsets from flat indices (o / out_plane is o's plane), and back.
-void flat_to_offsets(const PoolGeometry& g, std::span<const std::int64_t> flat,
-                     std::span<std::int32_t> offsets) {
-  for (std::size_t o = 0; o < flat.size(); ++o)
-    offsets[o] = static_cast<std::int32_t>(
-        flat[o] - static_cast<std::int64_t>(o) / g.output_plane() * g.input_plane());
+constexpr bool is_offset(const std::int32_t*) { return true; }
+constexpr bool is_offset(const std::int64_t*) { return false; }
+
+// Throws unless every saved argmax lies in its plane (the fast kernels check
+// as they go; the reference kernels rely on this).
+template <typename A>
+void check_saved_argmax(const PoolGeometry& g, std::span<const A> argmax) {
+  for (std::size_t o = 0; o < argmax.size(); ++o) {
+    const std::int64_t plane = static_cast<std::int64_t>(o) / g.output_plane();
+    const std::int64_t origin = is_offset(argmax.data()) ? 0 : plane * g.input_plane();
+    if (argmax[o] < origin || argmax[o] >= origin + g.input_plane())
+      throw_argmax_outside(argmax[o], static_cast<std::int64_t>(o), plane, g.input_plane(),
+                           is_offset(argmax.data()));
+  }
 }
 
-std::vector<std::int64_t> offsets_to_flat(const PoolGeometry& g,
-                                          std::span<const std::int32_t> offsets) {
+// The flat input index of each saved argmax (o / output_plane is o's plane).
+std::vector<std::int64_t> flat_indices(const PoolGeometry& g,
+                                       std::span<const std::int32_t> offsets) {
   std::vector<std::int64_t> flat(offsets.size());
-  for (std::size_t o = 0; o < flat.size(); ++o) {
-    const std::int64_t plane = static_cast<std::int64_t>(o) / g.output_plane();
-    if (offsets[o] < 0 || offsets[o] >= g.input_plane())
-      throw RunError("saved argmax " + std::to_string(offsets[o]) + " of output " +
-                     std::to_string(o) + " is outside its plane [0, " +
-                     std::to_string(g.input_plane()) + ")");
-    flat[o] = plane * g.input_plane() + offsets[o];
-  }
+  for (std::size_t o = 0; o < flat.size(); ++o)
+    flat[o] = static_cast<std::int64_t>(o) / g.output_plane() * g.input_plane() + offsets[o];
   return flat;
 }
 
-void require_int32_planes(const PoolGeometry& g) {
-  if (g.input_plane() > std::numeric_limits<std::int32_t>::max())
+// MaxPool forward and backward for either form of the argmax (A = int64: flat
+// indices, A = int32: offsets within each plane).
+template <typename T, typename A>
+void max_forward(const PoolGeometry& g, std::span<const T> x, std::span<T> y, std::span<A> argmax,
+                 int threads) {
+  constexpr bool kOffsets = std::is_same_v<A, std::int32_t>;
+  if (kOffsets && g.input_plane() > std::numeric_limits<std::int32_t>::max())
     throw RunError("MaxPool: int32 plane offsets need planes of fewer than 2^31 elements, not " +
                    std::to_string(g.input_plane()));
+  const int team = team_for<T>(threads, g);
+  Plan plan;
+  if (!plan_for(g, Reduce::Max, false, 0, team, plan)) {
+    if constexpr (kOffsets) {
+      std::vector<std::int64_t> flat(argmax.size());
+      nodeflow::max_pool_forward<T>(g, x, y, flat);
+      for (std::size_t o = 0; o < flat.size(); ++o)
+        argmax[o] = static_cast<std::int32_t>(
+            flat[o] - static_cast<std::int64_t>(o) / g.output_plane() * g.input_plane());
+    } else {
+      nodeflow::max_pool_forward<T>(g, x, y, argmax);
+    }
+    return;
+  }
+  const auto forward = kernels_for<T>(plan).forward;
+  Argmax winners;
+  if (!argmax.empty()) {
+    if constexpr (kOffsets)
+      winners.offsets = argmax.data();
+    else
+      winners.flat = argmax.data();
+  }
+  parallel_ranges(team, plan.forward_items(), [&](std::int64_t begin, std::int64_t end) {
+    forward(plan, x.data(), y.data(), winners, begin, end);
+  });
+}
+
+template <typename T, typename A>
+void max_backward(const PoolGeometry& g, std::span<const A> argmax, std::span<const T> dy,
+                  double scale, std::span<T> dx, int threads) {
+  constexpr bool kOffsets = std::is_same_v<A, std::int32_t>;
+  const int team = team_for<T>(threads, g);
+  Plan plan;
+  if (!plan_for(g, Reduce::Max, false, 0, team, plan)) {
+    check_saved_argmax(g, argmax);
+    if constexpr (kOffsets)
+      nodeflow::max_pool_backward<T>(flat_indices(g, argmax), dy, scale, dx);
+    else
+      nodeflow::max_pool_backward<T>(argmax, dy, scale, dx);
+    return;
+  }
+  const auto backward = kernels_for<T>(plan).max_backward;
+  SavedArgmax saved;
+  if constexpr (kOffsets)
+    saved.offsets = argmax.data();
+  else
+    saved.flat = argmax.data();
+  parallel_ranges(team, plan.planes, [&](std::int64_t begin, std::int64_t end) {
+    backward(plan, saved, dy.data(), scale, dx.data(), begin, end);
+  });
 }
 
 }  // namespace
@@ -168,60 +226,25 @@ void require_int32_planes(const PoolGeometry& g) {
 template <typename T>
 void max_pool_forward(const PoolGeometry& g, std::span<const T> x, std::span<T> y,
                       std::span<std::int64_t> argmax, int threads) {
-  const int team = team_for<T>(threads, g);
-  Plan plan;
-  if (!plan_for(g, Reduce::Max, false, 0, team, plan))
-    return nodeflow::max_pool_forward<T>(g, x, y, argmax);
-  const auto forward = kernels_for<T>(plan).forward;
-  const Argmax winners{argmax.empty() ? nullptr : argmax.data(), nullptr};
-  parallel_ranges(team, plan.forward_items(), [&](std::int64_t begin, std::int64_t end) {
-    forward(plan, x.data(), y.data(), winners, begin, end);
-  });
+  max_forward<T>(g, x, y, argmax, threads);
 }
 
 template <typename T>
 void max_pool_forward(const PoolGeometry& g, std::span<const T> x, std::span<T> y,
                       std::span<std::int32_t> offsets, int threads) {
-  require_int32_planes(g);
-  const int team = team_for<T>(threads, g);
-  Plan plan;
-  if (!plan_for(g, Reduce::Max, false, 0, team, plan)) {
-    std::vector<std::int64_t> flat(offsets.size());
-    nodeflow::max_pool_forward<T>(g, x, y, flat);
-    return flat_to_offsets(g, flat, offsets);
-  }
-  const auto forward = kernels_for<T>(plan).forward;
-  const Argmax winners{nullptr, offsets.data()};
-  parallel_ranges(team, plan.forward_items(), [&](std::int64_t begin, std::int64_t end) {
-    forward(plan, x.data(), y.data(), winners, begin, end);
-  });
+  max_forward<T>(g, x, y, offsets, threads);
 }
 
 template <typename T>
 void max_pool_backward(const PoolGeometry& g, std::span<const std::int64_t> argmax,
                        std::span<const T> dy, double scale, std::span<T> dx, int threads) {
-  const int team = team_for<T>(threads, g);
-  Plan plan;
-  if (!plan_for(g, Reduce::Max, false, 0, team, plan))
-    return nodeflow::max_pool_backward<T>(argmax, dy, scale, dx);
-  const auto backward = kernels_for<T>(plan).max_backward;
-  parallel_ranges(team, plan.planes, [&](std::int64_t begin, std::int64_t end) {
-    backward(plan, SavedArgmax{argmax.data(), nullptr}, dy.data(), scale, dx.data(), begin, end);
-  });
+  max_backward<T>(g, argmax, dy, scale, dx, threads);
 }
 
 template <typename T>
 void max_pool_backward(const PoolGeometry& g, std::span<const std::int32_t> offsets,
                        std::span<const T> dy, double scale, std::span<T> dx, int threads) {
-  require_int32_planes(g);
-  const int team = team_for<T>(threads, g);
-  Plan plan;
-  if (!plan_for(g, Reduce::Max, false, 0, team, plan))
-    return nodeflow::max_pool_backward<T>(offsets_to_flat(g, offsets), dy, scale, dx);
-  const auto backward = kernels_for<T>(plan).max_backward;
-  parallel_ranges(team, plan.planes, [&](std::int64_t begin, std::int64_t end) {
-    backward(plan, SavedArgmax{nullptr, offsets.data()}, dy.data(), scale, dx.data(), begin, end);
-  });
+  max_backward<T>(g, offsets, dy, scale, dx, threads);
 }
 
 template <typename T>

@@ -16,7 +16,8 @@
 // so they may differ in the last bits (a few units in the last place of the
 // sum of the magnitudes). Geometries the fast kernels do not cover (planes of
 // 2^31 elements or more, tap tables far larger than the tensors) run the
-// reference kernels.
+// reference kernels; the int32 form of MaxPool's argmax cannot describe such
+// planes and refuses them.
 #include <cstdint>
 #include <span>
 
@@ -71,8 +72,9 @@ void max_pool_forward(const PoolGeometry& g, std::span<const T> x, std::span<T> 
                       std::span<std::int32_t> offsets, int threads);
 
 /// dx[argmax[o]] += scale * dy[o], summed per element in output order (see
-/// nodeflow::max_pool_backward). Throws RunError if an argmax lies outside
-/// its output's N,C plane.
+/// nodeflow::max_pool_backward). Throws RunError, naming the output and its
+/// plane, if an argmax lies outside its output's N,C plane (checked before
+/// the plane is written).
 template <typename T>
 void max_pool_backward(const PoolGeometry& g, std::span<const std::int64_t> argmax,
                        std::span<const T> dy, double scale, std::span<T> dx, int threads);

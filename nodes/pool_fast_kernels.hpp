@@ -1647,50 +1647,51 @@ struct PoolKernels {
     }
   }
 
-  /// Throws RunError unless every saved argmax of the plane starting at
-  /// output `first`, less `base` (its first input, for flat indices), lies
-  /// in [0, in_plane).
-  template <class A>
-  static void check_argmax(const Plan& plan, const A* am, std::int64_t base, std::int64_t first) {
+  /// Throws RunError unless every saved argmax of `plane` (am: its first)
+  /// lies in [origin, origin + in_plane); kFlat: flat indices (origin the
+  /// plane's first input), else offsets (origin 0).
+  template <bool kFlat, class A>
+  static void check_argmax(const Plan& plan, const A* am, std::int64_t plane) {
+    const std::int64_t origin = kFlat ? plane * plan.in_plane : 0;
     // A branch-free min/max (vectorized by the compiler) first; the loop
-    // that names the culprit runs only on failure.
+    // that names the culprit runs only on failure. No subtraction: a
+    // corrupt value near the type's limits must not overflow.
     A lo = std::numeric_limits<A>::max(), hi = std::numeric_limits<A>::min();
     for (std::int64_t o = 0; o < plan.out_plane; ++o) {
       lo = std::min(lo, am[o]);
       hi = std::max(hi, am[o]);
     }
-    if (lo - base >= 0 && hi - base < plan.in_plane) return;
+    if (lo >= origin && hi < origin + plan.in_plane) return;
     for (std::int64_t o = 0; o < plan.out_plane; ++o)
-      if (am[o] - base < 0 || am[o] - base >= plan.in_plane)
-        throw RunError("saved argmax " + std::to_string(am[o]) + " of output " +
-                       std::to_string(first + o) + " is outside its plane [" +
-                       std::to_string(base) + ", " + std::to_string(base + plan.in_plane) + ")");
+      if (am[o] < origin || am[o] >= origin + plan.in_plane)
+        throw_argmax_outside(am[o], plane * plan.out_plane + o, plane, plan.in_plane, !kFlat);
   }
 
   static void max_backward(const Plan& plan, SavedArgmax argmax, const T* dy, double scale, T* dx,
                            std::int64_t begin, std::int64_t end) {
     if (argmax.offsets)
-      max_backward_planes(plan, argmax.offsets, false, dy, scale, dx, begin, end);
+      max_backward_planes(plan, argmax.offsets, dy, scale, dx, begin, end);
     else
-      max_backward_planes(plan, argmax.flat, true, dy, scale, dx, begin, end);
+      max_backward_planes(plan, argmax.flat, dy, scale, dx, begin, end);
   }
 
-  /// MaxPool's backward over planes [begin, end); `flat`: argmax holds flat
-  /// input indices, else offsets within each plane.
+  /// MaxPool's backward over planes [begin, end) from int64 flat indices or
+  /// int32 offsets within each plane.
   template <class A>
-  static void max_backward_planes(const Plan& plan, const A* argmax, bool flat, const T* dy,
-                                  double scale, T* dx, std::int64_t begin, std::int64_t end) {
+  static void max_backward_planes(const Plan& plan, const A* argmax, const T* dy, double scale,
+                                  T* dx, std::int64_t begin, std::int64_t end) {
+    constexpr bool kFlat = std::is_same_v<A, std::int64_t>;
     const V scale_v = B::broadcast(static_cast<C>(scale));
     std::vector<C> sums(at(plan.in_plane));
     for (std::int64_t plane = begin; plane < end; ++plane) {
       for (std::int64_t i = 0; i < plan.in_plane; i += N)
         B::store(sums.data() + i, B::zero(), B::first_n(plan.in_plane - i));
       const std::int64_t base = plane * plan.in_plane;
-      const std::int64_t first = flat ? base : 0;  // what an argmax of the plane is relative to
+      const std::int64_t origin = kFlat ? base : 0;  // what the plane's argmax counts from
       const A* am = argmax + plane * plan.out_plane;
       const T* dyp = dy + plane * plan.out_plane;
       const bool more = plane + 1 < end;
-      check_argmax(plan, am, first, plane * plan.out_plane);
+      check_argmax<kFlat>(plan, am, plane);
       // In range (checked above), so the scatter has no branch per output.
       std::int64_t o = 0;
       for (; o + 8 <= plan.out_plane; o += 8) {
@@ -1698,9 +1699,9 @@ struct PoolKernels {
           if (o % (64 / sizeof(A)) == 0) __builtin_prefetch(am + plan.out_plane + o, 0, 3);
           if (o % (64 / sizeof(T)) == 0) __builtin_prefetch(dyp + plan.out_plane + o, 0, 3);
         }
-        for (std::int64_t u = o; u < o + 8; ++u) sums[at(am[u] - first)] += static_cast<C>(dyp[u]);
+        for (std::int64_t u = o; u < o + 8; ++u) sums[at(am[u] - origin)] += static_cast<C>(dyp[u]);
       }
-      for (; o < plan.out_plane; ++o) sums[at(am[o] - first)] += static_cast<C>(dyp[o]);
+      for (; o < plan.out_plane; ++o) sums[at(am[o] - origin)] += static_cast<C>(dyp[o]);
       T* dxp = dx + base;
       // The next plane's dX, one line per vector updated here.
       const T* ahead = more ? dxp + plan.in_plane : nullptr;

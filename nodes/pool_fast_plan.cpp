@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
+
+#include "core/errors.hpp"
 
 namespace nodeflow::fast {
 namespace {
@@ -240,6 +243,15 @@ bool make_plan(const PoolGeometry& g, Reduce reduce, bool count_include_pad, std
   plan.input_chunks = (a0.in + plan.input_chunk - 1) / plan.input_chunk;
   plan.backward_scratch = static_cast<std::size_t>(backward_scratch(plan, plan.input_chunk));
   return true;
+}
+
+void throw_argmax_outside(std::int64_t value, std::int64_t output, std::int64_t plane,
+                          std::int64_t in_plane, bool offset) {
+  const std::int64_t origin = offset ? 0 : plane * in_plane;
+  throw RunError("saved argmax " + std::string(offset ? "offset " : "") + std::to_string(value) +
+                 " of output " + std::to_string(output) + " is outside its plane " +
+                 std::to_string(plane) + " [" + std::to_string(origin) + ", " +
+                 std::to_string(origin + in_plane) + ")");
 }
 
 }  // namespace nodeflow::fast

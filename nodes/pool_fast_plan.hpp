@@ -103,10 +103,17 @@ struct Argmax {
   }
 };
 
-/// A saved argmax for the backward, in one of Argmax's two forms.
+/// A saved argmax for the backward, in one of Argmax's two forms (one
+/// pointer set).
 struct SavedArgmax {
   const std::int64_t* flat = nullptr;
   const std::int32_t* offsets = nullptr;
 };
+
+/// Throws the RunError for a saved argmax `value` of output `output` that
+/// lies outside its plane `plane` of in_plane inputs: an offset (0 to
+/// in_plane) or a flat index (the plane's first input onward).
+[[noreturn]] void throw_argmax_outside(std::int64_t value, std::int64_t output,
+                                       std::int64_t plane, std::int64_t in_plane, bool offset);
 
 }  // namespace nodeflow::fast

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <algorithm>
 #include <iterator>
 #include <limits>
 
@@ -25,10 +24,6 @@ using json_detail::Json;
 constexpr std::string_view kFormat = "nodeflow.graph";
 constexpr std::int64_t kVersion = 1;
 
-// graph-format.md's dtypes (not the internal int32).
-constexpr DType kGraphDTypes[] = {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16,
-                                  DType::Int8,    DType::UInt8,   DType::Int64};
-
 std::string known_dtypes() {
   std::string out;
   for (DType t : kGraphDTypes) out += (out.empty() ? "" : ", ") + std::string(dtype_name(t));
@@ -38,8 +33,7 @@ std::string known_dtypes() {
 DType read_dtype(const Json& obj, const std::string& path) {
   const Json& v = obj.at("dtype");
   DType t{};
-  if (!v.is_string() || !parse_dtype(v.get_ref<const std::string&>(), t) ||
-      std::find(std::begin(kGraphDTypes), std::end(kGraphDTypes), t) == std::end(kGraphDTypes))
+  if (!v.is_string() || !parse_dtype(v.get_ref<const std::string&>(), t) || !is_graph_dtype(t))
     expected(child(path, "dtype"), "one of " + known_dtypes(), v);
   return t;
 }

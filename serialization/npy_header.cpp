@@ -259,10 +259,10 @@ std::string_view descr_of(DType dtype) {
     case DType::Int8: return "|i1";
     case DType::UInt8: return "|u1";
     case DType::Int64: return "<i8";
-    case DType::Int32: return "<i4";
-    case DType::BFloat16: break;
+    case DType::BFloat16: throw UnsupportedDType("bfloat16 has no .npy dtype (it is written as <f4)");
+    case DType::Int32: break;
   }
-  throw UnsupportedDType("bfloat16 has no .npy dtype (it is written as <f4)");
+  throw UnsupportedDType("int32 is internal to nodeflow (MaxPool's training state) and has no .npy form");
 }
 
 std::string encode_header(DType dtype, const Shape& shape) {

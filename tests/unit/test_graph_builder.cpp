@@ -112,6 +112,22 @@ NodeDef pool_node(const std::string& name, std::vector<std::string> inputs,
   return n;
 }
 
+TEST(GraphBuilder, RefusesTheInternalInt32) {
+  GraphBuilder b("g");
+  try {
+    b.add_input("x", DType::Int32, {1});
+    ADD_FAILURE() << "int32 input accepted";
+  } catch (const UnsupportedDType& e) {
+    EXPECT_STREQ(e.what(), "inputs[0] (x).dtype: int32 is not a graph dtype");
+  }
+  try {
+    b.add_initializer("w", Tensor(DType::Int32, {2}), false);
+    ADD_FAILURE() << "int32 initializer accepted";
+  } catch (const UnsupportedDType& e) {
+    EXPECT_STREQ(e.what(), "initializers[0] (w).dtype: int32 is not a graph dtype");
+  }
+}
+
 TEST(GraphBuilder, ReportsEachMistakeInGraphsOwnWords) {
   const std::vector<Mistake> mistakes = {
       {"duplicate tensor", [](GraphBuilder& b) { b.add_input("x", DType::Float32, {1}); },

@@ -147,6 +147,11 @@ TEST_F(NpyRoundTrip, Bfloat16IsWrittenAsFloat32HoldingTheSameValues) {
   EXPECT_EQ(back.values<float>()[2], static_cast<float>(bfloat16(3.3895314e38f)));
 }
 
+TEST_F(NpyRoundTrip, Int32IsInternalAndNotWritten) {
+  EXPECT_THROW(write_npy(dir_ / "i.npy", Tensor(DType::Int32, {2})), UnsupportedDType);
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "i.npy"));
+}
+
 TEST(NpyWrite, HeaderIsWhatNumpyWrites) {
   // numpy: the dict repr, padded with spaces and '\n' to a multiple of 64 bytes.
   const std::string bytes = encode_npy(Tensor::from<float>({2, 3}, {1, 2, 3, 4, 5, 6}));

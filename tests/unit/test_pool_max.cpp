@@ -242,6 +242,50 @@ TEST(MaxPoolBackward, StorageOrderDoesNotChangeTheGradient) {
   EXPECT_EQ(values_of<double>(grads[0]), (std::vector<double>{0, 0, 2, 0, 1, 0}));
 }
 
+TEST(MaxPoolBackward, SameGradientFromEitherFormOfTheSavedArgmax) {
+  // Without Indices the state is int32 offsets within each plane; with it,
+  // int64 flat indices. Several planes, overlapping windows and padding.
+  auto node = testing::make_node("MaxPool", {{"kernel_shape", ints{3, 3}},
+                                             {"strides", ints{2, 2}},
+                                             {"pads", ints{1, 1, 1, 1}}});
+  Tensor x(DType::Float32, {2, 3, 7, 9});
+  auto xv = x.values<float>();
+  for (std::size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>((i * 37) % 101) - 50.0f;
+  Tensor dy(DType::Float32, {2, 3, 4, 5});
+  auto dv = dy.values<float>();
+  for (std::size_t i = 0; i < dv.size(); ++i) dv[i] = static_cast<float>(i % 7) + 0.25f;
+  std::vector<std::vector<float>> results;
+  for (std::size_t outputs : {1u, 2u}) {
+    const auto fwd = testing::run_forward(*node, {x}, outputs, true);
+    ASSERT_EQ(fwd.saved.size(), 1u);
+    EXPECT_EQ(fwd.saved[0].dtype(), outputs == 1 ? DType::Int32 : DType::Int64);
+    std::vector<Tensor> grads{Tensor(DType::Float32, {2, 3, 7, 9})};
+    std::vector<Tensor> dys{dy};
+    if (outputs == 2) dys.push_back(Tensor());
+    testing::run_backward(*node, {x}, fwd, dys, grads);
+    results.push_back(values_of<float>(grads[0]));
+  }
+  EXPECT_EQ(results[0], results[1]);
+  // Each output's gradient lands once: the total is dY's.
+  double total = 0;
+  for (float v : results[0]) total += v;
+  double expected = 0;
+  for (float v : dv) expected += v;
+  EXPECT_DOUBLE_EQ(total, expected);
+}
+
+TEST(MaxPoolBackward, RefusesSavedStateOfAnotherDtypeOrShape) {
+  auto node = testing::make_node("MaxPool", {{"kernel_shape", ints{2}}});
+  const Tensor x = Tensor::from<float>({1, 2, 2}, {1, 2, 4, 3});
+  auto fwd = testing::run_forward(*node, {x}, 1, true);
+  std::vector<Tensor> grads{Tensor(DType::Float32, {1, 2, 2})};
+  const std::vector<Tensor> dys{Tensor(DType::Float32, {1, 2, 1})};
+  for (const Tensor& wrong : {Tensor(DType::Float32, {1, 2, 1}), Tensor(DType::Int32, {1, 1, 1})}) {
+    fwd.saved = {wrong};
+    EXPECT_THROW(testing::run_backward(*node, {x}, fwd, dys, grads), RunError);
+  }
+}
+
 TEST(MaxPoolBackward, RefusesIntegersAndMissingState) {
   auto node = testing::make_node("MaxPool", {{"kernel_shape", ints{2}}});
   const Tensor x8 = Tensor::from<std::int8_t>({1, 1, 2}, {1, 2});
