@@ -1675,6 +1675,11 @@ struct PoolKernels {
       max_backward_planes(plan, argmax.flat, dy, scale, dx, begin, end);
   }
 
+  /// Planes whose scatters MaxPool's backward interleaves: where windows
+  /// overlap, consecutive outputs often share their argmax, and each such
+  /// add waits for the one before it; another plane's adds fill that wait.
+  static constexpr std::int64_t kScatterPlanes = 2;
+
   /// MaxPool's backward over planes [begin, end) from int64 flat indices or
   /// int32 offsets within each plane.
   template <class A>
@@ -1682,35 +1687,64 @@ struct PoolKernels {
                                   T* dx, std::int64_t begin, std::int64_t end) {
     constexpr bool kFlat = std::is_same_v<A, std::int64_t>;
     const V scale_v = B::broadcast(static_cast<C>(scale));
-    std::vector<C> sums(at(plan.in_plane));
-    for (std::int64_t plane = begin; plane < end; ++plane) {
-      for (std::int64_t i = 0; i < plan.in_plane; i += N)
-        B::store(sums.data() + i, B::zero(), B::first_n(plan.in_plane - i));
-      const std::int64_t base = plane * plan.in_plane;
-      const std::int64_t origin = kFlat ? base : 0;  // what the plane's argmax counts from
-      const A* am = argmax + plane * plan.out_plane;
-      const T* dyp = dy + plane * plan.out_plane;
-      const bool more = plane + 1 < end;
-      check_argmax<kFlat>(plan, am, plane);
-      // In range (checked above), so the scatter has no branch per output.
-      std::int64_t o = 0;
-      for (; o + 8 <= plan.out_plane; o += 8) {
-        if (more) {  // the next plane's argmax and dY, one line at a time
-          if (o % (64 / sizeof(A)) == 0) __builtin_prefetch(am + plan.out_plane + o, 0, 3);
-          if (o % (64 / sizeof(T)) == 0) __builtin_prefetch(dyp + plan.out_plane + o, 0, 3);
-        }
-        for (std::int64_t u = o; u < o + 8; ++u) sums[at(am[u] - origin)] += static_cast<C>(dyp[u]);
+    std::vector<C> buffer(at(kScatterPlanes * plan.in_plane));
+    for (std::int64_t first = begin; first < end; first += kScatterPlanes) {
+      const std::int64_t count = std::min(kScatterPlanes, end - first);
+      const A* am[kScatterPlanes];
+      const T* dyp[kScatterPlanes];
+      C* sums[kScatterPlanes];
+      std::int64_t origin[kScatterPlanes];  // what each plane's argmax counts from
+      for (std::int64_t k = 0; k < count; ++k) {
+        const std::int64_t plane = first + k;
+        sums[k] = buffer.data() + k * plan.in_plane;
+        for (std::int64_t i = 0; i < plan.in_plane; i += N)
+          B::store(sums[k] + i, B::zero(), B::first_n(plan.in_plane - i));
+        check_argmax<kFlat>(plan, argmax + plane * plan.out_plane, plane);
+        am[k] = argmax + plane * plan.out_plane;
+        origin[k] = kFlat ? plane * plan.in_plane : 0;
+        dyp[k] = dy + plane * plan.out_plane;
       }
-      for (; o < plan.out_plane; ++o) sums[at(am[o] - origin)] += static_cast<C>(dyp[o]);
-      T* dxp = dx + base;
-      // The next plane's dX, one line per vector updated here.
-      const T* ahead = more ? dxp + plan.in_plane : nullptr;
-      for (std::int64_t i = 0; i < plan.in_plane; i += N) {
-        if (ahead && i % (64 / sizeof(T)) < N) __builtin_prefetch(ahead + i, 1, 3);
-        const M m = B::first_n(plan.in_plane - i);
-        update(dxp + i, B::load(sums.data() + i, m), scale_v, std::min(N, plan.in_plane - i));
+      const bool more = first + count < end;
+      if (count == kScatterPlanes)
+        scatter<kScatterPlanes>(plan, am, origin, dyp, sums, more);
+      else
+        scatter<1>(plan, am, origin, dyp, sums, more);
+      for (std::int64_t k = 0; k < count; ++k) {
+        const std::int64_t plane = first + k;
+        T* dxp = dx + plane * plan.in_plane;
+        // The next plane's dX, one line per vector updated here.
+        const T* ahead = plane + 1 < end ? dxp + plan.in_plane : nullptr;
+        for (std::int64_t i = 0; i < plan.in_plane; i += N) {
+          if (ahead && i % (64 / sizeof(T)) < N) __builtin_prefetch(ahead + i, 1, 3);
+          const M m = B::first_n(plan.in_plane - i);
+          update(dxp + i, B::load(sums[k] + i, m), scale_v, std::min(N, plan.in_plane - i));
+        }
       }
     }
   }
+
+  /// sums[k][am[k][o] - origin[k]] += dy[k][o] for the outputs of K planes
+  /// in output order, the planes interleaved (the argmax checked in range);
+  /// `more`: prefetch the next K planes'.
+  template <std::int64_t K, class A>
+  static void scatter(const Plan& plan, const A* const* am, const std::int64_t* origin,
+                      const T* const* dyp, C* const* sums, bool more) {
+    const std::int64_t ahead = K * plan.out_plane;
+    std::int64_t o = 0;
+    for (; o + 8 <= plan.out_plane; o += 8) {
+      if (more)
+        for (std::int64_t k = 0; k < K; ++k) {
+          if (o % (64 / sizeof(A)) == 0) __builtin_prefetch(am[k] + ahead + o, 0, 3);
+          if (o % (64 / sizeof(T)) == 0) __builtin_prefetch(dyp[k] + ahead + o, 0, 3);
+        }
+      for (std::int64_t u = o; u < o + 8; ++u)
+        for (std::int64_t k = 0; k < K; ++k)
+          sums[k][am[k][u] - origin[k]] += static_cast<C>(dyp[k][u]);
+    }
+    for (; o < plan.out_plane; ++o)
+      for (std::int64_t k = 0; k < K; ++k)
+        sums[k][am[k][o] - origin[k]] += static_cast<C>(dyp[k][o]);
+  }
+
 
 };
