@@ -830,7 +830,7 @@ struct PoolKernels {
     if (!kPerRow && fused_ok(plan)) {
       const RowInput row(last, C(0));
       for (std::int64_t item = begin; item < end; ++item)
-        fused_item<false, false, tr>(plan, row, x, y, Argmax{}, divisors.data(), item);
+        fused_item<false, false, tr, false>(plan, row, x, y, Argmax{}, divisors.data(), item);
       return;
     }
     Stages st(plan, false, C(0));
@@ -964,13 +964,19 @@ struct PoolKernels {
                           std::int64_t begin, std::int64_t end) {
     const AxisPlan& last = plan.axes.back();
     const bool fused = fused_ok(plan);
+    bool clipped = false;  // a window of the last axis reaches outside the row
+    for (std::int64_t o = 0; o < last.out; ++o)
+      clipped = clipped || last.tap_lo[at(o)] != last.t_first || last.tap_hi[at(o)] != last.t_end;
     // The staged path's buffers; the fused path only needs them for the exact order.
     std::unique_ptr<Stages> st;
     if (!fused) st = std::make_unique<Stages>(plan, kIdx, lowest());
     RowInput row(last, lowest(), plan.axes.size() == 2 && st ? st->valid0 : 1);
     std::unique_ptr<RowProgram> program;  // built the first time an item needs it
     for (std::int64_t item = begin; item < end; ++item) {
-      if (fused ? fused_item<true, kIdx, Tr::Identity>(plan, row, x, y, argmax, nullptr, item)
+      if (fused ? (clipped ? fused_item<true, kIdx, Tr::Identity, true>(plan, row, x, y, argmax,
+                                                                       nullptr, item)
+                           : fused_item<true, kIdx, Tr::Identity, false>(plan, row, x, y, argmax,
+                                                                        nullptr, item))
                 : forward_max_item<kIdx, false>(plan, x, y, argmax, item, row, nullptr, *st))
         continue;
       if (!program) program = std::make_unique<RowProgram>(last);
@@ -1028,7 +1034,10 @@ struct PoolKernels {
   /// One fused item of MaxPool (kMax) or of a sum. MaxPool returns false when
   /// the item holds a NaN, or with the argmax a lowest() (see row_max); its
   /// outputs are then written again by the exact path.
-  template <bool kMax, bool kIdx, Tr tr>
+  /// kClipped: some window of the last axis reaches outside the row, so
+  /// lanes filled with lowest() sit in real windows and the argmax must
+  /// watch for real lowest() values (see row_max).
+  template <bool kMax, bool kIdx, Tr tr, bool kClipped>
   static bool fused_item(const Plan& plan, const RowInput& row, const T* x, T* y,
                          Argmax argmax, const C* divisors, std::int64_t item) {
     const std::size_t n = plan.axes.size();
@@ -1057,7 +1066,7 @@ struct PoolKernels {
             prefetch_pair(in + ahead, v, ahead);
             V even, odd;
             if constexpr (kMax) {
-              row.template pair<true, kIdx>(in, v, floor, even, odd, flags);
+              row.template pair<true, kIdx && kClipped>(in, v, floor, even, odd, flags);
               if constexpr (kIdx) {
                 const I at_even = B::add_i(evens, rows[r] + 2 * v * N);
                 const M take_odd = B::greater(odd, even);

@@ -341,6 +341,50 @@ TEST(PoolFastSweep, AverageSignedZerosAsTheReference) {
   }
 }
 
+// lowest() is also what the kernels pad MaxPool's rows with: a real lowest()
+// must still win its window by row-major order, over the padding too.
+TEST(PoolFastSweep, MaxArgmaxOfLowestValuesAsTheReference) {
+  const std::vector<std::pair<Shape, Attributes>> cases = {
+      {{1, 3, 6, 8}, window_attrs({2, 2}, {2, 2}, {0, 0, 0, 0})},           // fused, no clipping
+      {{1, 3, 6, 8}, window_attrs({2, 2}, {2, 2}, {1, 1, 1, 1})},           // fused, padded
+      {{1, 2, 4, 6, 8}, window_attrs({2, 2, 2}, {2, 2, 2}, {0, 0, 0, 0, 0, 0})},
+      {{1, 3, 7, 9}, window_attrs({3, 3}, {2, 2}, {1, 1, 1, 1})},           // staged
+  };
+  std::vector<std::pair<Shape, Attributes>> all = cases;
+  Attributes ceil = window_attrs({2, 2}, {2, 2}, {0, 0, 0, 0});
+  ceil["ceil_mode"] = std::int64_t{1};
+  all.push_back({{1, 3, 7, 9}, ceil});  // fused, the last windows clipped
+  std::mt19937_64 rng(11);
+  for (const auto& [shape, attrs] : all) {
+    SCOPED_TRACE(to_string(shape));
+    const PoolGeometry g = pool_geometry(parse_pool_attributes(PoolKind::Max, attrs), shape);
+    Tensor x(DType::Float32, shape);
+    const float lowest = std::numeric_limits<float>::lowest();
+    for (float& v : x.values<float>()) {
+      const auto roll = rng() % 8;
+      v = roll < 5 ? lowest : roll < 7 ? -std::numeric_limits<float>::infinity() : -1.0f;
+    }
+    const std::span<const float> cx(x.values<float>());
+    Tensor y_ref(DType::Float32, g.output_shape()), am_ref(DType::Int64, g.output_shape());
+    max_pool_forward<float>(g, cx, y_ref.values<float>(), am_ref.values<std::int64_t>());
+    for (PoolImpl impl : testing::pool_fast::fast_impls()) {
+      SCOPED_TRACE(pool_impl_name(impl));
+      const testing::pool_fast::ImplScope scope(impl);
+      Tensor y(DType::Float32, g.output_shape()), am(DType::Int64, g.output_shape());
+      fast::max_pool_forward<float>(g, cx, y.values<float>(), am.values<std::int64_t>(), 2);
+      EXPECT_TRUE(testing::pool_fast::bitwise_equal(y, y_ref));
+      EXPECT_TRUE(testing::pool_fast::bitwise_equal(am, am_ref));
+      Tensor offsets(DType::Int32, g.output_shape());
+      fast::max_pool_forward<float>(g, cx, y.values<float>(), offsets.values<std::int32_t>(), 2);
+      for (std::size_t o = 0; o < offsets.values<std::int32_t>().size(); ++o)
+        ASSERT_EQ(offsets.values<std::int32_t>()[o] +
+                      static_cast<std::int64_t>(o) / g.output_plane() * g.input_plane(),
+                  am_ref.values<std::int64_t>()[o])
+            << "output " << o;
+    }
+  }
+}
+
 // Corrupt saved state must give an error naming it, on every level (the
 // reference level checks before its kernel), never a write outside dX.
 template <typename A>
