@@ -39,14 +39,13 @@ class MaxPoolNode final : public PoolNode {
     visit_dtype(x.dtype(), [&](auto tag) {
       using T = decltype(tag);
       if constexpr (!is_index_type_v<T>) {
+        const auto run = [&](auto winners) {
+          fast::max_pool_forward<T>(g, x.values<T>(), y.values<T>(), winners, ctx.threads);
+        };
         if (offsets)
-          fast::max_pool_forward<T>(g, x.values<T>(), y.values<T>(),
-                                    argmax.values<std::int32_t>(), ctx.threads);
+          run(argmax.values<std::int32_t>());
         else
-          fast::max_pool_forward<T>(g, x.values<T>(), y.values<T>(),
-                                    argmax.empty() ? std::span<std::int64_t>()
-                                                   : argmax.values<std::int64_t>(),
-                                    ctx.threads);
+          run(argmax.empty() ? std::span<std::int64_t>() : argmax.values<std::int64_t>());
       }
     });
     ctx.outputs[0] = y;
@@ -70,14 +69,14 @@ class MaxPoolNode final : public PoolNode {
                      " backward needs the argmax saved by a training-mode forward");
     visit_float_dtype(ctx.inputs[0].dtype, [&](auto tag) {
       using T = decltype(tag);
+      const auto run = [&](auto winners) {
+        fast::max_pool_backward<T>(g, winners, ctx.grad_outputs[0].values<T>(), ctx.scale_for(0),
+                                   ctx.grad_inputs[0].values<T>(), ctx.threads);
+      };
       if (saved->dtype() == DType::Int32)
-        fast::max_pool_backward<T>(g, saved->values<std::int32_t>(),
-                                   ctx.grad_outputs[0].values<T>(), ctx.scale_for(0),
-                                   ctx.grad_inputs[0].values<T>(), ctx.threads);
+        run(saved->values<std::int32_t>());
       else
-        fast::max_pool_backward<T>(g, saved->values<std::int64_t>(),
-                                   ctx.grad_outputs[0].values<T>(), ctx.scale_for(0),
-                                   ctx.grad_inputs[0].values<T>(), ctx.threads);
+        run(saved->values<std::int64_t>());
     });
   }
 };

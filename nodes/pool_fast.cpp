@@ -135,8 +135,9 @@ void average_pool_backward(const PoolGeometry& g, bool count_include_pad, std::s
 
 namespace {
 
-constexpr bool is_offset(const std::int32_t*) { return true; }
-constexpr bool is_offset(const std::int64_t*) { return false; }
+// An argmax of A = int32 holds offsets within each plane; of int64, flat indices.
+template <typename A>
+constexpr bool kOffsets = std::is_same_v<A, std::int32_t>;
 
 // Throws unless every saved argmax lies in its plane (the fast kernels check
 // as they go; the reference kernels rely on this).
@@ -144,10 +145,10 @@ template <typename A>
 void check_saved_argmax(const PoolGeometry& g, std::span<const A> argmax) {
   for (std::size_t o = 0; o < argmax.size(); ++o) {
     const std::int64_t plane = static_cast<std::int64_t>(o) / g.output_plane();
-    const std::int64_t origin = is_offset(argmax.data()) ? 0 : plane * g.input_plane();
+    const std::int64_t origin = kOffsets<A> ? 0 : plane * g.input_plane();
     if (argmax[o] < origin || argmax[o] >= origin + g.input_plane())
       throw_argmax_outside(argmax[o], static_cast<std::int64_t>(o), plane, g.input_plane(),
-                           is_offset(argmax.data()));
+                           kOffsets<A>);
   }
 }
 
@@ -160,19 +161,17 @@ std::vector<std::int64_t> flat_indices(const PoolGeometry& g,
   return flat;
 }
 
-// MaxPool forward and backward for either form of the argmax (A = int64: flat
-// indices, A = int32: offsets within each plane).
+// MaxPool forward and backward for either form of the argmax.
 template <typename T, typename A>
 void max_forward(const PoolGeometry& g, std::span<const T> x, std::span<T> y, std::span<A> argmax,
                  int threads) {
-  constexpr bool kOffsets = std::is_same_v<A, std::int32_t>;
-  if (kOffsets && g.input_plane() > std::numeric_limits<std::int32_t>::max())
+  if (kOffsets<A> && g.input_plane() > std::numeric_limits<std::int32_t>::max())
     throw RunError("MaxPool: int32 plane offsets need planes of fewer than 2^31 elements, not " +
                    std::to_string(g.input_plane()));
   const int team = team_for<T>(threads, g);
   Plan plan;
   if (!plan_for(g, Reduce::Max, false, 0, team, plan)) {
-    if constexpr (kOffsets) {
+    if constexpr (kOffsets<A>) {
       std::vector<std::int64_t> flat(argmax.size());
       nodeflow::max_pool_forward<T>(g, x, y, flat);
       for (std::size_t o = 0; o < flat.size(); ++o)
@@ -186,7 +185,7 @@ void max_forward(const PoolGeometry& g, std::span<const T> x, std::span<T> y, st
   const auto forward = kernels_for<T>(plan).forward;
   Argmax winners;
   if (!argmax.empty()) {
-    if constexpr (kOffsets)
+    if constexpr (kOffsets<A>)
       winners.offsets = argmax.data();
     else
       winners.flat = argmax.data();
@@ -199,12 +198,11 @@ void max_forward(const PoolGeometry& g, std::span<const T> x, std::span<T> y, st
 template <typename T, typename A>
 void max_backward(const PoolGeometry& g, std::span<const A> argmax, std::span<const T> dy,
                   double scale, std::span<T> dx, int threads) {
-  constexpr bool kOffsets = std::is_same_v<A, std::int32_t>;
   const int team = team_for<T>(threads, g);
   Plan plan;
   if (!plan_for(g, Reduce::Max, false, 0, team, plan)) {
     check_saved_argmax(g, argmax);
-    if constexpr (kOffsets)
+    if constexpr (kOffsets<A>)
       nodeflow::max_pool_backward<T>(flat_indices(g, argmax), dy, scale, dx);
     else
       nodeflow::max_pool_backward<T>(argmax, dy, scale, dx);
@@ -212,7 +210,7 @@ void max_backward(const PoolGeometry& g, std::span<const A> argmax, std::span<co
   }
   const auto backward = kernels_for<T>(plan).max_backward;
   SavedArgmax saved;
-  if constexpr (kOffsets)
+  if constexpr (kOffsets<A>)
     saved.offsets = argmax.data();
   else
     saved.flat = argmax.data();
