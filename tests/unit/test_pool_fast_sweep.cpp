@@ -282,6 +282,11 @@ TEST(PoolFastSweep, CommonShapesAtFullWidth) {
       {PoolKind::Max, {1, 3, 11, 55}, window_attrs({2, 2}, {2, 2}, {1, 1, 0, 1})},
       {PoolKind::Average, {2, 3, 28, 28}, window_attrs({3, 3}, {1, 1}, {1, 1, 1, 1})},  // P3
       {PoolKind::GlobalAverage, {2, 5, 7, 7}, {}},                                      // P4
+      // Whole planes are summed N at a time: full groups and a partial one.
+      {PoolKind::GlobalAverage, {3, 13, 7, 7}, {}},
+      {PoolKind::GlobalAverage, {1, 35, 9, 9}, {}},
+      {PoolKind::Lp, {2, 19, 3, 5}, with(window_attrs({3, 5}, {1, 1}, {0, 0, 0, 0}), "p", 1)},
+      {PoolKind::Lp, {2, 19, 3, 5}, with(window_attrs({3, 5}, {1, 1}, {0, 0, 0, 0}), "p", 2)},
       {PoolKind::Max,
        {1, 2, 6, 14, 56},
        window_attrs({2, 2, 2}, {2, 2, 2}, {0, 0, 0, 0, 0, 0})},  // P5
