@@ -140,8 +140,25 @@ void check_destination(const OutputFile& file) {
     throw IoError(named + ": cannot write in " + dir.string() + ": " + std::strerror(errno));
 }
 
-void check_outputs(const TrainFiles& files) {
+// An output that is one of the command's own inputs would replace it: the
+// graph by the metrics, say, an epoch into the run. Only -o may name the graph
+// it trains (training in place: the trained graph replaces it atomically at
+// the end).
+void refuse_inputs_as_outputs(const TrainRequest& request, const TrainFiles& files) {
+  const std::pair<const char*, const fs::path*> inputs[] = {{"the graph", &request.graph},
+                                                            {"--config", &request.config}};
+  for (const OutputFile& file : files.all())
+    for (const auto& [input, path] : inputs) {
+      if (path->empty() || (file.option == "-o" && path == &request.graph)) continue;
+      if (same_file(file.path, *path))
+        throw UsageError(file.named() + " is the file of " + input + " (" + path->string() +
+                         "), which this command reads; each output needs a file of its own");
+    }
+}
+
+void check_outputs(const TrainRequest& request, const TrainFiles& files) {
   refuse_shared_files(files.all());
+  refuse_inputs_as_outputs(request, files);
   try {
     check_chart_name(files.chart.path);
   } catch (const InvalidAttribute& e) {
@@ -198,7 +215,7 @@ std::string percent(double fraction) {
 void train_model(const TrainRequest& request, std::ostream& out) {
   // Before anything is loaded, trained or created: a bad destination costs nothing yet.
   const TrainFiles files = planned_files(request);
-  check_outputs(files);
+  check_outputs(request, files);
   keep_freed_buffers_in_heap();
   spdlog::set_level(spdlog::level::info);  // progress lines (stderr)
   TrainConfig config = load_train_config(request.config);

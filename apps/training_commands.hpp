@@ -32,7 +32,8 @@ struct TrainRequest {
 
 /// First checks, before anything is loaded or created, where the files go:
 /// UsageError when two outputs (defaults included) are one file after symbolic
-/// links and "."/".." are resolved, or when the chart's name ends in neither
+/// links and "."/".." are resolved, when an output is the graph (other than
+/// `output`: training in place) or the configuration, or when the chart's name ends in neither
 /// .svg nor .png; IoError naming the option and the path when a destination is
 /// a directory or its directory cannot be created or written in. Then loads the
 /// graph and configuration, trains on the training split (logging

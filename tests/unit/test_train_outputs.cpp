@@ -240,6 +240,25 @@ TEST_F(TrainCommandOutputs, OutputsNamingOneFileAreRefusedBeforeAnythingIsWritte
                  {"-o o.json", "--predictions ./o.json", "same file"});
 }
 
+TEST_F(TrainCommandOutputs, AnOutputNamingAnInputIsRefusedBeforeAnythingIsWritten) {
+  expect_refused({"-o", "o.json", "--metrics", "g.json"}, kUsage,
+                 {"--metrics g.json is the file of the graph (g.json)"});
+  expect_refused({"-o", "o.json", "--checkpoint", "./g.json"}, kUsage,
+                 {"--checkpoint ./g.json is the file of the graph (g.json)"});
+  expect_refused({"-o", "c.json"}, kUsage, {"-o c.json is the file of --config (c.json)"});
+  fs::create_symlink("c.json", dir() / "c-link.json");
+  expect_refused({"-o", "o.json", "--predictions", "c-link.json"}, kUsage,
+                 {"--predictions c-link.json is the file of --config (c.json)"});
+}
+
+TEST_F(TrainCommandOutputs, TrainingInPlaceMayReplaceTheGraphItTrains) {
+  const ProcessResult r = train({"-o", "g.json"});
+  // The refusals above come before the data; this run gets as far as the
+  // missing digits, past every check of the files.
+  EXPECT_EQ(r.err.find("is the file of"), std::string::npos) << r.describe();
+  EXPECT_NE(r.err.find("no-digits"), std::string::npos) << r.describe();
+}
+
 TEST_F(TrainCommandOutputs, ADefaultNameDerivedFromOutputCollidesToo) {
   expect_refused({"-o", "o.json", "--predictions", "o.metrics.csv"}, kUsage,
                  {"the default --metrics and --predictions both name o.metrics.csv"});
