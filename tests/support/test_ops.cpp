@@ -1,6 +1,7 @@
 #include "support/test_ops.hpp"
 
 #include <mutex>
+#include <utility>
 
 #include "core/registry.hpp"
 
@@ -55,6 +56,15 @@ class TestMul : public Node {
 };
 
 }  // namespace
+
+NodeDef test_scale(const std::string& name, std::vector<std::string> inputs, double alpha) {
+  NodeDef n;
+  n.op_type = "TestScale";
+  n.name = name;
+  n.inputs = std::move(inputs);
+  n.attributes["alpha"] = alpha;
+  return n;
+}
 
 void register_test_ops() {
   static std::once_flag once;

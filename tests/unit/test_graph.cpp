@@ -8,20 +8,13 @@
 namespace nodeflow {
 namespace {
 
-NodeDef scale(const std::string& name, std::vector<std::string> in, double alpha = 2.0) {
-  NodeDef n;
-  n.op_type = "TestScale";
-  n.name = name;
-  n.inputs = std::move(in);
-  n.attributes["alpha"] = alpha;
-  return n;
-}
+using testing::test_scale;
 
 GraphDef chain() {
   testing::register_test_ops();
   GraphDef g;
   g.inputs.push_back({"x", {DType::Float32, {kDynamicDim, 3}}});
-  g.nodes = {scale("b", {"a"}), scale("a", {"x"})};  // document order is not execution order
+  g.nodes = {test_scale("b", {"a"}), test_scale("a", {"x"})};  // document order is not execution order
   g.outputs = {"b"};
   return g;
 }
@@ -50,8 +43,8 @@ TEST(Graph, DefaultOutputNamesAreNodeNameAndIndex) {
 
 TEST(Graph, ReportsCycleNamingANodeOnIt) {
   GraphDef d = chain();
-  d.nodes.push_back(scale("c", {"d"}));
-  d.nodes.push_back(scale("d", {"c"}));
+  d.nodes.push_back(test_scale("c", {"d"}));
+  d.nodes.push_back(test_scale("d", {"c"}));
   const std::string msg = error_of(d);
   EXPECT_NE(msg.find("cycle"), std::string::npos) << msg;
   EXPECT_NE(msg.find("c, d"), std::string::npos) << msg;

@@ -22,14 +22,7 @@ std::vector<float> values(const Tensor& t) {
   return {v.begin(), v.end()};
 }
 
-NodeDef scale(const std::string& name, std::vector<std::string> in, double alpha) {
-  NodeDef n;
-  n.op_type = "TestScale";
-  n.name = name;
-  n.inputs = std::move(in);
-  n.attributes["alpha"] = alpha;
-  return n;
-}
+using testing::test_scale;
 
 // Document order differs from execution order; "m" reads an initializer.
 GraphDef scaled() {
@@ -41,7 +34,7 @@ GraphDef scaled() {
   m.op_type = "TestMul";
   m.name = "m";
   m.inputs = {"b", "w"};
-  g.nodes = {scale("b", {"a"}, 3.0), m, scale("a", {"x"}, 2.0)};
+  g.nodes = {test_scale("b", {"a"}, 3.0), m, test_scale("a", {"x"}, 2.0)};
   g.outputs = {"m", "a", "b"};  // not in name order
   return g;
 }
@@ -108,7 +101,7 @@ TEST(GraphSlots, ExecutionOrderTakesTheSmallestReadyNodeFirst) {
     std::vector<NodeDef> nodes;  // node k reads "x" or earlier nodes' outputs
     for (std::size_t k = 0; k < n; ++k) {
       auto pick = [&] { return k == 0 || rng() % 4 == 0 ? std::string("x") : "t" + std::to_string(rng() % k); };
-      NodeDef node = scale("t" + std::to_string(k), {pick()}, 1.0);
+      NodeDef node = test_scale("t" + std::to_string(k), {pick()}, 1.0);
       if (rng() % 2) {
         node.op_type = "TestMul";
         node.attributes.clear();
