@@ -1056,48 +1056,62 @@ struct PoolKernels {
     const I evens = B::iota(row.base, 2);  // lane j's even tap in its row
     for (std::int64_t o0 = it.ob; o0 < it.oe; ++o0)
       for (std::int64_t o1 = 0; o1 < middle; ++o1) {
-        const std::int64_t count = fused_rows(plan, o0, o1, rows);
+        const std::int64_t found = fused_rows(plan, o0, o1, rows);
         const std::int64_t out_row = (o0 * middle + o1) * last.out;
-        for (std::int64_t v = 0; v < row.vectors; ++v) {
-          V best = B::zero();
-          I best_idx{};
-          for (std::int64_t r = 0; r < count; ++r) {
-            const T* in = xp + rows[r];
-            prefetch_pair(in + ahead, v, ahead);
-            V even, odd;
-            if constexpr (kMax) {
-              row.template pair<true, kIdx && kClipped>(in, v, floor, even, odd, flags);
-              if constexpr (kIdx) {
-                const I at_even = B::add_i(evens, rows[r] + 2 * v * N);
-                const M take_odd = B::greater(odd, even);
-                const V c = B::select(take_odd, odd, even);
-                const I c_idx = B::select_i(take_odd, B::add_i(at_even, 1), at_even);
-                const M take = r == 0 ? B::first_n(N) : B::greater(c, best);
-                best = B::select(take, c, best);
-                best_idx = B::select_i(take, c_idx, best_idx);
+        // K: the window's input rows as a compile-time count where it is the
+        // full 2 (2-D) or 4 (3-D), so the loop over them unrolls; a loop of a
+        // runtime 2 or 4 per vector cost a mispredicted exit about every
+        // vector. Windows clipped by the input (ceil_mode, pads) take K = 0.
+        auto vectors_of_row = [&](auto fixed) {
+          constexpr int K = decltype(fixed)::value;
+          const std::int64_t count = K > 0 ? K : found;
+          for (std::int64_t v = 0; v < row.vectors; ++v) {
+            V best = B::zero();
+            I best_idx{};
+            for (std::int64_t r = 0; r < count; ++r) {
+              const T* in = xp + rows[r];
+              prefetch_pair(in + ahead, v, ahead);
+              V even, odd;
+              if constexpr (kMax) {
+                row.template pair<true, kIdx && kClipped>(in, v, floor, even, odd, flags);
+                if constexpr (kIdx) {
+                  const I at_even = B::add_i(evens, rows[r] + 2 * v * N);
+                  const M take_odd = B::greater(odd, even);
+                  const V c = B::select(take_odd, odd, even);
+                  const I c_idx = B::select_i(take_odd, B::add_i(at_even, 1), at_even);
+                  const M take = r == 0 ? B::first_n(N) : B::greater(c, best);
+                  best = B::select(take, c, best);
+                  best_idx = B::select_i(take, c_idx, best_idx);
+                } else {
+                  const V c = B::max(odd, even);
+                  best = r == 0 ? c : B::max(c, best);
+                }
               } else {
-                const V c = B::max(odd, even);
-                best = r == 0 ? c : B::max(c, best);
+                M unused = B::none();
+                row.template pair<false, false>(in, v, B::zero(), even, odd, unused);
+                const V c = B::add(transform<tr>(even, plan.p), transform<tr>(odd, plan.p));
+                best = r == 0 ? c : B::add(best, c);
               }
+            }
+            const std::int64_t j = out_row + v * N;
+            const M m = v + 1 < row.vectors ? B::first_n(N) : tail;
+            if constexpr (kMax) {
+              __builtin_prefetch(y + out_base + j + out_count, 1, 3);
+              if constexpr (kIdx) prefetch_argmax(argmax, out_base + j + out_count);
+              B::store(y + out_base + j, best, m);
+              if constexpr (kIdx)
+                store_argmax(argmax, out_base + j, best_idx, it.plane * plan.in_plane, m);
             } else {
-              M unused = B::none();
-              row.template pair<false, false>(in, v, B::zero(), even, odd, unused);
-              const V c = B::add(transform<tr>(even, plan.p), transform<tr>(odd, plan.p));
-              best = r == 0 ? c : B::add(best, c);
+              sink.put(j, best, m, j);
             }
           }
-          const std::int64_t j = out_row + v * N;
-          const M m = v + 1 < row.vectors ? B::first_n(N) : tail;
-          if constexpr (kMax) {
-            __builtin_prefetch(y + out_base + j + out_count, 1, 3);
-            if constexpr (kIdx) prefetch_argmax(argmax, out_base + j + out_count);
-            B::store(y + out_base + j, best, m);
-            if constexpr (kIdx)
-              store_argmax(argmax, out_base + j, best_idx, it.plane * plan.in_plane, m);
-          } else {
-            sink.put(j, best, m, j);
-          }
-        }
+        };
+        if (found == 2)
+          vectors_of_row(std::integral_constant<int, 2>{});
+        else if (found == 4)
+          vectors_of_row(std::integral_constant<int, 4>{});
+        else
+          vectors_of_row(std::integral_constant<int, 0>{});
       }
     return !B::any(flags);
   }
