@@ -294,6 +294,11 @@ TEST(PoolFastSweep, CommonShapesAtFullWidth) {
       {PoolKind::Average,
        {2, 3, 11, 55},
        with(window_attrs({2, 2}, {2, 2}, {0, 0, 0, 0}), "ceil_mode", 1)},  // P6
+      // Fused rows of 1 to 5 vectors (AVX-512; AVX2 has twice as many).
+      {PoolKind::Average, {1, 2, 6, 30}, window_attrs({2, 2}, {2, 2}, {0, 0, 0, 0})},
+      {PoolKind::Average, {1, 2, 6, 45}, window_attrs({2, 2}, {2, 2}, {0, 0, 0, 0})},
+      {PoolKind::Average, {1, 2, 5, 70}, window_attrs({2, 2}, {2, 2}, {0, 0, 0, 0})},
+      {PoolKind::Max, {1, 2, 5, 70}, window_attrs({2, 2}, {2, 2}, {0, 0, 0, 0})},
       {PoolKind::Average,
        {1, 2, 5, 13, 41},
        with(window_attrs({2, 2, 2}, {2, 2, 2}, {1, 1, 1, 0, 0, 0}), "count_include_pad", 1)},
