@@ -13,7 +13,8 @@
 // stride-2 pairs (2x2 and 2x2x2 windows with stride 2), a fused forward
 // reduces each window's input rows straight from x instead (fused_item).
 // Backward: MaxPool scatters dY into a per-plane sum that is added to dX in
-// one pass (the reference's order, so the result is bitwise the same);
+// one pass (the reference's order, so the result is bitwise the same), or on
+// the fused geometry updates each dX row from its window row's dY and argmax;
 // AveragePool spreads dY / divisor back from axis 0 to the last axis, whose
 // spread is fused with the update of dX, or on the fused geometry adds each
 // window's shares straight to its dX rows.
@@ -1772,6 +1773,10 @@ struct PoolKernels {
                                   T* dx, std::int64_t begin, std::int64_t end) {
     constexpr bool kFlat = std::is_same_v<A, std::int64_t>;
     const V scale_v = B::broadcast(static_cast<C>(scale));
+    if constexpr (!kFlat && N > 1) {
+      if (fused_backward_ok(plan))
+        return fused_max_backward(plan, argmax, dy, scale_v, dx, begin, end);
+    }
     std::vector<C> buffer(at(kScatterPlanes * plan.in_plane));
     for (std::int64_t first = begin; first < end; first += kScatterPlanes) {
       const std::int64_t count = std::min(kScatterPlanes, end - first);
@@ -1805,6 +1810,72 @@ struct PoolKernels {
           update(dxp + i, B::load(sums[k] + i, m), scale_v, std::min(N, plan.in_plane - i));
         }
       }
+    }
+  }
+
+  /// MaxPool's backward on the fused geometry (fused_backward_ok) from int32
+  /// offsets: no input is in two windows, so each dX row is updated once, in
+  /// one pass, from its window row's dY and argmax, without the scatter's
+  /// per-plane sums: input 2k + s of a row (s = 0, 1) takes 0 + dY[k] where
+  /// output k's argmax is that input, else 0, and dX + scale * that is the
+  /// scatter's arithmetic, so the result is bitwise the same. (A saved offset
+  /// inside the plane but outside its window, which no forward writes, is
+  /// ignored here where the scatter would add it; offsets outside the plane
+  /// are refused as there.)
+  static void fused_max_backward(const Plan& plan, const std::int32_t* argmax, const T* dy,
+                                 V scale, T* dx, std::int64_t begin, std::int64_t end) {
+    const std::int64_t width = plan.axes.back().in, outs = plan.axes.back().out;
+    const std::int64_t in_plane = plan.in_plane, out_plane = plan.out_plane;
+    // Per pair of dX vectors (inputs [2pN, 2pN + 2N)): the lanes of its N
+    // outputs and of its two dX vectors, the same in every row.
+    const std::int64_t pairs = (width + 2 * N - 1) / (2 * N);
+    std::vector<MBox, Aligned<MBox>> lanes(at(3 * pairs));
+    for (std::int64_t p = 0; p < pairs; ++p) {
+      lanes[at(3 * p)].v = B::first_n(outs - p * N);
+      lanes[at(3 * p + 1)].v = B::first_n(width - 2 * p * N);
+      lanes[at(3 * p + 2)].v = B::first_n(width - 2 * p * N - N);
+    }
+    const I evens = B::iota(0, 2);  // lane j: the even input of output j
+    for (std::int64_t plane = begin; plane < end; ++plane) {
+      const std::int32_t* am = argmax + plane * out_plane;
+      check_argmax<false>(plan, am, plane);
+      const T* dyp = dy + plane * out_plane;
+      T* dxp = dx + plane * in_plane;
+      const bool more = plane + 1 < end;
+      fused_input_rows(plan, 0, plan.axes[0].in, [&](std::int64_t r, std::int64_t w) {
+        T* row = dxp + r * width;
+        const std::int64_t window_row = std::max<std::int64_t>(w, 0) * outs;  // w < 0: unused
+        const std::int32_t* am_row = am + window_row;
+        const T* dy_row = dyp + window_row;
+        const I row_evens = B::add_i(evens, r * width);
+        for (std::int64_t p = 0; p < pairs; ++p) {
+          const M out_m = lanes[at(3 * p)].v, lo_m = lanes[at(3 * p + 1)].v;
+          V even = B::zero(), odd = B::zero();
+          if (w >= 0) {
+            if (more) {
+              __builtin_prefetch(am_row + p * N + out_plane, 0, 3);
+              __builtin_prefetch(dy_row + p * N + out_plane, 0, 3);
+            }
+            const I winner = B::load_i(am_row + p * N, out_m);
+            const V share = B::add(B::zero(), B::load(dy_row + p * N, out_m));
+            const I at_even = B::add_i(row_evens, 2 * p * N);
+            even = B::select(B::equal_i(out_m, winner, at_even), share, B::zero());
+            odd = B::select(B::equal_i(out_m, winner, B::add_i(at_even, 1)), share, B::zero());
+          }
+          V lo, hi;
+          B::interleave(even, odd, lo, hi);
+          T* at_dx = row + 2 * p * N;
+          if (more) {
+            __builtin_prefetch(at_dx + in_plane, 1, 3);
+            __builtin_prefetch(at_dx + N + in_plane, 1, 3);
+          }
+          B::store(at_dx, B::add(B::load(at_dx, lo_m), B::mul(scale, lo)), lo_m);
+          if (2 * p * N + N < width) {
+            const M hi_m = lanes[at(3 * p + 2)].v;
+            B::store(at_dx + N, B::add(B::load(at_dx + N, hi_m), B::mul(scale, hi)), hi_m);
+          }
+        }
+      });
     }
   }
 

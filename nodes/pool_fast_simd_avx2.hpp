@@ -123,6 +123,10 @@ struct Lanes {
     return _mm256_castps_si256(
         _mm256_blendv_ps(_mm256_castsi256_ps(b), _mm256_castsi256_ps(a), m));
   }
+  /// Lanes in `where` with a[j] == b[j].
+  static M equal_i(M where, I a, I b) {
+    return _mm256_and_ps(where, _mm256_castsi256_ps(_mm256_cmpeq_epi32(a, b)));
+  }
   static I load_i(const std::int32_t* p, M m) {
     return _mm256_maskload_epi32(p, _mm256_castps_si256(m));
   }

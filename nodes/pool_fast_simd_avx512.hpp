@@ -114,6 +114,8 @@ struct Lanes {
     return _mm512_add_epi32(a, _mm512_set1_epi32(static_cast<std::int32_t>(b)));
   }
   static I select_i(M m, I a, I b) { return _mm512_mask_blend_epi32(m, b, a); }
+  /// Lanes in `where` with a[j] == b[j].
+  static M equal_i(M where, I a, I b) { return _mm512_mask_cmpeq_epi32_mask(where, a, b); }
   static I load_i(const std::int32_t* p, M m) { return _mm512_maskz_loadu_epi32(m, p); }
   static void store_i(std::int32_t* p, I v, M m) { _mm512_mask_storeu_epi32(p, m, v); }
   /// p[j] = base + idx[j] as int64 for the lanes in m.

@@ -105,6 +105,7 @@ struct PortableLanes {
   static I iota(std::int64_t base, std::int64_t) { return static_cast<I>(base); }
   static I add_i(I a, std::int64_t b) { return static_cast<I>(a + b); }
   static I select_i(M m, I a, I b) { return m ? a : b; }
+  static M equal_i(M where, I a, I b) { return where && a == b; }
   static I load_i(const std::int32_t* p, M m) { return m ? *p : 0; }
   static void store_i(std::int32_t* p, I v, M m) {
     if (m) *p = v;

@@ -405,6 +405,46 @@ TEST(PoolFastSweep, AverageSignedZerosAsTheReference) {
   }
 }
 
+// MaxPool's gradient is dx + scale * (0 + dy) at each winner and dx + scale * 0
+// elsewhere, in every path: dx = dy = -0 gives +0 everywhere.
+TEST(PoolFastSweep, MaxGradientSignedZerosAsTheReference) {
+  const std::vector<std::pair<Shape, Attributes>> cases = {
+      {{1, 2, 5, 64}, window_attrs({2, 2}, {2, 2}, {0, 0, 0, 0})},  // fused, a row in no window
+      {{1, 2, 5, 40}, window_attrs({3, 3}, {1, 1}, {1, 1, 1, 1})},  // scatter
+      {{1, 2, 4, 6, 34}, window_attrs({2, 2, 2}, {2, 2, 2}, {0, 0, 0, 0, 0, 0})},
+  };
+  for (const auto& [shape, attrs] : cases) {
+    SCOPED_TRACE(to_string(shape));
+    const PoolGeometry g = pool_geometry(parse_pool_attributes(PoolKind::Max, attrs), shape);
+    Tensor x(DType::Float32, g.input_shape());
+    std::mt19937_64 rng(7);
+    testing::pool_fast::fill_random<float>(x.values<float>(), rng, Draw::Spread, false);
+    Tensor y(DType::Float32, g.output_shape()), am(DType::Int64, g.output_shape());
+    max_pool_forward<float>(g, std::span<const float>(x.values<float>()), y.values<float>(),
+                            am.values<std::int64_t>());
+    Tensor offsets(DType::Int32, g.output_shape());
+    for (std::size_t o = 0; o < offsets.values<std::int32_t>().size(); ++o)
+      offsets.values<std::int32_t>()[o] = static_cast<std::int32_t>(
+          am.values<std::int64_t>()[o] -
+          static_cast<std::int64_t>(o) / g.output_plane() * g.input_plane());
+    Tensor dy(DType::Float32, g.output_shape()), dx_ref(DType::Float32, g.input_shape());
+    for (float& v : dy.values<float>()) v = -0.0f;
+    for (float& v : dx_ref.values<float>()) v = -0.0f;
+    const Tensor dx0 = dx_ref.clone();
+    max_pool_backward<float>(am.values<std::int64_t>(), std::span<const float>(dy.values<float>()),
+                             1.0, dx_ref.values<float>());
+    for (PoolImpl impl : testing::pool_fast::fast_impls()) {
+      SCOPED_TRACE(pool_impl_name(impl));
+      const testing::pool_fast::ImplScope scope(impl);
+      Tensor dx = dx0.clone();
+      fast::max_pool_backward<float>(g, offsets.values<std::int32_t>(),
+                                     std::span<const float>(dy.values<float>()), 1.0,
+                                     dx.values<float>(), 2);
+      EXPECT_TRUE(testing::pool_fast::bitwise_equal(dx, dx_ref));
+    }
+  }
+}
+
 // lowest() is also what the kernels pad MaxPool's rows with: a real lowest()
 // must still win its window by row-major order, over the padding too.
 TEST(PoolFastSweep, MaxArgmaxOfLowestValuesAsTheReference) {
@@ -478,6 +518,17 @@ TEST(PoolFastSweep, MaxBackwardRefusesASavedArgmaxOutsideItsPlane) {
   const PoolGeometry g =
       pool_geometry(parse_pool_attributes(PoolKind::Max, window_attrs({3, 3}, {1, 1}, {1, 1, 1, 1})),
                     shape);
+  // The fused backward (2x2 windows, stride 2) checks as the scatter does.
+  const PoolGeometry fused = pool_geometry(
+      parse_pool_attributes(PoolKind::Max, window_attrs({2, 2}, {2, 2}, {0, 0, 0, 0})),
+      Shape{1, 2, 18, 40});
+  {
+    Tensor dy(DType::Float32, fused.output_shape()), offsets(DType::Int32, fused.output_shape());
+    for (std::int32_t& v : offsets.values<std::int32_t>()) v = 0;
+    expect_refused<std::int32_t>(fused, offsets, dy, 181, 720,
+                                 "saved argmax offset 720 of output 181 is outside its plane 1 "
+                                 "[0, 720)");
+  }
   Tensor x(DType::Float32, shape), y(DType::Float32, g.output_shape());
   Tensor flat(DType::Int64, g.output_shape()), offsets(DType::Int32, g.output_shape());
   Tensor dy(DType::Float32, g.output_shape());
