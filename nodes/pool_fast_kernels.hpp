@@ -1199,7 +1199,7 @@ struct PoolKernels {
           return transform<tr>(k + 1 < K ? B::load(xp + k * N) : B::load(xp + k * N, last),
                                plan.p);
         };
-        V sum = vec(0);
+        V sum = B::add(B::zero(), vec(0));  // the reference's sum starts from 0: no -0
         if constexpr (K == 2) sum = B::add(sum, vec(1));
         if constexpr (K == 3) sum = B::add(B::add(sum, vec(1)), vec(2));
         if constexpr (K == 4) sum = B::add(B::add(sum, vec(1)), B::add(vec(2), vec(3)));
@@ -1462,7 +1462,7 @@ struct PoolKernels {
   // p / 2). No input position is in two windows, so every dX row is updated
   // once, straight from its window's dY row: one pass over dY and dX, no
   // scratch. Positions that no window holds get dX + scale * 0, as in the
-  // reference. (MaxPool's scatter measured no slower than a fused version.)
+  // reference. (MaxPool's fused backward is fused_max_backward.)
 
   static bool fused_backward_ok(const Plan& plan) {
     return fused_ok(plan) && plan.axes.back().pad_begin == 0;

@@ -282,9 +282,13 @@ TEST(PoolFastSweep, CommonShapesAtFullWidth) {
       {PoolKind::Max, {1, 3, 11, 55}, window_attrs({2, 2}, {2, 2}, {1, 1, 0, 1})},
       {PoolKind::Average, {2, 3, 28, 28}, window_attrs({3, 3}, {1, 1}, {1, 1, 1, 1})},  // P3
       {PoolKind::GlobalAverage, {2, 5, 7, 7}, {}},                                      // P4
-      // Whole planes are summed N at a time: full groups and a partial one.
+      // Whole planes of 1 to 4 vectors are straight code, larger ones a loop;
+      // planes of whole vectors (4 x 4, 8 x 8) and of a partial last one.
       {PoolKind::GlobalAverage, {3, 13, 7, 7}, {}},
       {PoolKind::GlobalAverage, {1, 35, 9, 9}, {}},
+      {PoolKind::GlobalAverage, {2, 9, 4, 4}, {}},
+      {PoolKind::GlobalAverage, {2, 9, 8, 8}, {}},
+      {PoolKind::GlobalAverage, {2, 9, 5, 7}, {}},
       {PoolKind::Lp, {2, 19, 3, 5}, with(window_attrs({3, 5}, {1, 1}, {0, 0, 0, 0}), "p", 1)},
       {PoolKind::Lp, {2, 19, 3, 5}, with(window_attrs({3, 5}, {1, 1}, {0, 0, 0, 0}), "p", 2)},
       {PoolKind::Max,
@@ -299,6 +303,13 @@ TEST(PoolFastSweep, CommonShapesAtFullWidth) {
       {PoolKind::Average, {1, 2, 6, 45}, window_attrs({2, 2}, {2, 2}, {0, 0, 0, 0})},
       {PoolKind::Average, {1, 2, 5, 70}, window_attrs({2, 2}, {2, 2}, {0, 0, 0, 0})},
       {PoolKind::Max, {1, 2, 5, 70}, window_attrs({2, 2}, {2, 2}, {0, 0, 0, 0})},
+      // The fused MaxPool backward: odd widths (an input in no window), a
+      // clipped last window (ceil_mode), 3-D with padded outer axes.
+      {PoolKind::Max, {1, 2, 7, 33}, window_attrs({2, 2}, {2, 2}, {0, 0, 0, 0})},
+      {PoolKind::Max,
+       {1, 2, 7, 45},
+       with(window_attrs({2, 2}, {2, 2}, {0, 0, 0, 0}), "ceil_mode", 1)},
+      {PoolKind::Max, {1, 2, 5, 9, 51}, window_attrs({2, 2, 2}, {2, 2, 2}, {1, 1, 0, 0, 0, 0})},
       {PoolKind::Average,
        {1, 2, 5, 13, 41},
        with(window_attrs({2, 2, 2}, {2, 2, 2}, {1, 1, 1, 0, 0, 0}), "count_include_pad", 1)},
@@ -325,11 +336,11 @@ TEST(PoolFastSweep, CommonShapesAtFullWidth) {
     }
 }
 
-// Stride-1 2-D windows whose output plane has the input's shape run a kernel
-// of their own (pool_fast_same_plane.hpp): every split of the padding between
-// the two sides (the taps' offsets, mirrored in AveragePool's backward), 2x2,
-// 3x3 and mixed windows, dilations, widths below, at and above one vector,
-// chunks of rows (3 threads on one plane large enough to be split).
+// Stride-1 2-D windows whose output plane has the input's shape (P3, P7):
+// every split of the padding between the two sides (the taps' offsets, and
+// mirrored, the windows each input's gradient collects), 2x2, 3x3 and mixed
+// windows, dilations, widths below, at and above one vector, chunks of rows
+// (3 threads on one plane large enough to be split).
 TEST(PoolFastSweep, StrideOneSamePlanesEverySplitOfThePads) {
   const std::vector<Shape> shapes = {{1, 2, 5, 7}, {1, 1, 13, 28}, {2, 2, 9, 17}, {1, 1, 181, 203}};
   const std::vector<std::pair<PoolKind, std::pair<const char*, std::int64_t>>> ops = {
@@ -377,6 +388,8 @@ TEST(PoolFastSweep, AverageSignedZerosAsTheReference) {
       {{1, 2, 5, 40}, window_attrs({3, 3}, {1, 1}, {1, 1, 1, 1})},     // staged
       {{1, 2, 4, 6, 34}, window_attrs({2, 2, 2}, {2, 2, 2}, {0, 0, 0, 0, 0, 0})},
       {{2, 3, 7, 7}, window_attrs({7, 7}, {1, 1}, {0, 0, 0, 0})},      // one window per plane
+      {{2, 3, 4, 4}, window_attrs({4, 4}, {1, 1}, {0, 0, 0, 0})},      // of whole vectors
+      {{2, 3, 8, 8}, window_attrs({8, 8}, {1, 1}, {0, 0, 0, 0})},
   };
   for (const auto& [shape, attrs] : cases) {
     SCOPED_TRACE(to_string(shape));
