@@ -141,19 +141,20 @@ void check_destination(const OutputFile& file) {
 }
 
 // An output that is one of the command's own inputs would replace it: the
-// graph by the metrics, say, an epoch into the run. Only -o may name the graph
-// it trains (training in place: the trained graph replaces it atomically at
-// the end).
+// graph by the metrics, say, an epoch into the run. Refused before anything
+// runs; only train's -o may name the graph it trains (training in place: the
+// trained graph replaces it atomically at the end).
+void refuse_input_as_output(const OutputFile& file, const char* input, const fs::path& path) {
+  if (!path.empty() && same_file(file.path, path))
+    throw UsageError(file.named() + " is the file of " + input + " (" + path.string() +
+                     "), which this command reads; each output needs a file of its own");
+}
+
 void refuse_inputs_as_outputs(const TrainRequest& request, const TrainFiles& files) {
-  const std::pair<const char*, const fs::path*> inputs[] = {{"the graph", &request.graph},
-                                                            {"--config", &request.config}};
-  for (const OutputFile& file : files.all())
-    for (const auto& [input, path] : inputs) {
-      if (path->empty() || (file.option == "-o" && path == &request.graph)) continue;
-      if (same_file(file.path, *path))
-        throw UsageError(file.named() + " is the file of " + input + " (" + path->string() +
-                         "), which this command reads; each output needs a file of its own");
-    }
+  for (const OutputFile& file : files.all()) {
+    if (file.option != "-o") refuse_input_as_output(file, "the graph", request.graph);
+    refuse_input_as_output(file, "--config", request.config);
+  }
 }
 
 void check_outputs(const TrainRequest& request, const TrainFiles& files) {
@@ -271,6 +272,11 @@ void train_model(const TrainRequest& request, std::ostream& out) {
 }
 
 void evaluate_model(const EvalRequest& request, std::ostream& out) {
+  if (!request.predictions.empty()) {
+    const OutputFile predictions{"--predictions", request.predictions};
+    refuse_input_as_output(predictions, "the graph", request.graph);
+    refuse_input_as_output(predictions, "--config", request.config);
+  }
   keep_freed_buffers_in_heap();
   Bindings bindings;
   std::int64_t batch_size = 256;

@@ -54,7 +54,9 @@ struct EvalRequest {
 };
 
 /// Evaluates the graph in inference mode and prints the loss, the accuracy,
-/// the per-class accuracy and the confusion matrix to `out`.
+/// the per-class accuracy and the confusion matrix to `out`. UsageError,
+/// before anything is loaded, when `predictions` is the graph's or the
+/// configuration's file.
 void evaluate_model(const EvalRequest& request, std::ostream& out);
 
 }  // namespace nodeflow::cli

@@ -251,6 +251,19 @@ TEST_F(TrainCommandOutputs, AnOutputNamingAnInputIsRefusedBeforeAnythingIsWritte
                  {"--predictions c-link.json is the file of --config (c.json)"});
 }
 
+TEST_F(TrainCommandOutputs, EvalRefusesPredictionsNamingItsGraph) {
+  const std::vector<std::string> before = files();
+  const ProcessResult r =
+      run_process({NODEFLOW_BUILT_CLI, "eval", "g.json", "--data", "mnist", "--mnist-dir",
+                   "no-digits", "--predictions", "./g.json"},
+                  dir());
+  EXPECT_EQ(r.exit_code, kUsage) << r.describe();
+  EXPECT_NE(r.err.find("--predictions ./g.json is the file of the graph (g.json)"),
+            std::string::npos)
+      << r.describe();
+  EXPECT_EQ(files(), before);
+}
+
 TEST_F(TrainCommandOutputs, TrainingInPlaceMayReplaceTheGraphItTrains) {
   const ProcessResult r = train({"-o", "g.json"});
   // The refusals above come before the data; this run gets as far as the
