@@ -1777,7 +1777,8 @@ struct PoolKernels {
       if (fused_backward_ok(plan))
         return fused_max_backward(plan, argmax, dy, scale_v, dx, begin, end);
     }
-    std::vector<C> buffer(at(kScatterPlanes * plan.in_plane));
+    // Zeroed once: the pass that adds a plane's sums to dX zeroes them again.
+    std::vector<C> buffer(at(kScatterPlanes * plan.in_plane), C(0));
     for (std::int64_t first = begin; first < end; first += kScatterPlanes) {
       const std::int64_t count = std::min(kScatterPlanes, end - first);
       const A* am[kScatterPlanes];
@@ -1787,8 +1788,6 @@ struct PoolKernels {
       for (std::int64_t k = 0; k < count; ++k) {
         const std::int64_t plane = first + k;
         sums[k] = buffer.data() + k * plan.in_plane;
-        for (std::int64_t i = 0; i < plan.in_plane; i += N)
-          B::store(sums[k] + i, B::zero(), B::first_n(plan.in_plane - i));
         check_argmax<kFlat>(plan, argmax + plane * plan.out_plane, plane);
         am[k] = argmax + plane * plan.out_plane;
         origin[k] = kFlat ? plane * plan.in_plane : 0;
@@ -1808,6 +1807,7 @@ struct PoolKernels {
           if (ahead && i % (64 / sizeof(T)) < N) __builtin_prefetch(ahead + i, 1, 3);
           const M m = B::first_n(plan.in_plane - i);
           update(dxp + i, B::load(sums[k] + i, m), scale_v, std::min(N, plan.in_plane - i));
+          B::store(sums[k] + i, B::zero(), m);
         }
       }
     }
