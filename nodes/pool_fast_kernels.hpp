@@ -289,8 +289,10 @@ struct PoolKernels {
   }
 
   /// for_vectors for a row that may be short: up to 4 vectors (rows 28, 55
-  /// or 56 wide, say) are straight code, since a loop of a few iterations
-  /// per row costs a mispredicted exit about every row.
+  /// or 56 wide, say) are straight code, which measured faster than a loop of
+  /// a few iterations per row in the fused AveragePool backward (P6: 0.93x)
+  /// but slower in outer_max (P1, P7 forward: up to 1.2x), so it is used
+  /// only where measured.
   template <typename F>
   static void for_row_vectors(std::int64_t n, F&& f) {
     const M all = B::first_n(N), tail = B::first_n(n - (n - 1) / N * N);
@@ -1075,9 +1077,10 @@ struct PoolKernels {
         const std::int64_t found = fused_rows(plan, o0, o1, rows);
         const std::int64_t out_row = (o0 * middle + o1) * last.out;
         // K: the window's input rows as a compile-time count where it is the
-        // full 2 (2-D) or 4 (3-D), so the loop over them unrolls; a loop of a
-        // runtime 2 or 4 per vector cost a mispredicted exit about every
-        // vector. Windows clipped by the input (ceil_mode, pads) take K = 0.
+        // full 2 (2-D) or 4 (3-D), so the loop over them unrolls (a loop of a
+        // runtime 2 or 4 per vector measured up to 1.3x slower, P2 and P5
+        // training-mode forward). Windows clipped by the input (ceil_mode,
+        // pads) take K = 0.
         auto vectors_of_row = [&](auto fixed) {
           constexpr int K = decltype(fixed)::value;
           const std::int64_t count = K > 0 ? K : found;
@@ -1175,9 +1178,10 @@ struct PoolKernels {
   }
 
   /// Planes of at most 4 vectors (7 x 7 = 49 elements: 4): the vector count
-  /// is a template argument, so each plane is straight code. The loops of the
-  /// general version run a few iterations per plane, and their exits cost
-  /// about a mispredicted branch per plane: twice the time of a 7 x 7 plane.
+  /// is a template argument, so each plane is straight code. The general
+  /// version's loops of a few iterations per plane took 1.75x its time on
+  /// 7 x 7 planes (P4), though its horizontal sums were not the cost (summing
+  /// N planes' vectors at once changed nothing).
   template <Tr tr>
   static void small_plane_sums(const Plan& plan, const T* x, T* y, C divisor,
                                std::int64_t begin, std::int64_t end, std::int64_t vectors) {
