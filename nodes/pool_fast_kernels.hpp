@@ -1072,6 +1072,7 @@ struct PoolKernels {
     M flags = B::none();
     SumToOutput<tr, false> sink{plan, y + out_base, divisors, nullptr, out_count};
     const I evens = B::iota(row.base, 2);  // lane j's even tap in its row
+    const std::int64_t vectors = row.vectors;
     for (std::int64_t o0 = it.ob; o0 < it.oe; ++o0)
       for (std::int64_t o1 = 0; o1 < middle; ++o1) {
         const std::int64_t found = fused_rows(plan, o0, o1, rows);
@@ -1084,17 +1085,34 @@ struct PoolKernels {
         auto vectors_of_row = [&](auto fixed) {
           constexpr int K = decltype(fixed)::value;
           const std::int64_t count = K > 0 ? K : found;
-          for (std::int64_t v = 0; v < row.vectors; ++v) {
+          // The rows' offsets, masks and layout as locals, not read through
+          // `rows` and `row`: the masked stores below may alias anything, so
+          // those would be loaded again for every row of every vector.
+          std::int64_t offset[K > 0 ? K : 1];
+          if constexpr (K > 0)
+            for (int r = 0; r < K; ++r) offset[r] = rows[r] + row.base;
+          auto at_row = [&](std::int64_t r) { return K > 0 ? offset[r] : rows[r] + row.base; };
+          const MBox* const pair_masks = row.masks.data() + 2;  // vector 0's
+          for (std::int64_t v = 0; v < vectors; ++v) {
+            const M lo_m = pair_masks[2 * v].v, hi_m = pair_masks[2 * v + 1].v;
             V best = B::zero();
             I best_idx{};
             for (std::int64_t r = 0; r < count; ++r) {
-              const T* in = xp + rows[r];
-              prefetch_pair(in + ahead, v, ahead);
+              const T* in = xp + at_row(r) + 2 * v * N;
+              if (ahead) {
+                __builtin_prefetch(in + ahead, 0, 3);
+                __builtin_prefetch(in + ahead + N, 0, 3);
+              }
+              const V fill = kMax ? floor : B::zero();
+              const V lo = B::load_or(in, lo_m, fill), hi = B::load_or(in + N, hi_m, fill);
               V even, odd;
+              B::deinterleave(lo, hi, even, odd);
               if constexpr (kMax) {
-                row.template pair<true, kIdx && kClipped>(in, v, floor, even, odd, flags);
+                flags = B::mor(flags, B::unordered(lo, hi));
+                if constexpr (kIdx && kClipped)
+                  flags = B::mor(flags, B::mor(B::equal(lo_m, lo, floor), B::equal(hi_m, hi, floor)));
                 if constexpr (kIdx) {
-                  const I at_even = B::add_i(evens, rows[r] + 2 * v * N);
+                  const I at_even = B::add_i(evens, at_row(r) - row.base + 2 * v * N);
                   const M take_odd = B::greater(odd, even);
                   const V c = B::select(take_odd, odd, even);
                   const I c_idx = B::select_i(take_odd, B::add_i(at_even, 1), at_even);
@@ -1106,14 +1124,12 @@ struct PoolKernels {
                   best = r == 0 ? c : B::max(c, best);
                 }
               } else {
-                M unused = B::none();
-                row.template pair<false, false>(in, v, B::zero(), even, odd, unused);
                 const V c = B::add(transform<tr>(even, plan.p), transform<tr>(odd, plan.p));
                 best = r == 0 ? c : B::add(best, c);
               }
             }
             const std::int64_t j = out_row + v * N;
-            const M m = v + 1 < row.vectors ? B::first_n(N) : tail;
+            const M m = v + 1 < vectors ? B::first_n(N) : tail;
             if constexpr (kMax) {
               __builtin_prefetch(y + out_base + j + out_count, 1, 3);
               if constexpr (kIdx) prefetch_argmax(argmax, out_base + j + out_count);
