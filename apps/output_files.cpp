@@ -35,15 +35,19 @@ void write_one(const std::filesystem::path& file, const Tensor& value) {
 }
 
 // Refuses, before any file is written, a destination that cannot be: a
-// directory in its place or, after links, a directory this process cannot
-// write into. Renames happen one file at a time, so without this a late
-// failure left the earlier files of the run replaced and the rest stale.
+// directory (or device, FIFO, socket) in its place or, after links, a
+// directory this process cannot write into. Renames happen one file at a
+// time, so without this a late failure left the earlier files of the run
+// replaced and the rest stale.
 void check_destination(const std::filesystem::path& file) {
+  try {
+    check_replaceable(file);
+  } catch (const IoError& e) {
+    throw IoError(std::string(e.what()) + "; nothing was written");
+  }
   std::error_code ec;
   std::filesystem::path target = std::filesystem::weakly_canonical(file, ec);
   if (ec) target = file;
-  if (std::filesystem::is_directory(target, ec))
-    throw IoError("cannot write '" + file.string() + "': a directory is in its place; nothing was written");
   std::filesystem::path dir = target.parent_path();
   if (dir.empty()) dir = ".";
   if (::access(dir.c_str(), W_OK) != 0)
@@ -73,11 +77,14 @@ OutputPlan plan_output_files(const std::filesystem::path& outdir,
   OutputPlan plan;
   std::map<std::string, std::string> owners;  // file name -> description of its tensor
   for (const auto& name : outputs) {
+    // An output listed twice is one tensor (the executor returns it once): one file.
+    if (plan.outputs.count(name)) continue;
     const std::string file = tensor_file_stem(name) + ".npy";
     claim(owners, file, "output '" + name + "'");
     plan.outputs.emplace(name, outdir / file);
   }
   for (const auto& name : grads) {
+    if (plan.grads.count(name)) continue;
     const std::string file = tensor_file_stem(name) + ".grad.npy";
     claim(owners, file, "the gradient of '" + name + "'");
     plan.grads.emplace(name, outdir / file);

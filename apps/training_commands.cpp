@@ -124,11 +124,12 @@ void check_destination(const OutputFile& file) {
   const std::string named =
       file.named() + (target == file.path ? "" : " (a link to " + target.string() + ")");
   if (file.path.filename().empty()) throw UsageError(named + ": not a file name");
+  try {
+    check_replaceable(file.path);
+  } catch (const IoError& e) {
+    throw IoError(file.option + ": " + e.what());
+  }
   std::error_code ec;
-  const fs::file_status status = fs::status(target, ec);
-  if (fs::is_directory(status)) throw IoError(named + ": is a directory, not a file");
-  if (fs::exists(status) && !fs::is_regular_file(status))
-    throw IoError(named + ": exists and is not a regular file");
   // The nearest existing directory on the way: the file's own, or the one its
   // missing directories will be created in.
   fs::path dir = target.parent_path();
@@ -276,6 +277,7 @@ void evaluate_model(const EvalRequest& request, std::ostream& out) {
     const OutputFile predictions{"--predictions", request.predictions};
     refuse_input_as_output(predictions, "the graph", request.graph);
     refuse_input_as_output(predictions, "--config", request.config);
+    check_destination(predictions);  // before the evaluation, not after it
   }
   keep_freed_buffers_in_heap();
   Bindings bindings;
@@ -303,7 +305,12 @@ void evaluate_model(const EvalRequest& request, std::ostream& out) {
   const Evaluation ev = evaluate(graph, set, bindings, batch_size, threads);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!request.predictions.empty()) write_npy(request.predictions, ev.predictions);
+  if (!request.predictions.empty()) {
+    CreatedDirectories directories;  // train's rule: missing directories are created
+    directories.create_parent_of(request.predictions);
+    write_npy(request.predictions, ev.predictions);
+    directories.keep();
+  }
   out << "evaluated " << request.graph.string() << " on the MNIST " << request.split << " split ("
       << set.size() << " digits) in " << seconds << " s ("
       << static_cast<long long>(static_cast<double>(set.size()) / seconds) << " images/s, "

@@ -23,6 +23,19 @@ std::string join(const std::vector<std::string>& v) {
   return out;
 }
 
+/// Throws ShapeMismatch (`what`: where the shape is) when the element count
+/// of `shape`, dimensions known only at run time counted as 1, overflows
+/// int64: no tensor of that shape could ever be made.
+void require_countable(const Shape& shape, const std::string& what) {
+  Shape known;
+  for (std::int64_t d : shape) known.push_back(d < 0 ? 1 : d);
+  try {
+    element_count(known);
+  } catch (const ShapeMismatch&) {
+    throw ShapeMismatch(what + ": element count of " + to_string(shape) + " overflows int64");
+  }
+}
+
 }  // namespace
 
 std::string default_output_name(const std::string& node, std::size_t i) {
@@ -64,16 +77,9 @@ Graph::Graph(GraphDef def) : def_(std::move(def)), name_index_(std::make_unique<
     const GraphInput& in = def_.inputs[i];
     auto where = [&] { return "inputs[" + std::to_string(i) + "] (" + in.name + ")"; };
     const std::size_t slot = define(in.name, [&] { return where() + ".name"; });
-    Shape known;
-    for (std::int64_t d : in.info.shape) {
+    for (std::int64_t d : in.info.shape)
       if (d < kDynamicDim) throw ShapeMismatch(where() + ".shape: dimension " + std::to_string(d) + " is negative");
-      known.push_back(d < 0 ? 1 : d);
-    }
-    try {
-      element_count(known);
-    } catch (const ShapeMismatch&) {
-      throw ShapeMismatch(where() + ".shape: element count of " + to_string(in.info.shape) + " overflows int64");
-    }
+    require_countable(in.info.shape, where() + ".shape");
     slot_infos_[slot] = in.info;
   }
   for (std::size_t i = 0; i < def_.initializers.size(); ++i) {
@@ -230,8 +236,11 @@ Graph::Graph(GraphDef def) : def_(std::move(def)), name_index_(std::make_unique<
     if (out_infos.size() < step.outputs.size())
       throw InvalidGraph(where() + ": shape inference gave " + std::to_string(out_infos.size()) +
                          " outputs, expected " + std::to_string(step.outputs.size()));
-    for (std::size_t k = 0; k < step.outputs.size(); ++k)
+    for (std::size_t k = 0; k < step.outputs.size(); ++k) {
+      require_countable(out_infos[k].shape,
+                        where() + ": output " + std::to_string(k) + " ('" + step.outputs[k] + "')");
       slot_infos_[step.output_slots[k]] = std::move(out_infos[k]);
+    }
     steps_.push_back(std::move(step));
   }
 }

@@ -189,10 +189,13 @@ struct PoolKernels {
       for (std::int64_t u : tap_pos)
         shifts.push_back(u >= 0 ? u / a.stride : -((-u + a.stride - 1) / a.stride));
       const auto [low, high] = std::minmax_element(shifts.begin(), shifts.end());
-      lead = -std::min<std::int64_t>(0, *low);
-      span = lead + vectors * N + std::max<std::int64_t>(0, *high) + N;
       for (std::int64_t q = 0; q < a.stride; ++q)
         length.push_back(q < a.in ? (a.in - q + a.stride - 1) / a.stride : 0);
+      lead = -std::min<std::int64_t>(0, *low);
+      // A phase holds what the taps read and the whole copied row: where the
+      // pads leave taps that never reach the input (dropped from tap_pos),
+      // the taps may read far less of the row than fill() copies.
+      span = lead + std::max(vectors * N + std::max<std::int64_t>(0, *high), length[0]) + N;
       for (std::size_t k = 0; k < shifts.size(); ++k)
         tap_at.push_back((tap_pos[k] - shifts[k] * a.stride) * span + lead + shifts[k]);
       buf.assign(at(span * a.stride), neutral);

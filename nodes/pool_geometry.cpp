@@ -279,12 +279,29 @@ Shape PoolGeometry::output_shape() const {
   return s;
 }
 
+namespace {
+
+/// GlobalAveragePool / GlobalMaxPool: one window over the whole axis (a
+/// kernel the size of the input), which an empty axis leaves with no input
+/// element: refused at shape inference, as any such window (pooling.md).
+PoolAxis global_axis(std::int64_t in, std::size_t tensor_axis) {
+  if (in == 0)
+    throw ShapeMismatch("axis " + std::to_string(tensor_axis) +
+                        ": the global window holds no input element (the axis is empty)");
+  PoolAxis ax;
+  ax.kernel = in;
+  return pooled_axis(ax, in, AutoPad::NotSet, false);
+}
+
+}  // namespace
+
 Shape pooled_shape(const PoolAttributes& attrs, const Shape& input_shape) {
   check_pool_rank(attrs, input_shape, 0);
   Shape out{input_shape[0], input_shape[1]};
   for (std::size_t i = 2; i < input_shape.size(); ++i) {
     const std::int64_t in = input_shape[i];
     if (attrs.global()) {
+      if (in != kDynamicDim) global_axis(in, i);
       out.push_back(1);
       continue;
     }
@@ -306,14 +323,9 @@ PoolGeometry pool_geometry(const PoolAttributes& attrs, const Shape& input_shape
   g.channels = input_shape[1];
   for (std::size_t i = 2; i < input_shape.size(); ++i) {
     const std::int64_t in = input_shape[i];
-    PoolAxis ax;
-    if (attrs.global()) {
-      // One window over the whole axis: a kernel the size of the input.
-      ax.kernel = in;
-      ax = pooled_axis(ax, in, AutoPad::NotSet, false);
-    } else {
-      ax = pooled_axis(attrs.axes[i - 2], in, attrs.auto_pad, attrs.ceil_mode);
-    }
+    const PoolAxis ax = attrs.global()
+                            ? global_axis(in, i)
+                            : pooled_axis(attrs.axes[i - 2], in, attrs.auto_pad, attrs.ceil_mode);
     check_axis(ax, i);
     g.axes.push_back(ax);
   }

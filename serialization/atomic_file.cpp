@@ -122,8 +122,23 @@ void sync_directory(const std::filesystem::path& target) {
 
 }  // namespace
 
+void check_replaceable(const std::filesystem::path& link_or_file) {
+  const std::filesystem::path path = final_target(link_or_file);
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return;  // absent: created
+  const char* what = S_ISDIR(st.st_mode)                             ? "a directory"
+                     : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                     : S_ISFIFO(st.st_mode)                        ? "a FIFO"
+                     : S_ISSOCK(st.st_mode)                        ? "a socket"
+                                                                   : "not a regular file";
+  throw IoError("cannot write " + link_or_file.string() +
+                (path == link_or_file ? "" : " (a link to " + path.string() + ")") + ": it is " +
+                what + ", and saving replaces a regular file whole (a new file renamed over it)");
+}
+
 void write_file_atomically(const std::filesystem::path& link_or_file, std::string_view bytes,
                            const WriteProgress& progress) {
+  check_replaceable(link_or_file);
   const std::filesystem::path path = final_target(link_or_file);
   TemporaryFile tmp(path);
   tmp.copy_mode_of(path);

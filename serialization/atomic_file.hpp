@@ -26,9 +26,17 @@ inline constexpr std::size_t kWriteBlockSize = 64 * 1024;
 /// less the umask. On any failure, including an
 /// exception from `progress`, the temporary file is removed, `path` is left as
 /// it was and the exception propagates; system failures throw IoError naming
-/// `path`, the step and the system's reason.
+/// `path`, the step and the system's reason. Refuses what check_replaceable
+/// refuses, before writing anything.
 void write_file_atomically(const std::filesystem::path& path, std::string_view bytes,
                            const WriteProgress& progress = {});
+
+/// Throws IoError naming `path` unless saving to it replaces a regular file or
+/// creates one: a directory, device, FIFO or socket in its place (after
+/// links) is refused, since the rename would swap it for a regular file
+/// (/dev/null, when run as root). write_file_atomically checks this itself;
+/// commands call it to check every destination before doing any work.
+void check_replaceable(const std::filesystem::path& path);
 
 /// The file that saving to `path` replaces: `path` itself, or, when it is a
 /// symbolic link (to another link, or dangling), the file it finally points to.

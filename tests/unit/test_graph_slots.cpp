@@ -166,6 +166,30 @@ TEST(GraphSlots, AnOutputListedTwiceIsReturnedWhole) {
   EXPECT_EQ(values(g.initializer("w")->value), (std::vector<float>{10, 20}));
 }
 
+TEST(GraphSlots, AnOutputShapeWhoseElementCountOverflowsIsRefusedAtLoad) {
+  // Input [2, 1, 2^62 - 1] counts; MaxPool k2 with pads 1+1 makes [2, 1, 2^62],
+  // whose 2^63 elements do not: refused when the graph is built, as such an
+  // input shape is, not first when something tries to allocate it.
+  GraphBuilder b("huge");
+  b.add_input("x", DType::Float32, {2, 1, (std::int64_t{1} << 62) - 1});
+  NodeDef pool;
+  pool.op_type = "MaxPool";
+  pool.name = "pool";
+  pool.inputs = {"x"};
+  pool.attributes = {{"kernel_shape", Ints{2}}, {"pads", Ints{1, 1}}};
+  b.add_output(b.add_node(pool).front());
+  try {
+    const Graph g(b.def());
+    FAIL() << "no error";
+  } catch (const ShapeMismatch& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("nodes[0] (pool): output 0 ('pool'): element count of [2, 1, "
+                        "4611686018427387904] overflows int64"),
+              std::string::npos)
+        << what;
+  }
+}
+
 TEST(GraphSlots, ExecutorDropsOutputsNobodyReads) {
   // MaxPool's Indices are produced but neither read nor a graph output.
   GraphBuilder b("indices");

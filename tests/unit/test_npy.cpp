@@ -392,6 +392,27 @@ TEST(NpyPipes, APipeIsRefusedAsNotARegularFile) {
   ::unlink(fifo.c_str());
 }
 
+TEST(NpyPipes, WritingOverAPipeIsRefusedAndLeavesIt) {
+  // Saving renames a new file over the old one: over a FIFO or a device that
+  // would replace it with a regular file (convert g.json /dev/null, as root,
+  // replaced /dev/null). Every writer goes through write_file_atomically.
+  const std::string fifo = "/tmp/nodeflow_npy_out_fifo_" + std::to_string(::getpid());
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  try {
+    write_npy(fifo, Tensor::from<float>({1}, {1.0f}));
+    ADD_FAILURE() << "no error";
+  } catch (const IoError& e) {
+    EXPECT_EQ(std::string(e.what()), "cannot write " + fifo +
+                                         ": it is a FIFO, and saving replaces a regular file "
+                                         "whole (a new file renamed over it)");
+  }
+  struct stat st {};
+  ASSERT_EQ(::stat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  ::unlink(fifo.c_str());
+}
+
 TEST(NpyMalformed, HeaderLengthBeyondTheFileOrTheLimit) {
   std::string f = kGood;
   f[8] = '\xff';

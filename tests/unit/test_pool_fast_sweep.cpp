@@ -379,6 +379,57 @@ TEST(PoolFastSweep, StrideOneSamePlanesEverySplitOfThePads) {
             << worst << " ulps of the magnitude\n";
 }
 
+// Pads so wide that some taps never reach the input: the kernels keep only
+// the taps that do, which may read far less of a row than the row itself
+// (found by a user: the row copy for strided and dilated windows overran a
+// buffer sized for the kept taps). float64 runs the one-lane code, whose
+// plain stores AddressSanitizer sees; float32 the vector paths, checked
+// against the reference.
+TEST(PoolFastSweep, TapsThatNeverReachTheInput) {
+  std::mt19937_64 rng(20261130);
+  double worst = 0;
+  int checked = 0;
+  for (PoolKind kind : {PoolKind::Max, PoolKind::Average, PoolKind::Lp})
+    for (std::int64_t in : {4, 7, 33, 64, 200})
+      for (std::int64_t stride : {1, 2, 3})
+        for (const ints& spread : {ints{in - 1, in - 2, 1}, ints{in / 2 + 1, in / 2, 1},
+                                   ints{3, 2, 1}}) {
+          const std::int64_t dilation = spread[0], pad_begin = spread[1], pad_end = spread[2];
+          for (bool two_d : {false, true}) {
+            SweepCase c;
+            c.kind = kind;
+            c.shape = two_d ? Shape{1, 2, 3, in} : Shape{2, 1, in};
+            c.attrs = two_d ? window_attrs({2, 3}, {1, stride}, {1, pad_begin, 0, pad_end},
+                                           {1, dilation})
+                            : window_attrs({3}, {stride}, {pad_begin, pad_end}, {dilation});
+            c.draw = checked % 2 == 0 ? Draw::Spread : Draw::Ties;
+            c.scale = -1.5;
+            PoolAttributes a;
+            PoolGeometry g;
+            try {
+              a = parse_pool_attributes(c.kind, c.attrs);
+              g = pool_geometry(a, c.shape);
+            } catch (const Error&) {
+              continue;
+            }
+            ++checked;
+            for (DType dtype : {DType::Float32, DType::Float64}) {
+              c.dtype = dtype;
+              SCOPED_TRACE(c.describe());
+              for (int threads : {1, 2})
+                visit_dtype(dtype, [&](auto tag) {
+                  using T = decltype(tag);
+                  if constexpr (std::is_floating_point_v<T>)
+                    check_case<T>(c, g, a, rng, threads, worst);
+                });
+              if (::testing::Test::HasFailure()) return;
+            }
+          }
+        }
+  EXPECT_GE(checked, 150);
+  std::cout << "[ sweep ] " << checked << " cases with taps outside the input\n";
+}
+
 // The error in ulps cannot see the sign of a zero. AveragePool sums from 0:
 // its forward gives +0 for a window of -0, and its gradient
 // dx + scale * (0 + dy / divisor) gives +0 for dx = dy = -0, in every path.

@@ -137,6 +137,19 @@ TEST(PoolOutputSize, AWindowWithNoInputElementIsAnError) {
   EXPECT_NO_THROW(check_axis(pooled_axis(axis(3, 2, 1, 1, 1), 4, AutoPad::NotSet, true), 2));
 }
 
+TEST(PoolOutputSize, AGlobalWindowOverAnEmptyAxisIsAnErrorOfShapeInference) {
+  // Found at shape inference (pooled_shape, what `check` runs), not first
+  // when the node runs; the axis is named.
+  for (PoolKind kind : {PoolKind::GlobalAverage, PoolKind::GlobalMax}) {
+    const PoolAttributes a = parse_pool_attributes(kind, {});
+    expect_error<ShapeMismatch>([&] { pooled_shape(a, {1, 1, 0, 3}); },
+                                "axis 2: the global window holds no input element (the axis is empty)");
+    expect_error<ShapeMismatch>([&] { pool_geometry(a, {2, 3, 4, 0}); },
+                                "axis 3: the global window holds no input element (the axis is empty)");
+    EXPECT_EQ(pooled_shape(a, {1, 1, kDynamicDim, 3}), (Shape{1, 1, 1, 1}));
+  }
+}
+
 TEST(PoolAttributesParse, DefaultsAndValues) {
   const PoolAttributes a =
       parse_pool_attributes(PoolKind::Average, {{"kernel_shape", ints{3, 2}},

@@ -3,6 +3,7 @@
 // that could only fail an epoch later, chart links kept as links, and the
 // messages of a diverged loss and of bindings to the wrong tensors.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -264,6 +265,25 @@ TEST_F(TrainCommandOutputs, EvalRefusesPredictionsNamingItsGraph) {
   EXPECT_EQ(files(), before);
 }
 
+TEST_F(TrainCommandOutputs, EvalChecksItsPredictionsFileBeforeEvaluating) {
+  // Refused before the data are read ("no-digits" does not exist), not after
+  // a whole evaluation: a directory or a FIFO in the file's place.
+  fs::create_directories(dir() / "adir.npy");
+  ASSERT_EQ(::mkfifo((dir() / "pipe.npy").c_str(), 0600), 0);
+  for (const char* target : {"adir.npy", "pipe.npy"}) {
+    const ProcessResult r =
+        run_process({NODEFLOW_BUILT_CLI, "eval", "g.json", "--data", "mnist", "--mnist-dir",
+                     "no-digits", "--predictions", target},
+                    dir());
+    EXPECT_EQ(r.exit_code, kFailure) << r.describe();
+    EXPECT_NE(r.err.find(std::string("--predictions: cannot write ") + target + ": it is a"),
+              std::string::npos)
+        << r.describe();
+    EXPECT_EQ(r.err.find("no-digits"), std::string::npos) << r.describe();
+  }
+  EXPECT_TRUE(fs::is_fifo(dir() / "pipe.npy"));
+}
+
 TEST_F(TrainCommandOutputs, TrainingInPlaceMayReplaceTheGraphItTrains) {
   const ProcessResult r = train({"-o", "g.json"});
   // The refusals above come before the data; this run gets as far as the
@@ -301,10 +321,15 @@ TEST_F(TrainCommandOutputs, TwoNamesOfOneFileCollide) {
 
 TEST_F(TrainCommandOutputs, UnusableDestinationsFailBeforeTraining) {
   fs::create_directories(dir() / "isdir.json");
-  expect_refused({"-o", "isdir.json"}, kFailure, {"-o isdir.json: is a directory"});
+  expect_refused({"-o", "isdir.json"}, kFailure, {"-o: cannot write isdir.json: it is a directory"});
   fs::create_directory_symlink("isdir.json", dir() / "dirlink.json");
   expect_refused({"-o", "o.json", "--checkpoint", "dirlink.json"}, kFailure,
-                 {"--checkpoint dirlink.json (a link to isdir.json): is a directory"});
+                 {"--checkpoint: cannot write dirlink.json (a link to isdir.json): it is a directory"});
+  // Renaming over a FIFO (or a device) would replace it with a regular file.
+  ASSERT_EQ(::mkfifo((dir() / "pipe.csv").c_str(), 0600), 0);
+  expect_refused({"-o", "o.json", "--metrics", "pipe.csv"}, kFailure,
+                 {"--metrics: cannot write pipe.csv: it is a FIFO"});
+  EXPECT_TRUE(fs::is_fifo(dir() / "pipe.csv"));
   write_text("plain.txt", "a file, not a directory");
   expect_refused({"-o", "o.json", "--metrics", "plain.txt/sub/m.csv"}, kFailure,
                  {"--metrics plain.txt/sub/m.csv: plain.txt is not a directory"});
@@ -338,6 +363,17 @@ TEST_F(TrainCommandOutputs, LinkedOutputsKeepTheirLinksAndNewDirectoriesAreMade)
   EXPECT_TRUE(fs::is_regular_file(dir() / "preds" / "p.npy"));
   for (const char* written : {"model.json", "model.metrics.csv", "model.checkpoint.json"})
     EXPECT_TRUE(fs::is_regular_file(dir() / "out" / written)) << written;
+}
+
+TEST_F(TrainCommandOutputs, EvalCreatesTheDirectoriesOfItsPredictionsAsTrainDoes) {
+  write_blank_digits(dir() / "digits");
+  ASSERT_EQ(train({"-o", "model.json"}, "digits").exit_code, 0);
+  const ProcessResult r =
+      run_process({NODEFLOW_BUILT_CLI, "eval", "model.json", "--config", "c.json", "--data",
+                   "mnist", "--mnist-dir", "digits", "--predictions", "new/sub/p.npy"},
+                  dir());
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_TRUE(fs::is_regular_file(dir() / "new" / "sub" / "p.npy"));
 }
 
 }  // namespace
