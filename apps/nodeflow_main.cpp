@@ -32,6 +32,19 @@ void add_graph_argument(CLI::App& verb, Arguments& args) {
   verb.add_option("GRAPH", args.graph, "Graph document (nodeflow.graph JSON)")->required();
 }
 
+// An empty -o would put the files in the current directory unasked ("." says so).
+void add_outdir(CLI::App& verb, Arguments& args) {
+  verb.add_option("-o,--outdir", args.outdir, "Output directory (created if missing)")
+      ->required()
+      ->check(CLI::Validator(
+          [](std::string& dir) {
+            return dir.empty() ? std::string("an empty directory name (write . for the current one)")
+                               : std::string();
+          },
+          ""))
+      ->type_name("DIR");
+}
+
 // Each -i/-g takes exactly one NAME=FILE; repeat the flag for more.
 void add_named_files(CLI::App& verb, const std::string& flags, std::vector<std::string>& into,
                      const std::string& help) {
@@ -84,7 +97,7 @@ int main(int argc, char** argv) {
   add_graph_argument(*run, args);
   add_named_files(*run, "-i,--input", args.inputs,
                   "Graph input from a .npy file (repeat per input)");
-  run->add_option("-o,--outdir", args.outdir, "Output directory (created if missing)")->required();
+  add_outdir(*run, args);
 
   CLI::App* backward = app.add_subcommand(
       "backward",
@@ -95,8 +108,7 @@ int main(int argc, char** argv) {
                   "Graph input from a .npy file (repeat per input)");
   add_named_files(*backward, "-g,--grad", args.grad_outputs,
                   "Gradient of a graph output from a .npy file (repeat per output)");
-  backward->add_option("-o,--outdir", args.outdir, "Output directory (created if missing)")
-      ->required();
+  add_outdir(*backward, args);
 
   CLI::App* check = app.add_subcommand(
       "check", "Validate a graph; print nodes, tensor shapes and parameter count");

@@ -37,7 +37,9 @@ std::string to_string(const Shape& shape) {
   std::string s = "[";
   for (std::size_t i = 0; i < shape.size(); ++i) {
     if (i) s += ", ";
-    s += shape[i] < 0 ? std::string("?") : std::to_string(shape[i]);
+    // Only the run-time dimension reads "?": any other negative value is shown
+    // as it is, since it is what an error about it must name.
+    s += shape[i] == kDynamicDim ? std::string("?") : std::to_string(shape[i]);
   }
   return s + "]";
 }

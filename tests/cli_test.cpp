@@ -83,6 +83,12 @@ TEST_F(Cli, MissingArgumentsAreUsage) {
   expect_usage(nodeflow({"run", "-o", "out"}));                    // no GRAPH
   expect_usage(nodeflow({"backward", "graph.json", "-o"}));        // -o without a value
   expect_usage(nodeflow({"check"}));
+  // An empty -o would have put the files in the current directory unasked.
+  for (const char* verb : {"run", "backward"}) {
+    const ProcessResult r = nodeflow({verb, "graph.json", "-o", ""});
+    expect_usage(r);
+    EXPECT_NE(r.err.find("--outdir: an empty directory name"), std::string::npos) << r.describe();
+  }
 }
 
 TEST_F(Cli, NamedFileWithoutEqualsIsUsage) {

@@ -42,6 +42,13 @@ void check_bindings(const Graph& graph, const Bindings& b) {
       throw InvalidGraph(std::string("bindings.") + key + ": output '" + *name +
                          "' is not a float tensor");
   }
+  // The loss is one number: a known dimension other than 1 rules that out
+  // now, not at the first training step.
+  const Shape& loss_shape = graph.info(b.loss).shape;
+  if (std::any_of(loss_shape.begin(), loss_shape.end(),
+                  [](std::int64_t d) { return d != 1 && d != kDynamicDim; }))
+    throw InvalidGraph("bindings.loss: output '" + b.loss + "' has shape " + to_string(loss_shape) +
+                       ", not one element");
 }
 
 std::string binding_where(const char* key, const std::string& tensor) {
