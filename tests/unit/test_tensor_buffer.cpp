@@ -10,6 +10,13 @@
 namespace nodeflow {
 namespace {
 
+TEST(ShapeText, OnlyTheRunTimeDimensionReadsAsAQuestionMark) {
+  // An error about a negative dimension must show it (MaxUnpool's
+  // output_shape [1, 2, -5, 7] read [1, 2, ?, 7]).
+  EXPECT_EQ(to_string(Shape{1, 2, -5, kDynamicDim}), "[1, 2, -5, ?]");
+  EXPECT_EQ(to_string(Shape{}), "[]");
+}
+
 TEST(TensorBuffer, EveryBufferStartsOnA64ByteBoundary) {
   std::vector<Tensor> live;  // kept alive so that later buffers land elsewhere
   for (std::int64_t n = 0; n < 300; ++n) {
