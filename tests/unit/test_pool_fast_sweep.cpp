@@ -9,6 +9,7 @@
 
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <random>
 #include <sstream>
 
@@ -232,20 +233,27 @@ void check_case(const SweepCase& c, const PoolGeometry& g, const PoolAttributes&
   }
 }
 
+/// The case's attributes and geometry, or nothing for an invalid
+/// combination (the geometry tests cover those).
+std::optional<std::pair<PoolAttributes, PoolGeometry>> geometry_of(const SweepCase& c) {
+  try {
+    PoolAttributes a = parse_pool_attributes(c.kind, c.attrs);
+    PoolGeometry g = pool_geometry(a, c.shape);
+    return std::pair{std::move(a), std::move(g)};
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
 TEST(PoolFastSweep, MatchesTheReferenceKernels) {
   std::mt19937_64 rng(20240611);
   double worst = 0;
   int checked = 0;
   while (checked < 600) {
     const SweepCase c = random_case(rng);
-    PoolAttributes a;
-    PoolGeometry g;
-    try {
-      a = parse_pool_attributes(c.kind, c.attrs);
-      g = pool_geometry(a, c.shape);
-    } catch (const Error&) {
-      continue;  // an invalid combination: the geometry tests cover those
-    }
+    const auto valid = geometry_of(c);
+    if (!valid) continue;
+    const auto& [a, g] = *valid;
     ++checked;
     SCOPED_TRACE(c.describe());
     for (int threads : {1, 3})
@@ -404,14 +412,9 @@ TEST(PoolFastSweep, TapsThatNeverReachTheInput) {
                             : window_attrs({3}, {stride}, {pad_begin, pad_end}, {dilation});
             c.draw = checked % 2 == 0 ? Draw::Spread : Draw::Ties;
             c.scale = -1.5;
-            PoolAttributes a;
-            PoolGeometry g;
-            try {
-              a = parse_pool_attributes(c.kind, c.attrs);
-              g = pool_geometry(a, c.shape);
-            } catch (const Error&) {
-              continue;
-            }
+            const auto valid = geometry_of(c);
+            if (!valid) continue;
+            const auto& [a, g] = *valid;
             ++checked;
             for (DType dtype : {DType::Float32, DType::Float64}) {
               c.dtype = dtype;
