@@ -850,8 +850,10 @@ struct PoolKernels {
     if (kPerRow && plan.reduce == Reduce::Average) divisors.resize(at(plan.inner_out()));
     if (!kPerRow && fused_ok(plan)) {
       const RowInput row(last, C(0));
+      const FusedWindows windows(plan);
       for (std::int64_t item = begin; item < end; ++item)
-        fused_item<false, false, tr, false>(plan, row, x, y, Argmax{}, divisors.data(), item);
+        fused_item<false, false, tr, false>(plan, windows, row, x, y, Argmax{}, divisors.data(),
+                                            item);
       return;
     }
     Stages st(plan, false, C(0));
@@ -993,11 +995,13 @@ struct PoolKernels {
     if (!fused) st = std::make_unique<Stages>(plan, kIdx, lowest());
     RowInput row(last, lowest(), plan.axes.size() == 2 && st ? st->valid0 : 1);
     std::unique_ptr<RowProgram> program;  // built the first time an item needs it
+    std::unique_ptr<FusedWindows> windows;
+    if (fused) windows = std::make_unique<FusedWindows>(plan);
     for (std::int64_t item = begin; item < end; ++item) {
-      if (fused ? (clipped ? fused_item<true, kIdx, Tr::Identity, true>(plan, row, x, y, argmax,
-                                                                       nullptr, item)
-                           : fused_item<true, kIdx, Tr::Identity, false>(plan, row, x, y, argmax,
-                                                                        nullptr, item))
+      if (fused ? (clipped ? fused_item<true, kIdx, Tr::Identity, true>(
+                                 plan, *windows, row, x, y, argmax, nullptr, item)
+                           : fused_item<true, kIdx, Tr::Identity, false>(
+                                 plan, *windows, row, x, y, argmax, nullptr, item))
                 : forward_max_item<kIdx, false>(plan, x, y, argmax, item, row, nullptr, *st))
         continue;
       if (!program) program = std::make_unique<RowProgram>(last);
@@ -1052,6 +1056,25 @@ struct PoolKernels {
     return count;
   }
 
+  /// fused_rows of every output row of a plane, worked out once per call
+  /// instead of once per output row of every item.
+  struct FusedWindows {
+    std::vector<std::int32_t> rows;   ///< [output row][kFusedRows]
+    std::vector<std::int32_t> count;  ///< [output row]
+    explicit FusedWindows(const Plan& plan) {
+      const std::size_t n = plan.axes.size();
+      const std::int64_t out0 = plan.axes[0].out, middle = n == 3 ? plan.axes[1].out : 1;
+      rows.resize(at(out0 * middle * kFusedRows));
+      count.resize(at(out0 * middle));
+      for (std::int64_t o0 = 0; o0 < out0; ++o0)
+        for (std::int64_t o1 = 0; o1 < middle; ++o1) {
+          const std::int64_t w = o0 * middle + o1;
+          count[at(w)] = static_cast<std::int32_t>(
+              fused_rows(plan, o0, o1, rows.data() + w * kFusedRows));
+        }
+    }
+  };
+
   /// One fused item of MaxPool (kMax) or of a sum. MaxPool returns false when
   /// the item holds a NaN, or with the argmax a lowest() (see row_max); its
   /// outputs are then written again by the exact path.
@@ -1059,8 +1082,8 @@ struct PoolKernels {
   /// lanes filled with lowest() sit in real windows and the argmax must
   /// watch for real lowest() values (see row_max).
   template <bool kMax, bool kIdx, Tr tr, bool kClipped>
-  static bool fused_item(const Plan& plan, const RowInput& row, const T* x, T* y,
-                         Argmax argmax, const C* divisors, std::int64_t item) {
+  static bool fused_item(const Plan& plan, const FusedWindows& windows, const RowInput& row,
+                         const T* x, T* y, Argmax argmax, const C* divisors, std::int64_t item) {
     const std::size_t n = plan.axes.size();
     const AxisPlan& last = plan.axes[n - 1];
     const Item it(plan, item);
@@ -1071,14 +1094,14 @@ struct PoolKernels {
     const std::int64_t out_count = (it.oe - it.ob) * middle * last.out;
     const M tail = B::first_n(last.out % N == 0 ? N : last.out % N);
     const V floor = B::broadcast(row.neutral);
-    std::int32_t rows[kFusedRows];
     M flags = B::none();
     SumToOutput<tr, false> sink{plan, y + out_base, divisors, nullptr, out_count};
     const I evens = B::iota(row.base, 2);  // lane j's even tap in its row
     const std::int64_t vectors = row.vectors;
     for (std::int64_t o0 = it.ob; o0 < it.oe; ++o0)
       for (std::int64_t o1 = 0; o1 < middle; ++o1) {
-        const std::int64_t found = fused_rows(plan, o0, o1, rows);
+        const std::int64_t found = windows.count[at(o0 * middle + o1)];
+        const std::int32_t* rows = windows.rows.data() + (o0 * middle + o1) * kFusedRows;
         const std::int64_t out_row = (o0 * middle + o1) * last.out;
         // K: the window's input rows as a compile-time count where it is the
         // full 2 (2-D) or 4 (3-D), so the loop over them unrolls (a loop of a
