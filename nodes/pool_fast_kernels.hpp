@@ -401,7 +401,9 @@ struct PoolKernels {
   static M row_max(RowInput& row, const T* x, std::int64_t row_base, C* out,
                    std::int32_t* out_idx, std::int64_t rows = 1, std::int64_t ahead = 0) {
     const std::int64_t taps = K > 0 ? K : row.taps;
-    const std::int64_t count = rows * row.out;
+    // The outputs of one run (Direct1) or of one row (the others, which take
+    // their `rows` one after another).
+    const std::int64_t count = (row.kind == RowRead::Direct1 ? rows : 1) * row.out;
     const std::int64_t vectors = (count + N - 1) / N;
     const M tail = B::first_n(count % N == 0 ? N : count % N);
     const IBox* tap_idx = row.tap_idx.data();
@@ -444,21 +446,26 @@ struct PoolKernels {
       }
     } else if (row.kind == RowRead::Direct2) {
       if constexpr (N > 1) {
-        V even, odd, odd_before = floor;
-        if (taps == 3) row.template pair<true, kIdx>(x, -1, floor, even, odd_before, flags);
-        for (std::int64_t v = 0; v < row.vectors; ++v) {
-          prefetch_pair(x + ahead, v, ahead);
-          row.template pair<true, kIdx>(x, v, floor, even, odd, flags);
-          if (taps == 3) {
-            first(v, B::shift_in(odd, odd_before));
-            next(v, 1, even);
-            next(v, 2, odd);
-          } else {
-            first(v, even);
-            next(v, 1, odd);
+        // `rows` rows one after another, in x and in out: the setup above
+        // is paid once per call, not once per row (rows of 3 or 4 vectors).
+        for (std::int64_t r = 0; r < rows; ++r, x += row.in, row_base += row.in, out += row.out) {
+          V even, odd, odd_before = floor;
+          if (taps == 3) row.template pair<true, kIdx>(x, -1, floor, even, odd_before, flags);
+          for (std::int64_t v = 0; v < row.vectors; ++v) {
+            prefetch_pair(x + ahead, v, ahead);
+            row.template pair<true, kIdx>(x, v, floor, even, odd, flags);
+            if (taps == 3) {
+              first(v, B::shift_in(odd, odd_before));
+              next(v, 1, even);
+              next(v, 2, odd);
+            } else {
+              first(v, even);
+              next(v, 1, odd);
+            }
+            odd_before = odd;
+            put(v);
           }
-          odd_before = odd;
-          put(v);
+          if constexpr (kIdx) out_idx += row.out;
         }
       }
     } else {
@@ -934,7 +941,9 @@ struct PoolKernels {
     std::int32_t* dst0_idx = kIdx ? st.index[n - 2].data() : nullptr;
     M flags = B::none();
     with_taps(row.taps, [&](auto taps) {
-      if (!kExact && row.run_rows > 1) {
+      // 2-D: an item's valid rows are consecutive in x and in B[0], so one
+      // call takes them all (a Direct1 run, or Direct2 rows one by one).
+      if (!kExact && (row.run_rows > 1 || (n == 2 && row.kind == RowRead::Direct2))) {
         const std::int64_t at_row = row_in_buffer(st, plan, 0, 0, it.first0, it.v_lo) * last.out;
         flags = row_max<decltype(taps)::value, kIdx>(row, xp, base0, dst0 + at_row,
                                                      kIdx ? dst0_idx + at_row : nullptr, rows,
