@@ -1529,21 +1529,30 @@ struct PoolKernels {
     return a.window_begin[at(i + 1)] > w ? a.windows[at(w)] : -1;
   }
 
-  /// Calls f(r, w) for the input rows r (counted from the plane's start) of
-  /// axis-0 positions [ib, ie), w being the output row of the window that
-  /// holds row r, or -1.
-  template <typename F>
-  static void fused_input_rows(const Plan& plan, std::int64_t ib, std::int64_t ie, F&& f) {
-    const bool three = plan.axes.size() == 3;
-    const std::int64_t in1 = three ? plan.axes[1].in : 1, out1 = three ? plan.axes[1].out : 1;
-    for (std::int64_t i0 = ib; i0 < ie; ++i0) {
-      const std::int64_t w0 = window_of(plan.axes[0], i0);
-      for (std::int64_t i1 = 0; i1 < in1; ++i1) {
-        const std::int64_t w1 = three ? window_of(plan.axes[1], i1) : 0;
-        f(i0 * in1 + i1, w0 < 0 || w1 < 0 ? -1 : w0 * out1 + w1);
+  /// The output row of the window that holds each input row of a plane
+  /// (counted from the plane's start), or -1: worked out once per call, not
+  /// once per row of every plane.
+  struct FusedInputRows {
+    std::vector<std::int64_t> window;
+    std::int64_t per_axis0 = 1;  ///< input rows per axis-0 position
+    explicit FusedInputRows(const Plan& plan) {
+      const bool three = plan.axes.size() == 3;
+      per_axis0 = three ? plan.axes[1].in : 1;
+      const std::int64_t out1 = three ? plan.axes[1].out : 1;
+      for (std::int64_t i0 = 0; i0 < plan.axes[0].in; ++i0) {
+        const std::int64_t w0 = window_of(plan.axes[0], i0);
+        for (std::int64_t i1 = 0; i1 < per_axis0; ++i1) {
+          const std::int64_t w1 = three ? window_of(plan.axes[1], i1) : 0;
+          window.push_back(w0 < 0 || w1 < 0 ? -1 : w0 * out1 + w1);
+        }
       }
     }
-  }
+    /// f(r, w) for the input rows r of axis-0 positions [ib, ie).
+    template <typename F>
+    void each(std::int64_t ib, std::int64_t ie, F&& f) const {
+      for (std::int64_t r = ib * per_axis0; r < ie * per_axis0; ++r) f(r, window[at(r)]);
+    }
+  };
 
   /// AveragePool: dX += scale * dY / divisor of the window, over the items
   /// of average_backward (planes x chunks of axis-0 inputs). The rows of a
@@ -1560,6 +1569,7 @@ struct PoolKernels {
       const std::int64_t dy_ahead = plan.out_plane / plan.input_chunks;
       const V one = B::broadcast(C(1));
       std::vector<C, Aligned<C>> shares(at(2 * N * pairs));
+      const FusedInputRows input_rows(plan);
       for (std::int64_t item = begin; item < end; ++item) {
         const std::int64_t plane = item / plan.input_chunks;
         const std::int64_t ib = item % plan.input_chunks * plan.input_chunk;
@@ -1567,7 +1577,7 @@ struct PoolKernels {
         const T* dyp = dy + plane * plan.out_plane;
         T* dxp = dx + plane * plan.in_plane;
         std::int64_t shares_of = -2;  // the window row in `shares`
-        fused_input_rows(plan, ib, ie, [&](std::int64_t r, std::int64_t w) {
+        input_rows.each(ib, ie, [&](std::int64_t r, std::int64_t w) {
           if (w != shares_of) {
             shares_of = w;
             for (std::int64_t v = 0; v < pairs; ++v) {
@@ -1891,13 +1901,14 @@ struct PoolKernels {
       lanes[at(3 * p + 2)].v = B::first_n(width - 2 * p * N - N);
     }
     const I evens = B::iota(0, 2);  // lane j: the even input of output j
+    const FusedInputRows input_rows(plan);
     for (std::int64_t plane = begin; plane < end; ++plane) {
       const std::int32_t* am = argmax + plane * out_plane;
       check_argmax<false>(plan, am, plane);
       const T* dyp = dy + plane * out_plane;
       T* dxp = dx + plane * in_plane;
       const bool more = plane + 1 < end;
-      fused_input_rows(plan, 0, plan.axes[0].in, [&](std::int64_t r, std::int64_t w) {
+      input_rows.each(0, plan.axes[0].in, [&](std::int64_t r, std::int64_t w) {
         T* row = dxp + r * width;
         const std::int64_t window_row = std::max<std::int64_t>(w, 0) * outs;  // w < 0: unused
         const std::int32_t* am_row = am + window_row;
