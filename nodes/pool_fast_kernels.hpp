@@ -94,6 +94,12 @@ struct PoolKernels {
     M v;
   };
 
+  /// Most load masks a row reader or spreader keeps ([vector][tap]): past
+  /// this (huge kernels over long rows: 20,000 taps by 1,250 vectors took
+  /// 2 GB of AVX2 masks) they take the general paths, whose memory grows
+  /// with the row alone.
+  static constexpr std::int64_t kMaxRowMasks = std::int64_t{1} << 16;
+
   /// The lowest value of C: what the padding holds for MaxPool.
   static C lowest() {
     if constexpr (std::is_integral_v<C>)
@@ -153,7 +159,9 @@ struct PoolKernels {
         tap_pos.push_back(t * a.dilation - a.pad_begin);
         tap_idx.push_back({B::iota(tap_pos.back(), a.stride)});
       }
-      if (N > 1 && a.stride == 1 && a.out == a.in && rows > 1) {
+      const std::int64_t run_masks = (rows * in + N - 1) / N * taps;
+      const std::int64_t row_masks = vectors * taps;
+      if (N > 1 && a.stride == 1 && a.out == a.in && rows > 1 && run_masks <= kMaxRowMasks) {
         kind = RowRead::Direct1;
         run_rows = rows;
         vectors = (rows * in + N - 1) / N;
@@ -166,7 +174,7 @@ struct PoolKernels {
             }
             masks.push_back({B::from_bits(bits)});
           }
-      } else if (N > 1 && a.stride == 1) {
+      } else if (N > 1 && a.stride == 1 && row_masks <= kMaxRowMasks) {
         kind = RowRead::Direct1;
         for (std::int64_t v = 0; v < vectors; ++v)
           for (std::int64_t u : tap_pos) masks.push_back({B::lanes(-(v * N + u), in - (v * N + u))});
@@ -1400,7 +1408,11 @@ struct PoolKernels {
         : in(a.in), out(a.out), taps(a.t_end - a.t_first), vectors((a.in + N - 1) / N) {
       for (std::int64_t t = a.t_first; t < a.t_end; ++t) tap_pos.push_back(t * a.dilation - a.pad_begin);
       if (N == 1) return;
-      if (a.stride == 1 && a.out == a.in && rows > 1) {
+      // The masks below, [vector][tap]; past kMaxRowMasks: Windows.
+      const std::int64_t row_masks = (in + N - 1) / N * taps;
+      if (row_masks > kMaxRowMasks) return;
+      if (a.stride == 1 && a.out == a.in && rows > 1 &&
+          (rows * in + N - 1) / N * taps <= kMaxRowMasks) {
         kind = Spread::Flat1;
         vectors = (rows * in + N - 1) / N;
         for (std::int64_t v = 0; v < vectors; ++v)
