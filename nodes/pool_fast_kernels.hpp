@@ -165,15 +165,21 @@ struct PoolKernels {
         kind = RowRead::Direct1;
         run_rows = rows;
         vectors = (rows * in + N - 1) / N;
-        for (std::int64_t v = 0; v < vectors; ++v)
-          for (std::int64_t u : tap_pos) {
-            unsigned bits = 0;
-            for (std::int64_t l = 0; l < N; ++l) {
-              const std::int64_t column = (v * N + l) % in + u;
-              if (column >= 0 && column < in) bits |= 1u << l;
-            }
-            masks.push_back({B::from_bits(bits)});
-          }
+        // Lane l of vector v is run position v*N + l, column (v*N + l) % in;
+        // tap u misses the row in the first -u or the last u columns of each
+        // row. Clearing those edges costs rows x taps x |u|, not a division
+        // per lane, vector and tap (P7: 9% of the forward).
+        const std::int64_t lanes_total = vectors * N;
+        std::vector<unsigned> bits(at(vectors * taps), (1u << N) - 1u);
+        for (std::int64_t k = 0; k < taps; ++k) {
+          const std::int64_t u = tap_pos[at(k)];
+          const std::int64_t lo = u < 0 ? 0 : in - std::min(u, in);  // missed columns [lo, hi)
+          const std::int64_t hi = u < 0 ? std::min(-u, in) : in;
+          for (std::int64_t start = 0; start < lanes_total; start += in)
+            for (std::int64_t q = start + lo; q < std::min(start + hi, lanes_total); ++q)
+              bits[at(q / N * taps + k)] &= ~(1u << (q % N));
+        }
+        for (const unsigned b : bits) masks.push_back({B::from_bits(b)});
       } else if (N > 1 && a.stride == 1 && row_masks <= kMaxRowMasks) {
         kind = RowRead::Direct1;
         for (std::int64_t v = 0; v < vectors; ++v)
