@@ -120,6 +120,29 @@ struct PoolKernels {
       f(std::integral_constant<int, 0>{});
   }
 
+  /// Masks [vector][k] over a run of rows of `in` elements: lane l of vector
+  /// v is column (v*N + l) % in of its row, set when column + shift[k] is
+  /// inside the row. Clearing each row's edge columns costs rows x taps x
+  /// |shift|, not a division per lane, vector and tap (which was 9% of P7's
+  /// forward).
+  static std::vector<MBox, Aligned<MBox>> run_masks(std::int64_t in, std::int64_t vectors,
+                                                    const std::vector<std::int64_t>& shift) {
+    const std::int64_t taps = static_cast<std::int64_t>(shift.size()), lanes = vectors * N;
+    std::vector<unsigned> bits(at(vectors * taps), (1u << N) - 1u);
+    for (std::int64_t k = 0; k < taps; ++k) {
+      const std::int64_t s = shift[at(k)];
+      // The columns [lo, hi) that land outside the row.
+      const std::int64_t lo = s < 0 ? 0 : in - std::min(s, in), hi = s < 0 ? std::min(-s, in) : in;
+      for (std::int64_t start = 0; start < lanes; start += in)
+        for (std::int64_t q = start + lo; q < std::min(start + hi, lanes); ++q)
+          bits[at(q / N * taps + k)] &= ~(1u << (q % N));
+    }
+    std::vector<MBox, Aligned<MBox>> masks;
+    masks.reserve(bits.size());
+    for (const unsigned b : bits) masks.push_back({B::from_bits(b)});
+    return masks;
+  }
+
   /// How the last axis reads an input row:
   ///  - Direct1 (stride 1): each tap is one load at its offset, masked at the
   ///    borders to the padding's neutral value (0 for sums, lowest() for max);
@@ -159,27 +182,13 @@ struct PoolKernels {
         tap_pos.push_back(t * a.dilation - a.pad_begin);
         tap_idx.push_back({B::iota(tap_pos.back(), a.stride)});
       }
-      const std::int64_t run_masks = (rows * in + N - 1) / N * taps;
+      const std::int64_t run_count = (rows * in + N - 1) / N * taps;
       const std::int64_t row_masks = vectors * taps;
-      if (N > 1 && a.stride == 1 && a.out == a.in && rows > 1 && run_masks <= kMaxRowMasks) {
+      if (N > 1 && a.stride == 1 && a.out == a.in && rows > 1 && run_count <= kMaxRowMasks) {
         kind = RowRead::Direct1;
         run_rows = rows;
         vectors = (rows * in + N - 1) / N;
-        // Lane l of vector v is run position v*N + l, column (v*N + l) % in;
-        // tap u misses the row in the first -u or the last u columns of each
-        // row. Clearing those edges costs rows x taps x |u|, not a division
-        // per lane, vector and tap (P7: 9% of the forward).
-        const std::int64_t lanes_total = vectors * N;
-        std::vector<unsigned> bits(at(vectors * taps), (1u << N) - 1u);
-        for (std::int64_t k = 0; k < taps; ++k) {
-          const std::int64_t u = tap_pos[at(k)];
-          const std::int64_t lo = u < 0 ? 0 : in - std::min(u, in);  // missed columns [lo, hi)
-          const std::int64_t hi = u < 0 ? std::min(-u, in) : in;
-          for (std::int64_t start = 0; start < lanes_total; start += in)
-            for (std::int64_t q = start + lo; q < std::min(start + hi, lanes_total); ++q)
-              bits[at(q / N * taps + k)] &= ~(1u << (q % N));
-        }
-        for (const unsigned b : bits) masks.push_back({B::from_bits(b)});
+        masks = run_masks(in, vectors, tap_pos);
       } else if (N > 1 && a.stride == 1 && row_masks <= kMaxRowMasks) {
         kind = RowRead::Direct1;
         for (std::int64_t v = 0; v < vectors; ++v)
@@ -1421,15 +1430,9 @@ struct PoolKernels {
           (rows * in + N - 1) / N * taps <= kMaxRowMasks) {
         kind = Spread::Flat1;
         vectors = (rows * in + N - 1) / N;
-        for (std::int64_t v = 0; v < vectors; ++v)
-          for (std::int64_t u : tap_pos) {
-            unsigned bits = 0;
-            for (std::int64_t l = 0; l < N; ++l) {
-              const std::int64_t o = (v * N + l) % in - u;
-              if (o >= 0 && o < out) bits |= 1u << l;
-            }
-            masks.push_back({B::from_bits(bits)});
-          }
+        std::vector<std::int64_t> shifts;  // input c is in window c - u
+        for (std::int64_t u : tap_pos) shifts.push_back(-u);
+        masks = run_masks(in, vectors, shifts);
       } else if (a.stride == 1) {
         kind = Spread::Row1;
         for (std::int64_t v = 0; v < vectors; ++v)
