@@ -52,7 +52,9 @@
 #include <immintrin.h>
 #endif
 
+#include "bench/fastest_runs.hpp"
 #include "bench/heap_tuning_flag.hpp"
+#include "bench/pool_cases.hpp"
 #include "core/registry.hpp"
 #include "nodes/pool_fast.hpp"
 #include "nodes/pool_geometry.hpp"
@@ -63,42 +65,9 @@ using nodeflow::Attributes;
 using nodeflow::DType;
 using nodeflow::Shape;
 using nodeflow::Tensor;
-using ints = std::vector<std::int64_t>;
 
-struct PoolCase {
-  const char* name;
-  const char* summary;
-  nodeflow::PoolKind kind;
-  Attributes attrs;
-  Shape shape;
-};
-
-const std::vector<PoolCase>& cases() {
-  using nodeflow::PoolKind;
-  static const std::vector<PoolCase> all = {
-      {"P1", "MaxPool k3 s2 p1, 16x64x112x112", PoolKind::Max,
-       {{"kernel_shape", ints{3, 3}}, {"strides", ints{2, 2}}, {"pads", ints{1, 1, 1, 1}}},
-       {16, 64, 112, 112}},
-      {"P2", "MaxPool k2 s2, 16x128x56x56", PoolKind::Max,
-       {{"kernel_shape", ints{2, 2}}, {"strides", ints{2, 2}}},
-       {16, 128, 56, 56}},
-      {"P3", "AveragePool k3 s1 p1 (count_include_pad=0), 16x192x28x28", PoolKind::Average,
-       {{"kernel_shape", ints{3, 3}}, {"pads", ints{1, 1, 1, 1}},
-        {"count_include_pad", std::int64_t{0}}},
-       {16, 192, 28, 28}},
-      {"P4", "GlobalAveragePool, 16x2048x7x7", PoolKind::GlobalAverage, {}, {16, 2048, 7, 7}},
-      {"P5", "MaxPool 3D k2 s2, 4x32x16x56x56", PoolKind::Max,
-       {{"kernel_shape", ints{2, 2, 2}}, {"strides", ints{2, 2, 2}}},
-       {4, 32, 16, 56, 56}},
-      {"P6", "AveragePool k2 s2 ceil_mode, 16x64x55x55", PoolKind::Average,
-       {{"kernel_shape", ints{2, 2}}, {"strides", ints{2, 2}}, {"ceil_mode", std::int64_t{1}}},
-       {16, 64, 55, 55}},
-      {"P7", "MaxPool k3 s1 d2 p2, 8x64x56x56", PoolKind::Max,
-       {{"kernel_shape", ints{3, 3}}, {"dilations", ints{2, 2}}, {"pads", ints{2, 2, 2, 2}}},
-       {8, 64, 56, 56}},
-  };
-  return all;
-}
+using nodeflow::bench::PoolCase;
+const std::vector<PoolCase>& cases() { return nodeflow::bench::pool_cases(); }
 
 const char* kDirections[] = {"fwd", "train", "bwd"};
 const char* kImpls[] = {"nodeflow", "onednn", "bound"};
@@ -456,20 +425,8 @@ void run_bound(benchmark::State& state, Prepared& p, const std::string& dir, int
 
 // ---- The table.
 
-class TableReporter : public benchmark::ConsoleReporter {
+class TableReporter : public nodeflow::bench::FastestRuns {
  public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& r : runs) {
-      if (r.error_occurred) continue;
-      const bool aggregate = r.run_type == Run::RT_Aggregate;
-      if (aggregate && r.aggregate_name != "min") continue;
-      if (!aggregate && r.repetitions > 1) continue;
-      const double ms = r.GetAdjustedRealTime() * scale_to_ms(r.time_unit);
-      times_[r.run_name.function_name] = ms;
-    }
-    ConsoleReporter::ReportRuns(runs);
-  }
-
   void print_table() const {
     std::printf("\nPooling, float32, NCHW: fastest repetition's real time per call (ms)\n");
     std::printf("%-4s %-5s %2s %10s %10s %10s %9s %9s  %s\n", "case", "dir", "T", "nodeflow",
@@ -494,24 +451,9 @@ class TableReporter : public benchmark::ConsoleReporter {
   }
 
  private:
-  static double scale_to_ms(benchmark::TimeUnit unit) {
-    switch (unit) {
-      case benchmark::kNanosecond:
-        return 1e-6;
-      case benchmark::kMicrosecond:
-        return 1e-3;
-      case benchmark::kMillisecond:
-        return 1.0;
-      case benchmark::kSecond:
-        return 1e3;
-    }
-    return 1.0;
-  }
   double get(const std::string& c, const std::string& dir, const std::string& impl, int t) const {
-    const auto it = times_.find(c + "/" + dir + "/" + impl + "/threads:" + std::to_string(t));
-    return it == times_.end() ? 0.0 : it->second;
+    return ms(c + "/" + dir + "/" + impl + "/threads:" + std::to_string(t));
   }
-  std::map<std::string, double> times_;
 };
 
 }  // namespace
@@ -538,9 +480,7 @@ int main(int argc, char** argv) {
                                            run_bound(state, p, d, t);
                                        })
               ->Unit(benchmark::kMillisecond)
-              ->ComputeStatistics("min", [](const std::vector<double>& v) {
-                return *std::min_element(v.begin(), v.end());
-              });
+              ->ComputeStatistics("min", nodeflow::bench::fastest);
         }
   TableReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
@@ -548,7 +488,8 @@ int main(int argc, char** argv) {
               nodeflow::pool_impl_name(nodeflow::pool_impl()), dnnl_version()->major,
               dnnl_version()->minor, dnnl_version()->patch);
   for (const auto& [i, p] : prepared_cases())
-    std::printf("%s %s; oneDNN fwd/train/bwd: %s / %s / %s\n", p->def->name, p->def->summary,
+    std::printf("%s %s, %s; oneDNN fwd/train/bwd: %s / %s / %s\n", p->def->name,
+                p->def->summary, nodeflow::to_string(p->def->shape).c_str(),
                 p->onednn_impl[0].c_str(), p->onednn_impl[1].c_str(), p->onednn_impl[2].c_str());
   reporter.print_table();
   benchmark::Shutdown();
