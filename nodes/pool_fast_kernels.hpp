@@ -1349,7 +1349,7 @@ struct PoolKernels {
       }
       return;
     }
-    // Sums need a float accumulator (the portable MaxPool backends compare in T).
+    // Sums need a floating-point accumulator (C is T for int8 and uint8 MaxPool).
     if constexpr (std::is_floating_point_v<C>) {
       if (plan.reduce == Reduce::Average)
         sum_forward<Tr::Identity>(plan, x, y, begin, end);
