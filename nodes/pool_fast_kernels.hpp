@@ -1646,6 +1646,16 @@ struct PoolKernels {
       auto share = [&](std::int64_t plane) {
         return B::broadcast(C(0) + static_cast<C>(dy[plane]) / divisor);
       };
+      if constexpr (N == 1) {
+        // One lane: a plain loop per plane (the flat loop's plane-boundary
+        // test and prefetch per element cost 1.3x-1.7x the reference's time).
+        for (std::int64_t plane = begin; plane < end; ++plane) {
+          const V g = share(plane);
+          T* d = dx + plane * plan.in_plane;
+          for (std::int64_t i = 0; i < plan.in_plane; ++i) update(d + i, g, scale_v, 1);
+        }
+        return;
+      }
       const std::int64_t stop = end * plan.in_plane;
       const std::int64_t ahead = 2048 / static_cast<std::int64_t>(sizeof(T));
       std::int64_t plane = begin, plane_end = (begin + 1) * plan.in_plane;
