@@ -26,19 +26,15 @@ void claim(std::map<std::string, std::string>& owners, const std::string& file,
                 "' (characters outside [A-Za-z0-9._-] become '_'); nothing was written");
 }
 
-void write_one(const std::filesystem::path& file, const Tensor& value) {
+std::string npy_file_bytes(const Tensor& value) {
   // .npy has no bfloat16: it travels as float32 (exact widening).
-  if (value.dtype() == DType::BFloat16)
-    write_npy(file, value.cast(DType::Float32));
-  else
-    write_npy(file, value);
+  return encode_npy(value.dtype() == DType::BFloat16 ? value.cast(DType::Float32) : value);
 }
 
 // Refuses, before any file is written, a destination that cannot be: a
 // directory (or device, FIFO, socket) in its place or, after links, a
-// directory this process cannot write into. Renames happen one file at a
-// time, so without this a late failure left the earlier files of the run
-// replaced and the rest stale.
+// directory this process cannot write into (clearer than the failure of its
+// temporary file).
 void check_destination(const std::filesystem::path& file) {
   try {
     check_replaceable(file);
@@ -65,9 +61,17 @@ const Tensor& find_result(const TensorMap& results, const std::string& name, con
 }  // namespace
 
 std::string tensor_file_stem(std::string_view tensor_name) {
-  std::string stem(tensor_name);
-  for (char& c : stem)
-    if (!keeps_character(c)) c = '_';
+  // Per character (graph-format.md), and names are UTF-8: the continuation
+  // bytes of a replaced character add nothing ("é" -> "_", not "__").
+  std::string stem;
+  bool in_character = false;
+  for (const char c : tensor_name) {
+    const auto byte = static_cast<unsigned char>(c);
+    const bool continuation = (byte & 0xC0u) == 0x80u;
+    if (continuation && in_character) continue;
+    in_character = byte >= 0x80u;
+    stem += keeps_character(c) ? c : '_';
+  }
   return stem;
 }
 
@@ -108,7 +112,16 @@ void write_planned_files(const OutputPlan& plan, const TensorMap& outputs, const
     if (ec) throw IoError("cannot create output directory '" + dir.string() + "': " + ec.message());
   }
   for (const auto& [file, value] : files) check_destination(file);
-  for (const auto& [file, value] : files) write_one(file, *value);
+  // Every file is complete before the first is renamed into place.
+  AtomicFileGroup group;
+  for (const auto& [file, value] : files) {
+    try {
+      group.add(file, npy_file_bytes(*value));
+    } catch (const IoError& e) {
+      throw IoError(std::string(e.what()) + "; nothing was written");
+    }
+  }
+  group.commit();
 }
 
 }  // namespace nodeflow::cli

@@ -32,10 +32,10 @@ OutputPlan plan_output_files(const std::filesystem::path& outdir,
 
 /// Creates the directories of `plan` and writes every planned tensor of
 /// `outputs` / `grads` (bfloat16 as float32, since .npy has no bfloat16).
-/// Throws IoError when a directory or file cannot be written (checked for
-/// every file before the first is replaced: a directory in a file's place or
-/// an unwritable directory leaves every file as it was), Error when a
-/// planned tensor is missing from the maps.
+/// Every file is complete (in a temporary file) before the first is renamed
+/// into place, so a failure while writing leaves every file as it was. Throws
+/// IoError when a directory or file cannot be written, Error when a planned
+/// tensor is missing from the maps.
 void write_planned_files(const OutputPlan& plan, const TensorMap& outputs, const TensorMap& grads);
 
 }  // namespace nodeflow::cli

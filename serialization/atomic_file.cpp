@@ -9,7 +9,10 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <memory>
 #include <system_error>
+#include <utility>
+#include <vector>
 
 #include "core/errors.hpp"
 
@@ -23,11 +26,21 @@ class TemporaryFile {
  public:
   explicit TemporaryFile(const std::filesystem::path& target) : target_(target.string()) {
     const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : ".";
+    // A name the final rename would refuse is refused now, before anything
+    // of a group of files is replaced.
+    const long name_max = ::pathconf(dir.c_str(), _PC_NAME_MAX);
+    const std::size_t limit = name_max > 0 ? static_cast<std::size_t>(name_max) : 255;
+    if (target.filename().string().size() > limit)
+      throw IoError("cannot write " + target_ + ": the file name is " +
+                    std::to_string(target.filename().string().size()) +
+                    " bytes long, more than the file system allows (" + std::to_string(limit) + ")");
     static std::atomic<unsigned> counter{0};
     for (int attempt = 0; attempt < 100 && fd_ < 0; ++attempt) {
       // Appended piece by piece: GCC 12's -Wrestrict misfires on "." + std::string.
+      // At most the file name's first 200 bytes: with the suffix, the whole
+      // name must stay within NAME_MAX (255) for every target that fits it.
       std::string name(".");
-      name += target.filename().string();
+      name += target.filename().string().substr(0, 200);
       name += ".tmp-";
       name += std::to_string(::getpid());
       name += '-';
@@ -69,11 +82,15 @@ class TemporaryFile {
     if (::stat(existing.c_str(), &st) == 0 && ::fchmod(fd_, st.st_mode & 07777) != 0) fail("chmod");
   }
 
-  void commit(const std::filesystem::path& target) {
+  /// Makes the file durable and closes it; rename() then puts it in place.
+  void finish() {
     if (::fsync(fd_) != 0) fail("fsync");
     const int closed = ::close(fd_);
     fd_ = -1;
     if (closed != 0) fail("close");
+  }
+
+  void rename(const std::filesystem::path& target) {
     if (::rename(path_.c_str(), target.c_str()) != 0) fail("rename");
     renamed_ = true;
   }
@@ -136,11 +153,10 @@ void check_replaceable(const std::filesystem::path& link_or_file) {
                 what + ", and saving replaces a regular file whole (a new file renamed over it)");
 }
 
-void write_file_atomically(const std::filesystem::path& link_or_file, std::string_view bytes,
-                           const WriteProgress& progress) {
-  check_replaceable(link_or_file);
-  const std::filesystem::path path = final_target(link_or_file);
-  TemporaryFile tmp(path);
+namespace {
+
+void write_temporary(TemporaryFile& tmp, const std::filesystem::path& path, std::string_view bytes,
+                     const WriteProgress& progress) {
   tmp.copy_mode_of(path);
   std::size_t done = 0;
   do {
@@ -149,8 +165,40 @@ void write_file_atomically(const std::filesystem::path& link_or_file, std::strin
     done += n;
     if (progress) progress(done);
   } while (done < bytes.size());
-  tmp.commit(path);
+  tmp.finish();
+}
+
+}  // namespace
+
+void write_file_atomically(const std::filesystem::path& link_or_file, std::string_view bytes,
+                           const WriteProgress& progress) {
+  check_replaceable(link_or_file);
+  const std::filesystem::path path = final_target(link_or_file);
+  TemporaryFile tmp(path);
+  write_temporary(tmp, path, bytes, progress);
+  tmp.rename(path);
   sync_directory(path);
+}
+
+struct AtomicFileGroup::Impl {
+  std::vector<std::pair<std::filesystem::path, std::unique_ptr<TemporaryFile>>> files;
+};
+
+AtomicFileGroup::AtomicFileGroup() : impl_(std::make_unique<Impl>()) {}
+AtomicFileGroup::~AtomicFileGroup() = default;
+
+void AtomicFileGroup::add(const std::filesystem::path& link_or_file, std::string_view bytes) {
+  check_replaceable(link_or_file);
+  const std::filesystem::path path = final_target(link_or_file);
+  auto tmp = std::make_unique<TemporaryFile>(path);
+  write_temporary(*tmp, path, bytes, {});
+  impl_->files.emplace_back(path, std::move(tmp));
+}
+
+void AtomicFileGroup::commit() {
+  for (auto& [path, tmp] : impl_->files) tmp->rename(path);
+  for (auto& [path, tmp] : impl_->files) sync_directory(path);
+  impl_->files.clear();
 }
 
 }  // namespace nodeflow

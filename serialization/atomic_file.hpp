@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string_view>
 
 namespace nodeflow {
@@ -20,16 +21,40 @@ inline constexpr std::size_t kWriteBlockSize = 64 * 1024;
 
 /// Writes `bytes` to `path` atomically. When `path` is a symbolic link, the
 /// file it finally points to is replaced (created if the link dangles) and the
-/// link stays. The temporary file is `.<file name>.tmp-<pid>-<n>` in the
+/// link stays. The temporary file is `.<file name>.tmp-<pid>-<n>` (at most
+/// the file name's first 200 bytes, so that it fits NAME_MAX) in the
 /// target's directory (a rename across file systems would not be atomic),
 /// created exclusively; it takes the mode of an existing target, else 0666
 /// less the umask. On any failure, including an
 /// exception from `progress`, the temporary file is removed, `path` is left as
 /// it was and the exception propagates; system failures throw IoError naming
 /// `path`, the step and the system's reason. Refuses what check_replaceable
-/// refuses, before writing anything.
+/// refuses, and a file name longer than the file system allows, before
+/// writing anything.
 void write_file_atomically(const std::filesystem::path& path, std::string_view bytes,
                            const WriteProgress& progress = {});
+
+/// Several files replaced together (a command's outputs): add() writes each
+/// to its temporary file as write_file_atomically does, and commit() renames
+/// them all over their targets only once every one is complete, so a failure
+/// while writing (a full disk, a name the file system refuses) leaves every
+/// target as it was. Temporary files not committed are removed on
+/// destruction. add() throws as write_file_atomically does; commit() throws
+/// IoError if a rename fails (the files renamed before it stay replaced).
+class AtomicFileGroup {
+ public:
+  AtomicFileGroup();
+  ~AtomicFileGroup();
+  AtomicFileGroup(const AtomicFileGroup&) = delete;
+  AtomicFileGroup& operator=(const AtomicFileGroup&) = delete;
+
+  void add(const std::filesystem::path& path, std::string_view bytes);
+  void commit();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 /// Throws IoError naming `path` unless saving to it replaces a regular file or
 /// creates one: a directory, device, FIFO or socket in its place (after

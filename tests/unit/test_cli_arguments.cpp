@@ -32,7 +32,11 @@ TEST(CliFileNames, CharactersOutsideTheSafeSetBecomeUnderscore) {
   EXPECT_EQ(tensor_file_stem("pool/out:0"), "pool_out_0");
   EXPECT_EQ(tensor_file_stem("pool idx"), "pool_idx");
   EXPECT_EQ(tensor_file_stem("image.in-2_B"), "image.in-2_B");
-  EXPECT_EQ(tensor_file_stem("\xc3\xa9"), "__");  // each byte of a UTF-8 character
+  // One '_' per character, however many UTF-8 bytes it takes (graph-format.md).
+  EXPECT_EQ(tensor_file_stem("\xc3\xa9"), "_");
+  EXPECT_EQ(tensor_file_stem("a\xe2\x82\xac:b"), "a__b");
+  EXPECT_EQ(tensor_file_stem("\xf0\x9f\x98\x80x"), "_x");
+  EXPECT_EQ(tensor_file_stem("\x80\x80"), "_");  // stray continuation bytes: one character
 }
 
 TEST(CliFileNames, PlanPutsOutputsAndGradientsInOutdir) {
@@ -89,6 +93,47 @@ TEST(CliFileNames, AnUnwritableDestinationLeavesEveryFileAsItWas) {
   std::ifstream in(dir / "a.npy");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(text, "old");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CliFileNames, AFailureWhileWritingLeavesEveryFileAsItWas) {
+  // A name the file system refuses (over 255 bytes) is only found when its
+  // file is created; a.npy, written before it, used to stay replaced.
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("nodeflow_outputs_late_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  { std::ofstream(dir / "a.npy") << "old"; }
+  const std::string too_long(300, 'z');
+  const OutputPlan plan = plan_output_files(dir, {"a", too_long}, {});
+  const TensorMap results{{"a", Tensor::from<float>({1}, {1.0f})},
+                          {too_long, Tensor::from<float>({1}, {2.0f})}};
+  try {
+    write_planned_files(plan, results, {});
+    ADD_FAILURE() << "no error";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("nothing was written"), std::string::npos) << e.what();
+  }
+  std::ifstream in(dir / "a.npy");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "old");
+  // No temporary file is left behind.
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir),
+                          std::filesystem::directory_iterator()),
+            1);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CliFileNames, ANameOfTheLongestFileNameIsWritten) {
+  // 251 characters + ".npy" = 255 bytes, NAME_MAX: legal, but its temporary
+  // file's name (the name plus a suffix) used to exceed the limit.
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("nodeflow_outputs_long_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const std::string longest(251, 'z');
+  const OutputPlan plan = plan_output_files(dir, {longest}, {});
+  write_planned_files(plan, {{longest, Tensor::from<float>({1}, {1.0f})}}, {});
+  EXPECT_TRUE(std::filesystem::is_regular_file(dir / (longest + ".npy")));
   std::filesystem::remove_all(dir);
 }
 
