@@ -11,9 +11,9 @@
 // (training-mode forward) or bwd (the float dtypes only: int8 and uint8 are
 // not differentiable) and IMPL nodeflow or reference, e.g.
 // float16/P3/bwd/reference/threads:1. A table after the runs gives both times
-// and their ratio per row. Before a case is timed, its results from both
-// kernels are compared (MaxPool bitwise, sums within the dtype's rounding);
-// a difference ends the program.
+// and their ratio per row, flagging nodeflow more than 5% slower (kNoise).
+// Before a case is timed, its results from both kernels are compared (MaxPool
+// bitwise, sums within the dtype's rounding); a difference ends the program.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -43,6 +43,10 @@ using nodeflow::bench::PoolCase;
 
 const char* kDirections[] = {"fwd", "train", "bwd"};
 const char* kImpls[] = {"nodeflow", "reference"};
+// Rows that run the reference kernels on purpose (float64 sums over disjoint
+// windows with one thread: nodes/pool_fast.cpp) time the same code twice,
+// which on this shared machine differs by up to a few percent.
+constexpr double kNoise = 1.05;
 const DType kDTypes[] = {DType::Float32, DType::Float64, DType::Float16,
                          DType::BFloat16, DType::Int8,    DType::UInt8};
 
@@ -234,14 +238,16 @@ void print_table(const nodeflow::bench::FastestRuns& times) {
         const double ref = times.ms(name_of(t, c, dir, "reference"));
         if (nf <= 0 || ref <= 0) continue;
         ++rows;
-        slower += nf > ref;
+        const bool behind = nf > ref * kNoise;
+        slower += behind;
         worst = std::max(worst, nf / ref);
         std::printf("%-8s %-4s %-5s %10.3f %10.3f %8.3f%s\n",
                     std::string(nodeflow::dtype_name(t)).c_str(), c.name, dir, nf, ref, nf / ref,
-                    nf > ref ? "  slower than the reference" : "");
+                    behind ? "  slower than the reference" : "");
       }
-  std::printf("%d rows; %d slower than the reference; largest nodeflow/reference ratio %.3f\n",
-              rows, slower, worst);
+  std::printf("%d rows; %d slower than the reference by more than %.0f%%; largest "
+              "nodeflow/reference ratio %.3f\n",
+              rows, slower, (kNoise - 1) * 100, worst);
 }
 
 }  // namespace

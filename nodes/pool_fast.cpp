@@ -93,6 +93,23 @@ bool plan_for(const PoolGeometry& g, Reduce reduce, bool count_include_pad, std:
          make_plan(g, reduce, count_include_pad, p, team, plan);
 }
 
+// With one thread, float64 pooling whose windows are disjoint along every
+// axis (each input in at most one window) runs faster in the reference
+// kernels: their one loop per window overlaps the loads with the arithmetic,
+// while the one-lane staged passes write each row's result and read it back
+// first (2x64x55x55 AveragePool k2 s2 ceil_mode: 1.2x-1.4x the reference's
+// time forward and backward; 2x128x56x56 MaxPool k2 s2 forward without its
+// argmax: 1.1x). Callers ask only where that was measured. float16 and
+// bfloat16 stay on the fast kernels, which convert each element once instead
+// of once per window; float32 has the fused vector kernels.
+template <typename T>
+bool reference_is_faster(const Plan& plan, int team) {
+  if (!std::is_same_v<T, double> || team != 1 || plan.whole_plane) return false;
+  for (const AxisPlan& a : plan.axes)
+    if ((a.t_end - a.t_first - 1) * a.dilation >= a.stride) return false;
+  return true;
+}
+
 template <typename T>
 const KernelTable<T>& kernels_for(const Plan& plan) {
   if constexpr (std::is_same_v<T, float>) {
@@ -112,7 +129,8 @@ void average_pool_forward(const PoolGeometry& g, bool count_include_pad, std::sp
                           std::span<T> y, int threads) {
   const int team = team_for<T>(threads, g);
   Plan plan;
-  if (!plan_for(g, Reduce::Average, count_include_pad, 0, team, plan))
+  if (!plan_for(g, Reduce::Average, count_include_pad, 0, team, plan) ||
+      reference_is_faster<T>(plan, team))
     return nodeflow::average_pool_forward<T>(g, count_include_pad, x, y);
   const auto forward = kernels_for<T>(plan).forward;
   parallel_ranges(team, plan.forward_items(), [&](std::int64_t begin, std::int64_t end) {
@@ -125,7 +143,8 @@ void average_pool_backward(const PoolGeometry& g, bool count_include_pad, std::s
                            double scale, std::span<T> dx, int threads) {
   const int team = team_for<T>(threads, g);
   Plan plan;
-  if (!plan_for(g, Reduce::Average, count_include_pad, 0, team, plan))
+  if (!plan_for(g, Reduce::Average, count_include_pad, 0, team, plan) ||
+      reference_is_faster<T>(plan, team))
     return nodeflow::average_pool_backward<T>(g, count_include_pad, dy, scale, dx);
   const auto backward = kernels_for<T>(plan).average_backward;
   parallel_ranges(team, plan.backward_items(), [&](std::int64_t begin, std::int64_t end) {
@@ -170,7 +189,8 @@ void max_forward(const PoolGeometry& g, std::span<const T> x, std::span<T> y, st
                    std::to_string(g.input_plane()));
   const int team = team_for<T>(threads, g);
   Plan plan;
-  if (!plan_for(g, Reduce::Max, false, 0, team, plan)) {
+  if (!plan_for(g, Reduce::Max, false, 0, team, plan) ||
+      (argmax.empty() && reference_is_faster<T>(plan, team))) {
     if constexpr (kOffsets<A>) {
       std::vector<std::int64_t> flat(argmax.size());
       nodeflow::max_pool_forward<T>(g, x, y, flat);
@@ -250,7 +270,7 @@ void lp_pool_forward(const PoolGeometry& g, std::int64_t p, std::span<const T> x
                      int threads) {
   const int team = team_for<T>(threads, g);
   Plan plan;
-  if (!plan_for(g, Reduce::Lp, false, p, team, plan))
+  if (!plan_for(g, Reduce::Lp, false, p, team, plan) || reference_is_faster<T>(plan, team))
     return nodeflow::lp_pool_forward<T>(g, p, x, y);
   const auto forward = kernels_for<T>(plan).forward;
   parallel_ranges(team, plan.forward_items(), [&](std::int64_t begin, std::int64_t end) {
