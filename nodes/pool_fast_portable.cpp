@@ -3,6 +3,7 @@
 // Both compute in accumulator_t (float32 for float16 and bfloat16), as the
 // reference kernels' sums do.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -36,6 +37,15 @@ using Kernels = portable::PoolKernels<PortableLanes<T, accumulator_t<T>>>;
 // the same.
 using pool_math::abs_value;
 using pool_math::pow_p;
+
+// -v when `negate`, else v, bit for bit as the expression -v (the sign bit
+// flipped, NaN included), computed without a branch.
+template <typename A>
+A negated_if(bool negate, A v) {
+  using Bits = std::conditional_t<sizeof(A) == 8, std::uint64_t, std::uint32_t>;
+  const Bits sign = Bits{negate} << (8 * sizeof(A) - 1);
+  return std::bit_cast<A>(static_cast<Bits>(std::bit_cast<Bits>(v) ^ sign));
+}
 
 // Row-major offsets (in the plane) of window `o`'s valid taps, in row-major tap order.
 void window_offsets(const Plan& plan, const std::vector<std::int64_t>& o,
@@ -89,7 +99,10 @@ void lp_backward_planes(const Plan& plan, const T* x, const T* y, const T* dy, d
           const auto xi = static_cast<A>(xp[i]);
           if (xi == A(0)) continue;
           const A ratio = pow_p(abs_value(xi) / yo, plan.p - 1);
-          sums[static_cast<std::size_t>(i)] += (xi < A(0) ? -g : g) * ratio;
+          // (xi < 0 ? -g : g) without a branch: the signs of random inputs
+          // mispredicted half the time (LpPool p=2 backward: 0.95x-1.06x
+          // the reference's time with the branch).
+          sums[static_cast<std::size_t>(i)] += negated_if(xi < A(0), g) * ratio;
         }
       }
       for (std::size_t k = rank; k-- > 0;) {
