@@ -93,18 +93,20 @@ bool plan_for(const PoolGeometry& g, Reduce reduce, bool count_include_pad, std:
          make_plan(g, reduce, count_include_pad, p, team, plan);
 }
 
-// With one thread, float64 sums whose windows are disjoint along every axis
-// (each input in at most one window) run faster in the reference kernels:
-// their one loop per window overlaps the loads with the divisions, while the
-// one-lane staged passes write each row's sums and read them back first
-// (2x64x55x55 AveragePool k2 s2 ceil_mode: 1.2x-1.4x the reference's time
-// forward and backward). Not MaxPool: its fast kernels measured 0.65x (3-D
-// k2 s2) to 1.1x (2-D k2 s2, within the noise). float16 and bfloat16 stay on
-// the fast kernels, which convert each element once instead of once per
-// window; float32 has the fused vector kernels.
+// With one thread, float64 and bfloat16 sums whose windows are disjoint along
+// every axis (each input in at most one window) run faster in the reference
+// kernels: their one loop per window overlaps the loads with the divisions,
+// while the one-lane staged passes write each row's sums and read them back
+// first (2x64x55x55 AveragePool k2 s2 ceil_mode: 1.2x-1.4x the reference's
+// time in float64, 0.9x-1.1x in bfloat16). Not MaxPool: its fast kernels
+// measured 0.65x (3-D k2 s2) to 1.1x (2-D k2 s2, within the noise). float16
+// stays on the fast kernels, which convert each element once (a costly
+// conversion, unlike bfloat16's shift) instead of once per window; float32
+// has the fused vector kernels.
 template <typename T>
 bool reference_is_faster(const Plan& plan, int team) {
-  if (!std::is_same_v<T, double> || team != 1 || plan.whole_plane || plan.reduce == Reduce::Max)
+  if (!(std::is_same_v<T, double> || std::is_same_v<T, bfloat16>) || team != 1 ||
+      plan.whole_plane || plan.reduce == Reduce::Max)
     return false;
   for (const AxisPlan& a : plan.axes)
     if ((a.t_end - a.t_first - 1) * a.dilation >= a.stride) return false;
