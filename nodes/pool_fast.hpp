@@ -17,7 +17,8 @@
 // sum of the magnitudes). Geometries the fast kernels do not cover (planes of
 // 2^31 elements or more, tap tables far larger than the tensors) run the
 // reference kernels; the int32 form of MaxPool's argmax cannot describe such
-// planes and refuses them.
+// planes and refuses them. With one thread, float64 and bfloat16 sums over
+// disjoint windows run them too, being faster there (pool_fast.cpp).
 #include <cstdint>
 #include <span>
 
