@@ -26,11 +26,6 @@ void claim(std::map<std::string, std::string>& owners, const std::string& file,
                 "' (characters outside [A-Za-z0-9._-] become '_'); nothing was written");
 }
 
-std::string npy_file_bytes(const Tensor& value) {
-  // .npy has no bfloat16: it travels as float32 (exact widening).
-  return encode_npy(value.dtype() == DType::BFloat16 ? value.cast(DType::Float32) : value);
-}
-
 // Refuses, before any file is written, a destination that cannot be: a
 // directory (or device, FIFO, socket) in its place or, after links, a
 // directory this process cannot write into (clearer than the failure of its
@@ -116,7 +111,7 @@ void write_planned_files(const OutputPlan& plan, const TensorMap& outputs, const
   AtomicFileGroup group;
   for (const auto& [file, value] : files) {
     try {
-      group.add(file, npy_file_bytes(*value));
+      group.add(file, encode_npy(*value));  // bfloat16 as float32
     } catch (const IoError& e) {
       throw IoError(std::string(e.what()) + "; nothing was written");
     }
