@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -23,7 +24,8 @@ double seconds_since(Clock::time_point start) {
 
 // "1h02m", "3m07s", "12s"
 std::string duration_text(double seconds) {
-  const auto s = static_cast<long long>(std::llround(std::max(0.0, seconds)));
+  // Capped at about 3e7 years: llround has no value for larger ones.
+  const auto s = static_cast<long long>(std::llround(std::min(std::max(0.0, seconds), 1e15)));
   char buf[32];
   if (s >= 3600)
     std::snprintf(buf, sizeof buf, "%lldh%02lldm", s / 3600, s / 60 % 60);
@@ -109,7 +111,7 @@ EpochMetrics Trainer::train_epoch(const Dataset& train, std::int64_t epoch) {
   const std::vector<std::size_t> order = shuffled_indices(train.size(), shuffle_rng_);
   const auto batch = static_cast<std::size_t>(config_.batch_size);
   const std::size_t batches = (order.size() + batch - 1) / batch;
-  if (planned_samples_ == 0) planned_samples_ = static_cast<std::int64_t>(train.size());
+  if (planned_samples_ == 0.0) planned_samples_ = static_cast<double>(train.size());
 
   EpochMetrics m;
   m.epoch = epoch + 1;
@@ -129,7 +131,7 @@ EpochMetrics Trainer::train_epoch(const Dataset& train, std::int64_t epoch) {
       const double elapsed = busy_seconds_ + seconds_since(start);
       const double rate = static_cast<double>(done_samples_ + seen) / std::max(elapsed, 1e-9);
       const double left =
-          static_cast<double>(planned_samples_ - done_samples_ - seen) / std::max(rate, 1e-9);
+          (planned_samples_ - static_cast<double>(done_samples_ + seen)) / std::max(rate, 1e-9);
       spdlog::info(
           "epoch {}/{} batch {}/{}: loss {:.4f} accuracy {:.2f}% | {:.0f} samples/s | {} left",
           epoch + 1, config_.epochs, k + 1, batches, loss_sum / static_cast<double>(seen),
@@ -151,7 +153,7 @@ std::vector<EpochMetrics> Trainer::fit(const Dataset& train, const Dataset& test
   validate(test);
   if (!outputs.chart.empty()) check_chart_name(outputs.chart);  // not an epoch later
   std::vector<EpochMetrics> history;
-  planned_samples_ = static_cast<std::int64_t>(train.size()) * config_.epochs;
+  planned_samples_ = static_cast<double>(train.size()) * static_cast<double>(config_.epochs);
   done_samples_ = 0;
   busy_seconds_ = 0.0;
   bool chart_failed = false;
@@ -179,7 +181,7 @@ std::vector<EpochMetrics> Trainer::fit(const Dataset& train, const Dataset& test
         "accuracy {:.2f}% | {:.0f} samples/s | {:.1f}s | {} left",
         m.epoch, config_.epochs, m.lr, m.train_loss, 100.0 * m.train_accuracy, m.test_loss,
         100.0 * m.test_accuracy, m.samples_per_second, m.seconds,
-        duration_text(static_cast<double>(planned_samples_ - done_samples_) /
+        duration_text((planned_samples_ - static_cast<double>(done_samples_)) /
                       std::max(rate, 1e-9)));
     if (!outputs.checkpoint.empty()) save_graph_file(outputs.checkpoint, graph_.def());
     if (!outputs.metrics_csv.empty()) write_metrics_csv(outputs.metrics_csv, history);

@@ -81,8 +81,11 @@ class Trainer {
   Rng shuffle_rng_;
   std::uint64_t dropout_seed_;
   std::int64_t steps_ = 0;
-  // Progress estimate across fit(): samples trained and time spent so far.
-  std::int64_t planned_samples_ = 0, done_samples_ = 0;
+  // Progress estimate across fit(): samples planned, trained and time spent so
+  // far. The plan is a double: samples x epochs may pass int64 (epochs is any
+  // positive int64).
+  double planned_samples_ = 0.0;
+  std::int64_t done_samples_ = 0;
   double busy_seconds_ = 0.0;
 };
 

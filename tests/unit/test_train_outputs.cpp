@@ -1,8 +1,11 @@
 // Where `nodeflow train` writes and what it refuses before training: outputs
 // that name one file (which would silently replace each other), destinations
 // that could only fail an epoch later, chart links kept as links, and the
-// messages of a diverged loss and of bindings to the wrong tensors.
+// messages of a diverged loss, of bindings to the wrong tensors and of the
+// time left for the largest epoch count.
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,7 +14,9 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <regex>
 #include <span>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -154,6 +159,32 @@ TEST(TrainMessages, EvaluationNamesAWrongBindingToo) {
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "bindings.loss: output 'logits' has shape [?, 2], not one element");
   }
+}
+
+// Any positive int64 is a valid epoch count: the progress estimate must not
+// overflow (samples x epochs passes int64) nor print a negative time left.
+TEST(TrainMessages, TheTimeLeftOfTheLargestEpochCountIsAPositiveNumberOfHours) {
+  ScratchDir scratch("nodeflow-eta");
+  Graph g(two_class_graph());
+  TrainConfig config = sgd_config();
+  config.epochs = std::numeric_limits<std::int64_t>::max();
+  Trainer trainer(g, config);
+  std::ostringstream log;
+  const auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "eta", std::make_shared<spdlog::sinks::ostream_sink_st>(log)));
+  spdlog::set_level(spdlog::level::info);
+  // A checkpoint under a regular file fails after epoch 1 has been logged.
+  std::ofstream(scratch.path() / "file") << "x";
+  const training::TrainOutputs outputs{{}, {}, scratch.path() / "file" / "ck.json"};
+  EXPECT_THROW(trainer.fit(four_points(), four_points(), outputs), IoError);
+  spdlog::set_default_logger(previous);
+  const std::string text = log.str();
+  const auto done = text.find("epoch 1/9223372036854775807 done");
+  ASSERT_NE(done, std::string::npos) << text;
+  const std::string line = text.substr(done, text.find('\n', done) - done);
+  // The capped estimate (1e15 s): 277777777777 hours and some minutes.
+  EXPECT_TRUE(std::regex_search(line, std::regex(R"(\| 277777777777h[0-5][0-9]m left$)"))) << line;
 }
 
 TEST(TrainChart, FitRefusesAChartNameBeforeTheFirstStep) {
