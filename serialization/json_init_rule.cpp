@@ -51,7 +51,7 @@ Tensor read_init_rule(const Json& init, DType dtype, const Shape& shape, const s
   if (training::is_random(rule.kind)) {
     std::int64_t seed = 0;
     if (!as_int64(init.at("seed"), seed) || seed < 0)
-      expected(child(path, "seed"), "a non-negative integer", init.at("seed"));
+      expected(child(path, "seed"), int64_expectation(init.at("seed"), 0), init.at("seed"));
     rule.seed = static_cast<std::uint64_t>(seed);
   }
   rule.value = read_number(init, path, "value", 0.0);

@@ -1,17 +1,14 @@
 #include "serialization/json_reader.hpp"
 
-#include <cerrno>
 #include <exception>
 #include <cmath>
-#include <cstring>
-#include <fstream>
-#include <iterator>
 #include <limits>
 
 #include "core/errors.hpp"
 #include "serialization/detail/json_init_rule.hpp"
 #include "serialization/detail/json_parts.hpp"
 #include "serialization/detail/json_support.hpp"
+#include "serialization/text_file.hpp"
 
 namespace nodeflow {
 namespace {
@@ -301,7 +298,7 @@ GraphDef parse_graph_def(std::string_view text, const OpRegistry& registry,
   // Format and version first: a document of another version may have other keys.
   if (const auto it = doc.find("format"); it != doc.end() &&
                                                 (!it->is_string() || it->get_ref<const std::string&>() != kFormat))
-    expected("format", "\"" + std::string(kFormat) + "\"", *it);
+    expected("format", std::string("\"").append(kFormat).append("\""), *it);
   if (const auto it = doc.find("version"); it != doc.end()) {
     std::int64_t v = 0;
     if (!json_detail::as_int64(*it, v) || v != kVersion) expected("version", std::to_string(kVersion), *it);
@@ -335,16 +332,7 @@ Graph load_graph(std::string_view text, const ReadOptions& options) {
 }
 
 Graph load_graph_file(const std::filesystem::path& path, const ReadOptions& options) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) throw IoError("cannot read graph " + path.string() + ": " + ec.message());
-  std::ifstream in(path, std::ios::binary);
-  if (!in.is_open()) throw IoError("cannot open graph " + path.string() + ": " + std::strerror(errno));
-  std::string text;
-  text.reserve(static_cast<std::size_t>(size));
-  text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  if (in.bad()) throw IoError("cannot read graph " + path.string());
-  return load_graph(text, options);
+  return load_graph(read_text_file(path, "graph"), options);
 }
 
 }  // namespace nodeflow

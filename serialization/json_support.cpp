@@ -322,6 +322,14 @@ bool as_int64(const Json& v, std::int64_t& out) {
   return false;
 }
 
+std::string int64_expectation(const Json& v, std::int64_t min) {
+  if (v.is_number_unsigned() &&
+      v.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+    return "an integer from " + std::to_string(min) + " to " +
+           std::to_string(std::numeric_limits<std::int64_t>::max());
+  return min == 0 ? "a non-negative integer" : "an integer >= " + std::to_string(min);
+}
+
 std::string get_string(const Json& obj, const std::string& path, std::string_view key,
                        const std::string& what) {
   const Json& v = obj.at(key);

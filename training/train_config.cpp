@@ -4,11 +4,10 @@
 #include <cmath>
 #include <initializer_list>
 #include <string_view>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
 #include "serialization/detail/json_support.hpp"
+#include "serialization/text_file.hpp"
 
 namespace nodeflow::training {
 namespace {
@@ -51,7 +50,7 @@ void read_int(const Json& obj, const std::string& path, std::string_view key, st
   if (const Json* v = member(obj, key)) {
     std::int64_t x = 0;
     if (!json_detail::as_int64(*v, x) || x < min)
-      fail(json_detail::child(path, key), "an integer >= " + std::to_string(min), *v);
+      fail(json_detail::child(path, key), json_detail::int64_expectation(*v, min), *v);
     out = x;
   }
 }
@@ -71,6 +70,22 @@ void read_string(const Json& obj, const std::string& path, std::string_view key,
   }
 }
 
+// Keys that only some values of `type` read. A key of another type is a
+// mistake the user should hear of, not a value silently ignored.
+struct KeyUse {
+  std::string_view key, users;
+  std::initializer_list<std::string_view> types;
+};
+void refuse_keys_of_other_types(const Json& obj, const std::string& path, std::string_view kind,
+                                std::initializer_list<KeyUse> uses) {
+  const std::string type = obj.at("type").get<std::string>();
+  for (const KeyUse& use : uses)
+    if (member(obj, use.key) != nullptr &&
+        std::find(use.types.begin(), use.types.end(), type) == use.types.end())
+      throw InvalidConfig(path + "." + std::string(use.key) + ": not used by the \"" + type +
+                          "\" " + std::string(kind) + " (only by " + std::string(use.users) + ")");
+}
+
 OptimizerSettings read_optimizer(const Json& obj) {
   const std::string path = "optimizer";
   check_keys(obj, path,
@@ -80,6 +95,12 @@ OptimizerSettings read_optimizer(const Json& obj) {
   if (type == nullptr) throw InvalidConfig("optimizer.type: missing (sgd, adam or adamw)");
   if (!type->is_string() || !parse_optimizer_kind(type->get<std::string>(), s.kind))
     fail("optimizer.type", "\"sgd\", \"adam\" or \"adamw\"", *type);
+  refuse_keys_of_other_types(obj, path, "optimizer",
+                             {{"momentum", "sgd", {"sgd"}},
+                              {"nesterov", "sgd", {"sgd"}},
+                              {"beta1", "adam and adamw", {"adam", "adamw"}},
+                              {"beta2", "adam and adamw", {"adam", "adamw"}},
+                              {"eps", "adam and adamw", {"adam", "adamw"}}});
   if (member(obj, "lr") == nullptr)
     throw InvalidConfig("optimizer.lr: missing (the base learning rate)");
   read_number(obj, path, "lr", s.lr);
@@ -106,23 +127,12 @@ ScheduleSettings read_schedule(const Json& obj) {
       !parse_schedule_kind(type->get<std::string>(), s.kind))
     fail("schedule.type", "\"constant\", \"step\", \"multistep\" or \"cosine\"",
          type == nullptr ? Json() : *type);
-  // A key of another schedule is a mistake the user should hear of (as adam
-  // refuses momentum), not a value silently ignored.
-  struct KeyUse {
-    std::string_view key, users;
-    std::initializer_list<std::string_view> types;
-  };
-  static const KeyUse kUses[] = {{"step_size", "step", {"step"}},
-                                 {"milestones", "multistep", {"multistep"}},
-                                 {"gamma", "step and multistep", {"step", "multistep"}},
-                                 {"lr_min", "cosine", {"cosine"}},
-                                 {"t_max", "cosine", {"cosine"}}};
-  const std::string type = obj.at("type").get<std::string>();
-  for (const KeyUse& use : kUses)
-    if (member(obj, use.key) != nullptr &&
-        std::find(use.types.begin(), use.types.end(), type) == use.types.end())
-      throw InvalidConfig("schedule." + std::string(use.key) + ": not used by the \"" + type +
-                          "\" schedule (only by " + std::string(use.users) + ")");
+  refuse_keys_of_other_types(obj, path, "schedule",
+                             {{"step_size", "step", {"step"}},
+                              {"milestones", "multistep", {"multistep"}},
+                              {"gamma", "step and multistep", {"step", "multistep"}},
+                              {"lr_min", "cosine", {"cosine"}},
+                              {"t_max", "cosine", {"cosine"}}});
   read_int(obj, path, "step_size", 1, s.step_size);
   read_number(obj, path, "gamma", s.gamma);
   read_number(obj, path, "lr_min", s.lr_min);
@@ -194,13 +204,9 @@ TrainConfig parse_train_config(std::string_view text) {
 }
 
 TrainConfig load_train_config(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError("cannot read training configuration " + path.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw IoError("cannot read training configuration " + path.string());
+  const std::string text = read_text_file(path, "training configuration");
   try {
-    return parse_train_config(text.str());
+    return parse_train_config(text);
   } catch (const InvalidConfig& e) {
     throw InvalidConfig(path.string() + ": " + e.what());
   }

@@ -63,6 +63,12 @@ void check_keys(const Json& obj, const std::string& path,
 /// not integers here); false otherwise.
 bool as_int64(const Json& v, std::int64_t& out);
 
+/// What an int64 at least `min` is, for "expected ..." messages: "an integer
+/// >= min" ("a non-negative integer" for 0), or for a JSON integer past int64
+/// (which as_int64 refuses) the upper bound too, so that a too-large value is
+/// not called too small.
+std::string int64_expectation(const Json& v, std::int64_t min);
+
 /// Required string member.
 std::string get_string(const Json& obj, const std::string& path, std::string_view key,
                        const std::string& what);

@@ -2,6 +2,9 @@
 // name the JSON path.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <utility>
+
 #include "training/train_config.hpp"
 
 namespace nodeflow::training {
@@ -114,13 +117,43 @@ TEST(TrainConfig, DuplicateKeysAreRefused) {
             "optimizer.lr: duplicate key 'lr' (each key may appear once in an object)");
 }
 
-TEST(TrainConfig, LoadNamesTheFile) {
-  try {
-    load_train_config("/nonexistent/train.json");
-    FAIL();
-  } catch (const IoError& e) {
-    EXPECT_STREQ(e.what(), "cannot read training configuration /nonexistent/train.json");
+TEST(TrainConfig, LoadNamesTheFileAndWhyItCannotBeRead) {
+  // A directory read as a stream is empty: it must not reach the parser as
+  // "invalid JSON: unexpected end of input".
+  const std::filesystem::path dir = std::filesystem::temp_directory_path();
+  for (const auto& [path, reason] :
+       {std::pair{std::filesystem::path("/nonexistent/train.json"), "No such file or directory"},
+        std::pair{dir, "Is a directory"}}) {
+    try {
+      load_train_config(path);
+      ADD_FAILURE() << path;
+    } catch (const IoError& e) {
+      EXPECT_EQ(e.what(), "cannot read training configuration " + path.string() + ": " + reason);
+    }
   }
+}
+
+TEST(TrainConfig, AnOptimizerKeyOfAnotherOptimizerIsRefused) {
+  // beta2 with sgd was read, range-checked and then silently ignored.
+  EXPECT_EQ(error_of(R"({"optimizer": {"type": "sgd", "lr": 0.1, "beta2": 0.5}})"),
+            "optimizer.beta2: not used by the \"sgd\" optimizer (only by adam and adamw)");
+  EXPECT_EQ(error_of(R"({"optimizer": {"type": "sgd", "lr": 0.1, "eps": 0.5}})"),
+            "optimizer.eps: not used by the \"sgd\" optimizer (only by adam and adamw)");
+  EXPECT_EQ(error_of(R"({"optimizer": {"type": "adamw", "lr": 0.1, "nesterov": false}})"),
+            "optimizer.nesterov: not used by the \"adamw\" optimizer (only by sgd)");
+  EXPECT_EQ(error_of(R"({"optimizer": {"type": "adam", "lr": 0.1, "momentum": 0}})"),
+            "optimizer.momentum: not used by the \"adam\" optimizer (only by sgd)");
+  EXPECT_EQ(error_of(R"({"optimizer": {"type": "adam", "lr": 0.1, "beta1": 0.8, "eps": 1e-6}})"),
+            "(no error)");
+}
+
+TEST(TrainConfig, AnIntegerPastInt64IsCalledTooLargeNotTooSmall) {
+  EXPECT_EQ(error_of(R"({"optimizer": {"type": "sgd", "lr": 0.1}, "seed": 18446744073709551615})"),
+            "seed: expected an integer from 0 to 9223372036854775807, got 18446744073709551615");
+  EXPECT_EQ(error_of(R"({"optimizer": {"type": "sgd", "lr": 0.1}, "batch_size": 9223372036854775808})"),
+            "batch_size: expected an integer from 1 to 9223372036854775807, got 9223372036854775808");
+  EXPECT_EQ(error_of(R"({"optimizer": {"type": "sgd", "lr": 0.1}, "seed": -1})"),
+            "seed: expected a non-negative integer, got -1");
 }
 
 }  // namespace

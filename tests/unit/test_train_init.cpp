@@ -253,6 +253,11 @@ TEST(InitRulesInDocuments, ErrorsNameThePath) {
       "initializers[0] (w).init.seed: expected a non-negative integer, got -1");
   EXPECT_EQ(
       reader_error(
+          R"({"name": "w", "dtype": "float32", "shape": [4, 3], "init": {"rule": "glorot_uniform", "seed": 18446744073709551615}})"),
+      "initializers[0] (w).init.seed: expected an integer from 0 to 9223372036854775807, got "
+      "18446744073709551615");
+  EXPECT_EQ(
+      reader_error(
           R"({"name": "w", "dtype": "float32", "shape": [4, 3], "init": {"rule": "zeros", "seed": 1}})"),
       "initializers[0] (w).init.seed: unknown key 'seed' (known: rule)");
   EXPECT_EQ(
