@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "core/executor.hpp"
 
@@ -51,6 +54,31 @@ void check_bindings(const Graph& graph, const Bindings& b) {
                        ", not one element");
 }
 
+void check_feeds(const Graph& graph, const Bindings& bindings, const Dataset& data,
+                 std::int64_t batch, const std::string& pass) {
+  const auto rows = static_cast<std::int64_t>(data.size());
+  std::vector<std::int64_t> sizes;  // an empty dataset feeds nothing
+  if (rows > 0) sizes.push_back(std::min(batch, rows));
+  if (rows > batch && rows % batch != 0) sizes.push_back(rows % batch);
+  for (const auto& [key, name] :
+       {std::pair{"input", &bindings.input}, std::pair{"label", &bindings.label}}) {
+    const Shape& shape = graph.info(*name).shape;
+    if (shape.empty() || shape[0] == kDynamicDim) continue;
+    for (const std::int64_t size : sizes)
+      if (size != shape[0])
+        throw InvalidGraph(std::string("bindings.") + key + ": graph input '" + *name +
+                           "' has the fixed batch dimension " + std::to_string(shape[0]) + " (" +
+                           to_string(shape) + "), but " + pass + " feeds a batch of " +
+                           std::to_string(size) + " (" + std::to_string(rows) +
+                           " samples); make its first dimension null (any size)");
+  }
+  const Shape& scores = graph.info(bindings.prediction).shape;
+  if (scores.size() == 2 && scores[1] != kDynamicDim && scores[1] != data.num_classes)
+    throw InvalidGraph("bindings.prediction: output '" + bindings.prediction + "' has " +
+                       std::to_string(scores[1]) + " classes (" + to_string(scores) +
+                       "), the dataset " + std::to_string(data.num_classes));
+}
+
 std::string binding_where(const char* key, const std::string& tensor) {
   return std::string("bindings.") + key + " ('" + tensor + "')";
 }
@@ -69,6 +97,8 @@ Evaluation evaluate(const Graph& graph, const Dataset& data, const Bindings& bin
                     std::int64_t batch_size, int threads) {
   check_bindings(graph, bindings);
   if (batch_size < 1) throw InvalidAttribute("evaluation batch size must be >= 1");
+  check_feeds(graph, bindings, data, batch_size,
+              "evaluation (batch size " + std::to_string(batch_size) + ")");
   const Executor executor(graph, ExecutorOptions{threads});
   Evaluation result{Tensor(graph.info(bindings.prediction).dtype,
                            {static_cast<std::int64_t>(data.size()), data.num_classes}),

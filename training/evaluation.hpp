@@ -15,6 +15,16 @@ namespace nodeflow::training {
 /// and loss and prediction are float graph outputs.
 void check_bindings(const Graph& graph, const Bindings& bindings);
 
+/// Throws InvalidGraph, before any step, where the graph's declared shapes
+/// cannot take what a pass over `data` in batches of `batch` feeds (the last
+/// batch may be smaller): a fixed first (batch) dimension of the input or label
+/// binding that one of those batches does not have, or a fixed class count of
+/// the prediction other than data.num_classes. `pass` names the feed in the
+/// message ("training (batch_size 64)"); without this check such a graph
+/// failed at the last batch, after a whole epoch.
+void check_feeds(const Graph& graph, const Bindings& bindings, const Dataset& data,
+                 std::int64_t batch, const std::string& pass);
+
 struct Evaluation {
   Tensor predictions;  ///< the prediction output for every sample, in dataset order: [N, C]
   ConfusionMatrix confusion;
@@ -25,7 +35,8 @@ struct Evaluation {
 /// Runs the graph in inference mode over `data` in batches of `batch_size`
 /// (the last one may be smaller), its kernels using up to `threads` threads
 /// (ExecutorOptions). The graph's prediction output must be
-/// [batch, data.num_classes]. Throws what check_bindings and the executor throw.
+/// [batch, data.num_classes]. Throws what check_bindings, check_feeds and the
+/// executor throw.
 Evaluation evaluate(const Graph& graph, const Dataset& data, const Bindings& bindings,
                     std::int64_t batch_size, int threads = 1);
 

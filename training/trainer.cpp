@@ -151,6 +151,10 @@ EpochMetrics Trainer::train_epoch(const Dataset& train, std::int64_t epoch) {
 std::vector<EpochMetrics> Trainer::fit(const Dataset& train, const Dataset& test,
                                        const TrainOutputs& outputs) {
   validate(test);
+  check_feeds(graph_, config_.bindings, train, config_.batch_size,
+              "training (batch_size " + std::to_string(config_.batch_size) + ")");
+  check_feeds(graph_, config_.bindings, test, config_.eval_batch_size,
+              "evaluation (eval_batch_size " + std::to_string(config_.eval_batch_size) + ")");
   if (!outputs.chart.empty()) check_chart_name(outputs.chart);  // not an epoch later
   std::vector<EpochMetrics> history;
   planned_samples_ = static_cast<double>(train.size()) * static_cast<double>(config_.epochs);

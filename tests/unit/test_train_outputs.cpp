@@ -189,6 +189,50 @@ TEST(TrainMessages, TheTimeLeftOfTheLargestEpochCountIsAPositiveNumberOfHours) {
   EXPECT_GE(hours[1].length(), 10) << line;
 }
 
+// A fixed batch dimension or class count that some batch does not have is
+// refused before the first step: it used to fail at the last batch of an epoch.
+TEST(TrainMessages, FixedShapesThatABatchDoesNotHaveAreRefusedBeforeTraining) {
+  const auto fit_error = [](const GraphDef& def, const TrainConfig& config) -> std::string {
+    Graph g(def);
+    Trainer trainer(g, config);
+    try {
+      trainer.fit(four_points(), four_points(), {});
+    } catch (const InvalidGraph& e) {
+      EXPECT_EQ(trainer.steps(), 0);
+      return e.what();
+    }
+    return "(no error)";
+  };
+  GraphDef batch4 = two_class_graph();
+  batch4.inputs[0].info.shape[0] = 4;
+  TrainConfig batches_of_3 = sgd_config();
+  batches_of_3.batch_size = 3;  // 4 samples: batches of 3 and 1
+  EXPECT_EQ(fit_error(batch4, batches_of_3),
+            "bindings.input: graph input 'x' has the fixed batch dimension 4 ([4, 2]), but training "
+            "(batch_size 3) feeds a batch of 3 (4 samples); make its first dimension null (any "
+            "size)");
+  TrainConfig eval_by_3 = sgd_config();  // training in one batch of 4 is fine
+  eval_by_3.eval_batch_size = 3;
+  GraphDef labels4 = two_class_graph();
+  labels4.inputs[1].info.shape[0] = 4;
+  EXPECT_EQ(fit_error(labels4, eval_by_3),
+            "bindings.label: graph input 'y' has the fixed batch dimension 4 ([4]), but evaluation "
+            "(eval_batch_size 3) feeds a batch of 3 (4 samples); make its first dimension null (any "
+            "size)");
+  TrainConfig one_batch = sgd_config();
+  one_batch.eval_batch_size = 4;
+  EXPECT_EQ(fit_error(batch4, one_batch), "(no error)");
+  Dataset three_classes = four_points();
+  three_classes.num_classes = 3;
+  Graph g(two_class_graph());
+  try {
+    training::evaluate(g, three_classes, sgd_config().bindings, 4, 1);
+    ADD_FAILURE() << "no error";
+  } catch (const InvalidGraph& e) {
+    EXPECT_STREQ(e.what(), "bindings.prediction: output 'logits' has 2 classes ([?, 2]), the dataset 3");
+  }
+}
+
 TEST(TrainChart, FitRefusesAChartNameBeforeTheFirstStep) {
   ScratchDir scratch("nodeflow-chart-name");
   Graph g(two_class_graph());
