@@ -1,11 +1,15 @@
 #include "apps/commands.hpp"
 
+#include <filesystem>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "apps/feeds.hpp"
 #include "apps/output_files.hpp"
+#include "core/errors.hpp"
 #include "core/executor.hpp"
+#include "serialization/atomic_file.hpp"
 #include "serialization/json_reader.hpp"
 #include "serialization/json_writer.hpp"
 
@@ -87,6 +91,12 @@ void check_graph(const std::filesystem::path& path, std::ostream& out) {
 
 void convert_graph(const std::filesystem::path& in, const std::filesystem::path& out) {
   const Graph graph = load_graph_file(in);
+  // A link to a file in a directory still to be made (dangling) is followed.
+  if (const auto dir = final_target(out).parent_path(); !dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) throw IoError("cannot create output directory '" + dir.string() + "': " + ec.message());
+  }
   save_graph_file(out, graph.def());
 }
 

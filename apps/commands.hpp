@@ -27,8 +27,9 @@ void check_graph(const std::filesystem::path& graph, std::ostream& out);
 /// `nodeflow convert IN OUT`: loads and validates IN, then writes it to OUT in
 /// the writer's normal form (serialization/json_writer.hpp: fixed key order and
 /// layout, shortest exact numbers, base64 above 64 elements; `init` rules
-/// become the values they generate). OUT is replaced atomically and may be IN;
-/// nothing is written when IN is refused.
+/// become the values they generate). OUT's directory is made when missing (as
+/// run's OUTDIR is); OUT is replaced atomically and may be IN; nothing is
+/// written, and no directory made, when IN is refused.
 void convert_graph(const std::filesystem::path& in, const std::filesystem::path& out);
 
 }  // namespace nodeflow::cli

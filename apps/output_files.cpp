@@ -73,7 +73,7 @@ std::string tensor_file_stem(std::string_view tensor_name) {
 OutputPlan plan_output_files(const std::filesystem::path& outdir,
                              const std::vector<std::string>& outputs,
                              const std::vector<std::string>& grads) {
-  OutputPlan plan;
+  OutputPlan plan{outdir, {}, {}};
   std::map<std::string, std::string> owners;  // file name -> description of its tensor
   for (const auto& name : outputs) {
     // An output listed twice is one tensor (the executor returns it once): one file.
@@ -98,10 +98,9 @@ void write_planned_files(const OutputPlan& plan, const TensorMap& outputs, const
     files.emplace_back(file, &find_result(outputs, name, "output"));
   for (const auto& [name, file] : plan.grads)
     files.emplace_back(file, &find_result(grads, name, "gradient"));
-  for (const auto& [file, value] : files) {
-    if (file.parent_path().empty()) continue;
+  if (!plan.outdir.empty()) {
     // A link to a directory still to be made (dangling) is followed.
-    const auto dir = final_target(file.parent_path());
+    const auto dir = final_target(plan.outdir);
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) throw IoError("cannot create output directory '" + dir.string() + "': " + ec.message());

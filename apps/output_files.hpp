@@ -19,6 +19,7 @@ std::string tensor_file_stem(std::string_view tensor_name);
 /// The files one command will write, decided before anything runs so that a
 /// name collision fails the command before a single file exists.
 struct OutputPlan {
+  std::filesystem::path outdir;  ///< made by write_planned_files, even with no file to write
   std::map<std::string, std::filesystem::path> outputs;  ///< tensor -> OUTDIR/<stem>.npy
   std::map<std::string, std::filesystem::path> grads;    ///< tensor -> OUTDIR/<stem>.grad.npy
 };
@@ -30,7 +31,7 @@ OutputPlan plan_output_files(const std::filesystem::path& outdir,
                              const std::vector<std::string>& outputs,
                              const std::vector<std::string>& grads);
 
-/// Creates the directories of `plan` and writes every planned tensor of
+/// Creates plan.outdir and writes every planned tensor of
 /// `outputs` / `grads` (bfloat16 as float32, since .npy has no bfloat16).
 /// Every file is complete (in a temporary file) before the first is renamed
 /// into place, so a failure while writing leaves every file as it was. Throws

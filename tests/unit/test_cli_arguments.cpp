@@ -9,6 +9,7 @@
 #include <string>
 
 #include "apps/arguments.hpp"
+#include "apps/commands.hpp"
 #include "apps/output_files.hpp"
 #include "core/errors.hpp"
 
@@ -54,6 +55,29 @@ TEST(CliFileNames, AnOutputListedTwiceIsOneFile) {
   EXPECT_EQ(plan.outputs.size(), 2u);
   EXPECT_EQ(plan.outputs.at("y"), std::filesystem::path("out/y.npy"));
   EXPECT_EQ(plan.grads.size(), 1u);
+}
+
+TEST(CliFileNames, OutdirIsMadeEvenWithNothingToWrite) {
+  // README: "OUTDIR is created when missing", also for a graph without outputs.
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("nodeflow_empty_outdir_" + std::to_string(::getpid())) / "sub";
+  std::filesystem::remove_all(dir.parent_path());
+  write_planned_files(plan_output_files(dir, {}, {}), {}, {});
+  EXPECT_TRUE(std::filesystem::is_directory(dir));
+  std::filesystem::remove_all(dir.parent_path());
+}
+
+TEST(CliConvert, MakesTheDirectoryOfOutOnlyForAValidGraph) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("nodeflow_convert_dir_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "bad.json") << "{}";
+  EXPECT_THROW(convert_graph(dir / "bad.json", dir / "refused" / "g.json"), Error);
+  EXPECT_FALSE(std::filesystem::exists(dir / "refused"));
+  convert_graph(NODEFLOW_EXAMPLES_DIR "/pool_example.json", dir / "new" / "g.json");
+  EXPECT_TRUE(std::filesystem::is_regular_file(dir / "new" / "g.json"));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(CliFileNames, CollisionsAreRefusedNamingBothTensors) {
