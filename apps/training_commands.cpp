@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "apps/arguments.hpp"
@@ -341,8 +342,9 @@ void add_training_verbs(CLI::App& app, TrainingVerbs& verbs) {
   verbs.train
       ->add_option("--threads", verbs.threads, "Threads the kernels may use (overrides the config)")
       ->check(CLI::Range(1, 1024));
+  // CLI::PositiveNumber's message spells out DBL_MAX ("not in range 0.000000 to 1797...").
   verbs.train->add_option("--epochs", verbs.epochs, "Epochs (overrides the config)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1LL, std::numeric_limits<long long>::max()));
   verbs.train->add_option(
       "--mnist-dir", t.data.mnist_dir,
       "MNIST digits folder (default: $NODEFLOW_MNIST_DIR or .cache/mnist/digits)");

@@ -89,9 +89,16 @@ StepResult Trainer::step(const Batch& batch, double lr) {
   const std::int64_t* labels = batch.labels.data<std::int64_t>();
   for (std::size_t i = 0; i < predicted.size(); ++i)
     result.correct += predicted[i] == labels[i] ? 1 : 0;
-  if (!std::isfinite(result.loss))
+  if (!std::isfinite(result.loss)) {
+    // Adam with eps 0 turns a gradient that is still 0 into 0/0 = NaN weights.
+    const OptimizerSettings& o = config_.optimizer;
+    const bool eps0 = o.kind != OptimizerKind::SGD && o.eps == 0.0;
     throw RunError("training step " + std::to_string(steps_ + 1) + ": the loss is " +
-                   non_finite_text(result.loss) + " (diverged; lower the learning rate)");
+                   non_finite_text(result.loss) +
+                   (eps0 ? " (diverged; with optimizer.eps 0, a parameter whose gradient is 0 "
+                           "gets 0/0 = NaN: give eps > 0, 1e-8 by default)"
+                         : " (diverged; lower the learning rate)"));
+  }
 
   const TensorMap grads = executor_.backward(run, {{b.loss, ones_like(loss)}});
   for (const auto& [name, value] : run.initializer_updates()) graph_.set_initializer(name, value);

@@ -76,6 +76,17 @@ TEST_F(CliMessages, AnUnknownOptionBeforeTheVerbIsNamed) {
       << r.describe();
 }
 
+TEST_F(CliMessages, ANonPositiveEpochCountNamesTheIntegerRange) {
+  // CLI::PositiveNumber said "not in range 0.000000 to" DBL_MAX's 309 digits.
+  const ProcessResult r =
+      nodeflow({"train", "g.json", "--config", "c.json", "--data", "mnist", "-o", "o.json",
+                "--epochs", "0"});
+  EXPECT_EQ(r.exit_code, kUsage) << r.describe();
+  EXPECT_EQ(r.err.substr(0, r.err.find('\n')),
+            "nodeflow: --epochs: Value 0 not in range 1 to 9223372036854775807")
+      << r.describe();
+}
+
 TEST_F(CliMessages, NoVerbStillSaysOneIsRequired) {
   const ProcessResult r = nodeflow({});
   EXPECT_EQ(r.exit_code, kUsage) << r.describe();

@@ -137,6 +137,32 @@ TEST(TrainMessages, ANanLossIsCalledNaNWhateverItsSign) {
   }
 }
 
+TEST(TrainMessages, AdamWithEps0IsNamedAsTheCauseOfNaN) {
+  // x's first column is 0, so W's first column gets gradient 0: m = v = 0,
+  // and with eps 0 Adam's step is 0/0. Lowering the learning rate cannot help.
+  const Dataset zero_column{f32({4, 2}, {0, 0, 0, 1, 0, 0, 0, 1}), {0, 1, 0, 1}, 2};
+  for (const double eps : {0.0, 1e-8}) {
+    TrainConfig adam = sgd_config();
+    adam.optimizer.kind = training::OptimizerKind::Adam;
+    adam.optimizer.lr = 0.01;
+    adam.optimizer.eps = eps;
+    Graph g(two_class_graph());
+    Trainer trainer(g, adam);
+    std::string what = "(no error)";
+    try {
+      for (std::int64_t e = 0; e < 2; ++e) trainer.train_epoch(zero_column, e);
+    } catch (const RunError& error) {
+      what = error.what();
+    }
+    if (eps == 0.0)
+      EXPECT_EQ(what,
+                "training step 2: the loss is NaN (diverged; with optimizer.eps 0, a parameter "
+                "whose gradient is 0 gets 0/0 = NaN: give eps > 0, 1e-8 by default)");
+    else
+      EXPECT_EQ(what, "(no error)");
+  }
+}
+
 TEST(TrainMessages, AWrongBindingIsNamedWithItsKeyAndTensor) {
   TrainConfig loss_on_logits = sgd_config();
   loss_on_logits.bindings.loss = "logits";
