@@ -171,6 +171,11 @@ std::vector<EpochMetrics> Trainer::fit(const Dataset& train, const Dataset& test
   std::int64_t trained_values = 0;
   for (const std::string& name : reached_)
     trained_values += graph_.initializer(name)->value.numel();
+  if (reached_.empty())
+    spdlog::warn(
+        "no trainable parameter of '{}' gets a gradient from the loss '{}' (none, or every path "
+        "to them crosses a node with training false): training changes no weight",
+        graph_.name(), config_.bindings.loss);
   spdlog::info(
       "training {} parameter tensors ({} values) of '{}' on {} samples ({} held out): {} epoch(s) "
       "of batches of {}, {} lr {}, {} thread(s)",

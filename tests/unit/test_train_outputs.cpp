@@ -14,6 +14,7 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <memory>
 #include <regex>
 #include <span>
 #include <sstream>
@@ -187,6 +188,40 @@ TEST(TrainMessages, EvaluationNamesAWrongBindingToo) {
   }
 }
 
+// What spdlog's default logger prints while it lives (info and above).
+class LogCapture {
+ public:
+  LogCapture() : previous_(spdlog::default_logger()) {
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+        "capture", std::make_shared<spdlog::sinks::ostream_sink_st>(stream_)));
+    spdlog::set_level(spdlog::level::info);
+  }
+  ~LogCapture() {
+    spdlog::set_default_logger(previous_);
+    spdlog::drop("capture");  // the registry keeps it too, and it writes into stream_
+  }
+  LogCapture(const LogCapture&) = delete;
+  LogCapture& operator=(const LogCapture&) = delete;
+  std::string text() const { return stream_.str(); }
+
+ private:
+  std::shared_ptr<spdlog::logger> previous_;
+  std::ostringstream stream_;
+};
+
+TEST(TrainMessages, TrainingNothingIsWarnedOf) {
+  GraphDef frozen = two_class_graph();
+  for (Initializer& init : frozen.initializers) init.trainable = false;
+  Graph g(frozen);
+  Trainer trainer(g, sgd_config());
+  LogCapture log;
+  trainer.fit(four_points(), four_points(), {});
+  EXPECT_NE(log.text().find("[warning] no trainable parameter of 'two_class' gets a gradient from "
+                            "the loss 'loss'"),
+            std::string::npos)
+      << log.text();
+}
+
 // Any positive int64 is a valid epoch count: the progress estimate must not
 // overflow (samples x epochs passes int64) nor print a negative time left.
 TEST(TrainMessages, TheTimeLeftOfTheLargestEpochCountIsAPositiveNumberOfHours) {
@@ -195,17 +230,12 @@ TEST(TrainMessages, TheTimeLeftOfTheLargestEpochCountIsAPositiveNumberOfHours) {
   TrainConfig config = sgd_config();
   config.epochs = std::numeric_limits<std::int64_t>::max();
   Trainer trainer(g, config);
-  std::ostringstream log;
-  const auto previous = spdlog::default_logger();
-  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
-      "eta", std::make_shared<spdlog::sinks::ostream_sink_st>(log)));
-  spdlog::set_level(spdlog::level::info);
+  LogCapture log;
   // A checkpoint under a regular file fails after epoch 1 has been logged.
   std::ofstream(scratch.path() / "file") << "x";
   const training::TrainOutputs outputs{{}, {}, scratch.path() / "file" / "ck.json"};
   EXPECT_THROW(trainer.fit(four_points(), four_points(), outputs), IoError);
-  spdlog::set_default_logger(previous);
-  const std::string text = log.str();
+  const std::string text = log.text();
   const auto done = text.find("epoch 1/9223372036854775807 done");
   ASSERT_NE(done, std::string::npos) << text;
   const std::string line = text.substr(done, text.find('\n', done) - done);
