@@ -4,7 +4,9 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <cstdint>
 #include <fstream>
+#include <istream>
 #include <vector>
 
 #include "core/errors.hpp"
@@ -94,42 +96,80 @@ Tensor parse_npy(std::span<const std::byte> bytes, const std::string& source) {
   return finish(std::move(t), l.header);
 }
 
-Tensor read_npy(const std::filesystem::path& path) {
-  const std::string source = path.string();
-  std::error_code ec;
-  // A pipe or device has no size to check the header against.
-  const auto status = std::filesystem::status(path, ec);
-  if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
-    throw IoError("cannot read " + source + ": not a regular file (.npy input is read from a file, not a pipe or device)");
-  const std::uintmax_t file_size = std::filesystem::file_size(path, ec);
-  if (ec) throw IoError("cannot read " + source + ": " + ec.message());
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError("cannot open " + source + ": " + system_reason());
+namespace {
 
-  auto read = [&](std::byte* dst, std::size_t n) {
-    in.read(reinterpret_cast<char*>(dst), static_cast<std::streamsize>(n));
-    return static_cast<std::size_t>(in.gcount());
-  };
+std::size_t read_some(std::istream& in, std::byte* dst, std::size_t n) {
+  in.read(reinterpret_cast<char*>(dst), static_cast<std::streamsize>(n));
+  return static_cast<std::size_t>(in.gcount());
+}
+
+/// Reads the preamble and the header dictionary (at most kMaxHeaderBytes, so
+/// nothing large is allocated before the data's size is known).
+Layout read_head(std::istream& in, const std::string& source) {
   std::vector<std::byte> head(npy::kMinPreamble);
-  head.resize(read(head.data(), head.size()));
+  head.resize(read_some(in, head.data(), head.size()));
   const std::size_t preamble = npy::preamble_size(head, source);
   head.resize(preamble);
-  if (read(head.data() + npy::kMinPreamble, preamble - npy::kMinPreamble) !=
+  if (read_some(in, head.data() + npy::kMinPreamble, preamble - npy::kMinPreamble) !=
       preamble - npy::kMinPreamble)
     throw IoError(source + ": .npy preamble is truncated");
   const npy::Preamble p = npy::parse_preamble(head, source);
-  if (file_size - preamble < p.header_length)
-    throw IoError(source + ": .npy header is truncated (" + std::to_string(p.header_length) +
-                  " bytes announced, " + std::to_string(file_size - preamble) + " present)");
   head.resize(preamble + p.header_length);
-  if (read(head.data() + preamble, p.header_length) != p.header_length)
-    throw IoError(source + ": .npy header is truncated");
-  const Layout l = decode_layout(head, p, source);
-  check_data_size(l, file_size - l.data_offset, source);
+  if (const std::size_t got = read_some(in, head.data() + preamble, p.header_length);
+      got != p.header_length)
+    throw IoError(source + ": .npy header is truncated (" + std::to_string(p.header_length) +
+                  " bytes announced, " + std::to_string(got) + " present)");
+  return decode_layout(head, p, source);
+}
 
+/// The data of a pipe or device, which has no size to check first: read in
+/// blocks as it arrives (memory grows with the bytes actually sent, not with
+/// the header's claim) up to one byte past what the header announces.
+Tensor read_stream_data(std::istream& in, const Layout& l, const std::string& source) {
+  const auto want = static_cast<std::uint64_t>(l.header.data_bytes);
+  std::vector<std::byte> data;
+  constexpr std::size_t kBlock = std::size_t{1} << 20;
+  while (data.size() <= want) {
+    const std::size_t at = data.size();
+    data.resize(at + static_cast<std::size_t>(std::min<std::uint64_t>(kBlock, want + 1 - at)));
+    const std::size_t got = read_some(in, data.data() + at, data.size() - at);
+    data.resize(at + got);
+    if (got == 0) break;
+  }
+  if (data.size() > want)
+    throw IoError(source + ": .npy stream has bytes after the data of shape " +
+                  to_string(l.header.shape));
+  check_data_size(l, data.size(), source);
+  Tensor t(l.header.dtype, l.header.shape);
+  if (t.nbytes()) std::memcpy(t.raw(), data.data(), t.nbytes());
+  return t;
+}
+
+}  // namespace
+
+Tensor read_npy(const std::filesystem::path& path) {
+  const std::string source = path.string();
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  // A pipe or a device (<(...), /dev/stdin) has no size; a regular file's is
+  // checked against the header before the data is read.
+  const bool stream = !ec && std::filesystem::exists(status) &&
+                      !std::filesystem::is_regular_file(status) &&
+                      !std::filesystem::is_directory(status);
+  std::uintmax_t file_size = 0;
+  if (!stream) {
+    file_size = std::filesystem::file_size(path, ec);
+    if (ec) throw IoError("cannot read " + source + ": " + ec.message());
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError("cannot open " + source + ": " + system_reason());
+  const Layout l = read_head(in, source);
+  if (stream) return finish(read_stream_data(in, l, source), l.header);
+  check_data_size(l, file_size - std::min<std::uintmax_t>(file_size, l.data_offset), source);
   Tensor t(l.header.dtype, l.header.shape);
   // The file may change under us: trust only what is actually read.
-  if (read(t.raw(), t.nbytes()) != t.nbytes() || in.peek() != std::ifstream::traits_type::eof())
+  if (read_some(in, t.raw(), t.nbytes()) != t.nbytes() ||
+      in.peek() != std::ifstream::traits_type::eof())
     throw IoError(source + ": .npy file changed size while being read");
   return finish(std::move(t), l.header);
 }

@@ -25,8 +25,10 @@ namespace nodeflow {
 /// version or dtype, malformed header dictionary, truncated data, trailing bytes).
 Tensor parse_npy(std::span<const std::byte> bytes, const std::string& source);
 
-/// Reads a .npy file (see parse_npy). Throws IoError if the file cannot be read
-/// or is malformed; the message names the path.
+/// Reads a .npy file (see parse_npy), or a pipe or device (`<(...)`,
+/// /dev/stdin), whose data is read as it arrives, up to what the header
+/// announces. Throws IoError if it cannot be read or is malformed; the message
+/// names the path.
 Tensor read_npy(const std::filesystem::path& path);
 
 /// Writes `tensor` as a format 1.0 .npy file (2.0 if the header needs it),
