@@ -81,23 +81,6 @@ Tensor finish(Tensor t, const npy::Header& h) {
 
 std::string system_reason() { return std::strerror(errno); }
 
-}  // namespace
-
-Tensor parse_npy(std::span<const std::byte> bytes, const std::string& source) {
-  const npy::Preamble p = npy::parse_preamble(bytes, source);
-  if (bytes.size() - p.header_begin < p.header_length)
-    throw IoError(source + ": .npy header is truncated (" + std::to_string(p.header_length) +
-                  " bytes announced, " + std::to_string(bytes.size() - p.header_begin) +
-                  " present)");
-  const Layout l = decode_layout(bytes, p, source);
-  check_data_size(l, bytes.size() - l.data_offset, source);
-  Tensor t(l.header.dtype, l.header.shape);
-  if (t.nbytes()) std::memcpy(t.raw(), bytes.data() + l.data_offset, t.nbytes());
-  return finish(std::move(t), l.header);
-}
-
-namespace {
-
 std::size_t read_some(std::istream& in, std::byte* dst, std::size_t n) {
   in.read(reinterpret_cast<char*>(dst), static_cast<std::streamsize>(n));
   return static_cast<std::size_t>(in.gcount());
@@ -146,6 +129,19 @@ Tensor read_stream_data(std::istream& in, const Layout& l, const std::string& so
 }
 
 }  // namespace
+
+Tensor parse_npy(std::span<const std::byte> bytes, const std::string& source) {
+  const npy::Preamble p = npy::parse_preamble(bytes, source);
+  if (bytes.size() - p.header_begin < p.header_length)
+    throw IoError(source + ": .npy header is truncated (" + std::to_string(p.header_length) +
+                  " bytes announced, " + std::to_string(bytes.size() - p.header_begin) +
+                  " present)");
+  const Layout l = decode_layout(bytes, p, source);
+  check_data_size(l, bytes.size() - l.data_offset, source);
+  Tensor t(l.header.dtype, l.header.shape);
+  if (t.nbytes()) std::memcpy(t.raw(), bytes.data() + l.data_offset, t.nbytes());
+  return finish(std::move(t), l.header);
+}
 
 Tensor read_npy(const std::filesystem::path& path) {
   const std::string source = path.string();
