@@ -5,6 +5,8 @@
 #include <iterator>
 #include <utility>
 
+#include "core/errors.hpp"
+
 namespace nodeflow {
 namespace {
 constexpr std::array<std::pair<DType, std::string_view>, 8> kNames{{
@@ -35,6 +37,11 @@ std::size_t dtype_size(DType t) {
 
 bool is_graph_dtype(DType t) {
   return std::find(std::begin(kGraphDTypes), std::end(kGraphDTypes), t) != std::end(kGraphDTypes);
+}
+
+void require_graph_dtype(DType t, const std::string& where) {
+  if (!is_graph_dtype(t))
+    throw UnsupportedDType(where + ".dtype: " + std::string(dtype_name(t)) + " is not a graph dtype");
 }
 
 bool is_float(DType t) {

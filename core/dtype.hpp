@@ -32,6 +32,9 @@ inline constexpr DType kGraphDTypes[] = {DType::Float32, DType::Float64, DType::
                                          DType::Int64};
 /// True for the kGraphDTypes.
 bool is_graph_dtype(DType t);
+/// Throws UnsupportedDType "<where>.dtype: <dtype> is not a graph dtype"
+/// unless is_graph_dtype(t): a graph holding one could be saved but not read.
+void require_graph_dtype(DType t, const std::string& where);
 
 template <typename T> struct dtype_of;
 template <> struct dtype_of<float> { static constexpr DType value = DType::Float32; };

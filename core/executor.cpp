@@ -228,11 +228,14 @@ TensorMap Executor::backward(TrainingRun& run, const TensorMap& grad_outputs) co
     if (!is_float(y.dtype()))
       throw UnsupportedDType("gradient given for output '" + name + "' of dtype " +
                              std::string(dtype_name(y.dtype())) + " (not differentiable)");
-    if (seed.dtype() != y.dtype() || seed.shape() != y.shape())
-      throw ShapeMismatch("gradient for output '" + name + "': expected " +
-                          std::string(dtype_name(y.dtype())) + " " + to_string(y.shape()) +
-                          ", got " + std::string(dtype_name(seed.dtype())) + " " +
-                          to_string(seed.shape()));
+    // The classes and wording of a wrong feed (check_feeds).
+    if (seed.dtype() != y.dtype())
+      throw UnsupportedDType("gradient for output '" + name + "': expected dtype " +
+                             std::string(dtype_name(y.dtype())) + ", got " +
+                             std::string(dtype_name(seed.dtype())));
+    if (seed.shape() != y.shape())
+      throw ShapeMismatch("gradient for output '" + name + "': expected shape " +
+                          to_string(y.shape()) + ", got " + to_string(seed.shape()));
     if (!wanted.count(name)) continue;  // reaches no input: nothing to propagate
     auto it = grads.find(name);
     if (it == grads.end())

@@ -76,7 +76,8 @@ class Executor {
   /// shape; outputs without one get zero). Returns gradients for every float
   /// graph input and every trainable initializer ("<name>" -> gradient).
   /// Throws RunError if `run` was already consumed, UnsupportedDType for a
-  /// gradient on an integer tensor, ShapeMismatch for a wrongly shaped seed.
+  /// gradient on an integer tensor or a seed of another dtype than its output,
+  /// ShapeMismatch for a wrongly shaped seed (as run() does for feeds).
   TensorMap backward(TrainingRun& run, const TensorMap& grad_outputs) const;
 
   const Graph& graph() const { return graph_; }

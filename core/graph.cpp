@@ -77,6 +77,7 @@ Graph::Graph(GraphDef def) : def_(std::move(def)), name_index_(std::make_unique<
     const GraphInput& in = def_.inputs[i];
     auto where = [&] { return "inputs[" + std::to_string(i) + "] (" + in.name + ")"; };
     const std::size_t slot = define(in.name, [&] { return where() + ".name"; });
+    require_graph_dtype(in.info.dtype, where());
     for (std::int64_t d : in.info.shape)
       if (d < kDynamicDim) throw ShapeMismatch(where() + ".shape: dimension " + std::to_string(d) + " is negative");
     require_countable(in.info.shape, where() + ".shape");
@@ -87,6 +88,7 @@ Graph::Graph(GraphDef def) : def_(std::move(def)), name_index_(std::make_unique<
     auto where = [&] { return "initializers[" + std::to_string(i) + "] (" + init.name + ")"; };
     const std::size_t slot = define(init.name, [&] { return where() + ".name"; });
     if (init.value.empty()) throw InvalidGraph(where() + ".data: initializer has no value");
+    require_graph_dtype(init.value.dtype(), where());
     if (init.trainable && !is_float(init.value.dtype()))
       throw UnsupportedDType(where() + ".trainable: initializer of dtype " +
                              std::string(dtype_name(init.value.dtype())) + " cannot be trainable");

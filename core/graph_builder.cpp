@@ -40,9 +40,7 @@ void GraphBuilder::check_new_tensor(const std::string& name, const std::string& 
 GraphBuilder& GraphBuilder::add_input(const std::string& name, DType dtype, Shape shape) {
   const std::string where = "inputs[" + std::to_string(def_.inputs.size()) + "] (" + name + ")";
   check_new_tensor(name, where + ".name");
-  if (!is_graph_dtype(dtype))
-    throw UnsupportedDType(where + ".dtype: " + std::string(dtype_name(dtype)) +
-                           " is not a graph dtype");
+  require_graph_dtype(dtype, where);
   Shape known;
   for (std::int64_t d : shape) {
     if (d < kDynamicDim)
@@ -66,9 +64,7 @@ GraphBuilder& GraphBuilder::add_initializer(const std::string& name, Tensor valu
       "initializers[" + std::to_string(def_.initializers.size()) + "] (" + name + ")";
   check_new_tensor(name, where + ".name");
   if (value.empty()) throw InvalidGraph(where + ".data: initializer has no value");
-  if (!is_graph_dtype(value.dtype()))
-    throw UnsupportedDType(where + ".dtype: " + std::string(dtype_name(value.dtype())) +
-                           " is not a graph dtype");
+  require_graph_dtype(value.dtype(), where);
   if (trainable && !is_float(value.dtype()))
     throw UnsupportedDType(where + ".trainable: initializer of dtype " +
                            std::string(dtype_name(value.dtype())) + " cannot be trainable");

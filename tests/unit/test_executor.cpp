@@ -120,6 +120,14 @@ TEST(Executor, RefusesWrongSeeds) {
   EXPECT_THROW(ex.backward(run, {{"s2", f32({2, 1}, {1, 1})}}), ShapeMismatch);
   run = ex.forward({{"x", f32({1, 2}, {1, 2})}});
   EXPECT_THROW(ex.backward(run, {{"x", f32({1, 2}, {1, 1})}}), InvalidGraph);
+  // A seed of another dtype is refused as a feed of another dtype is.
+  run = ex.forward({{"x", f32({1, 2}, {1, 2})}});
+  try {
+    ex.backward(run, {{"s2", f32({1, 2}, {1, 1}).cast(DType::Float64)}});
+    ADD_FAILURE() << "no error";
+  } catch (const UnsupportedDType& e) {
+    EXPECT_STREQ(e.what(), "gradient for output 's2': expected dtype float32, got float64");
+  }
 }
 
 TEST(Executor, ConcurrentRunsMatchASingleThreadedRun) {

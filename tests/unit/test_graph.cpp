@@ -123,6 +123,17 @@ TEST(Graph, CountsParameters) {
   EXPECT_EQ(Graph(std::move(d)).parameter_count(), 10);
 }
 
+TEST(Graph, RefusesTheInternalInt32AsAGraphBuiltInCodeTooWould) {
+  // GraphDef took int32 inputs and initializers, which save_graph_file then
+  // wrote into a document load_graph refuses.
+  GraphDef input = chain();
+  input.inputs[0].info.dtype = DType::Int32;
+  EXPECT_EQ(error_of(input), "inputs[0] (x).dtype: int32 is not a graph dtype");
+  GraphDef init = chain();
+  init.initializers.push_back({"s", Tensor(DType::Int32, {4}), false});
+  EXPECT_EQ(error_of(init), "initializers[0] (s).dtype: int32 is not a graph dtype");
+}
+
 TEST(Graph, RefusesTrainableIntegerInitializer) {
   GraphDef d = chain();
   d.initializers.push_back({"s", Tensor(DType::Int64, {4}), true});
