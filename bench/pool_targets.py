@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Checks pool_bench's JSON output (--benchmark_out) against issue 6's targets
+and prints the README's table in Markdown.
+
+Usage: pool_targets.py RESULTS.json
+Per benchmark CASE/DIRECTION/IMPL/threads:T it takes the fastest repetition
+(the "min" aggregate pool_bench adds; else the one run): on a shared VM other
+processes only ever slow a run down. Targets, per case and direction: with 2
+threads nodeflow <= oneDNN and nodeflow / bound <= 1.5 (fwd) or 2.0 (train,
+bwd); with 1 thread the same ratios times 1.25. Exits 1 when a row misses one
+or a nodeflow, oneDNN or bound time is absent.
+"""
+import json
+import sys
+
+DIRECTIONS = ("fwd", "train", "bwd")
+THREADS = (1, 2)
+
+
+def fastest_times(path):
+    with open(path) as f:
+        benchmarks = json.load(f)["benchmarks"]
+    scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
+    times = {}
+    for b in benchmarks:
+        if b.get("error_occurred"):
+            continue
+        aggregate = b.get("run_type") == "aggregate"
+        if aggregate and b.get("aggregate_name") != "min":
+            continue
+        if not aggregate and b.get("repetitions", 1) > 1:
+            continue
+        times[b["run_name"]] = b["real_time"] * scale[b["time_unit"]]
+    return times
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    times = fastest_times(sys.argv[1])
+    cases = sorted({name.split("/")[0] for name in times})
+    print("| case | dir | T | nodeflow (ms) | oneDNN (ms) | bound (ms) "
+          "| nodeflow / oneDNN | nodeflow / bound |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    misses = []
+    for case in cases:
+        for d in DIRECTIONS:
+            for t in THREADS:
+                row = [times.get(f"{case}/{d}/{impl}/threads:{t}")
+                       for impl in ("nodeflow", "onednn", "bound")]
+                if None in row:
+                    misses.append(f"{case} {d} T={t}: a time is missing")
+                    continue
+                nf, dn, bd = row
+                slack = 1.25 if t == 1 else 1.0
+                limit = (1.5 if d == "fwd" else 2.0) * slack
+                if nf > dn * slack:
+                    misses.append(f"{case} {d} T={t}: {nf / dn:.2f}x oneDNN (limit {slack:.2f})")
+                if nf / bd > limit:
+                    misses.append(f"{case} {d} T={t}: {nf / bd:.2f}x bound (limit {limit:.3g})")
+                print(f"| {case} | {d} | {t} | {nf:.3f} | {dn:.3f} | {bd:.3f} "
+                      f"| {nf / dn:.2f} | {nf / bd:.2f} |")
+    rows = len(cases) * len(DIRECTIONS) * len(THREADS)
+    if misses:
+        print(f"\n{len(misses)} target(s) missed in {rows} rows:", file=sys.stderr)
+        for m in misses:
+            print("  " + m, file=sys.stderr)
+        sys.exit(1)
+    print(f"\nevery target met in all {rows} rows", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
