@@ -7,19 +7,26 @@ Per benchmark CASE/DIRECTION/IMPL/threads:T it takes the fastest repetition
 (the "min" aggregate pool_bench adds; else the one run): on a shared VM other
 processes only ever slow a run down. Targets, per case and direction: with 2
 threads nodeflow <= oneDNN and nodeflow / bound <= 1.5 (fwd) or 2.0 (train,
-bwd); with 1 thread the same ratios times 1.25. Exits 1 when a row misses one
-or a nodeflow, oneDNN or bound time is absent.
+bwd); with 1 thread the same ratios times 1.25. Every row of P1-P7 must be
+there: exits 1 when a row misses a target or a nodeflow, oneDNN or bound time
+is absent (a --benchmark_filter run), 2 when the file is not benchmark JSON.
 """
 import json
 import sys
 
+CASES = ("P1", "P2", "P3", "P4", "P5", "P6", "P7")
 DIRECTIONS = ("fwd", "train", "bwd")
 THREADS = (1, 2)
 
 
 def fastest_times(path):
-    with open(path) as f:
-        benchmarks = json.load(f)["benchmarks"]
+    try:
+        with open(path) as f:
+            benchmarks = json.load(f)["benchmarks"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        print(f"pool_targets.py: {path}: not Google Benchmark JSON output "
+              f"({type(e).__name__}: {e})", file=sys.stderr)
+        sys.exit(2)
     scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
     times = {}
     for b in benchmarks:
@@ -38,12 +45,11 @@ def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     times = fastest_times(sys.argv[1])
-    cases = sorted({name.split("/")[0] for name in times})
     print("| case | dir | T | nodeflow (ms) | oneDNN (ms) | bound (ms) "
           "| nodeflow / oneDNN | nodeflow / bound |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     misses = []
-    for case in cases:
+    for case in CASES:
         for d in DIRECTIONS:
             for t in THREADS:
                 row = [times.get(f"{case}/{d}/{impl}/threads:{t}")
@@ -60,9 +66,9 @@ def main():
                     misses.append(f"{case} {d} T={t}: {nf / bd:.2f}x bound (limit {limit:.3g})")
                 print(f"| {case} | {d} | {t} | {nf:.3f} | {dn:.3f} | {bd:.3f} "
                       f"| {nf / dn:.2f} | {nf / bd:.2f} |")
-    rows = len(cases) * len(DIRECTIONS) * len(THREADS)
+    rows = len(CASES) * len(DIRECTIONS) * len(THREADS)
     if misses:
-        print(f"\n{len(misses)} target(s) missed in {rows} rows:", file=sys.stderr)
+        print(f"\n{len(misses)} problem(s) in {rows} rows:", file=sys.stderr)
         for m in misses:
             print("  " + m, file=sys.stderr)
         sys.exit(1)
