@@ -246,7 +246,16 @@ void train_model(const TrainRequest& request, std::ostream& out) {
   const std::vector<EpochMetrics> history = trainer.fit(data.train, data.test, outputs);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  save_graph_file(request.output, graph.def());
+  try {
+    save_graph_file(request.output, graph.def());
+  } catch (const IoError& e) {
+    // The weights in memory die with the process: say where a copy is.
+    throw IoError(std::string("the trained graph was not saved: ") + e.what() + "; " +
+                  trainer.checkpoint_status() +
+                  (trainer.checkpoint_epoch()
+                       ? ": a graph document like -o's, usable in its place"
+                       : ": the trained weights are lost; make room and train again"));
+  }
 
   const ReloadCheck check = check_reload(graph, request.output, data.test, config.bindings,
                                          config.eval_batch_size, config.threads);
