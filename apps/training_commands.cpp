@@ -402,8 +402,9 @@ void add_training_verbs(CLI::App& app, TrainingVerbs& verbs) {
   verbs.train->add_option("--checkpoint", t.checkpoint,
                           "Checkpoint after every epoch (default: OUT.checkpoint.json)");
   verbs.train->add_option("--predictions", t.predictions,
-                          "Also write the held-out set's scores (.npy): the prediction output of "
-                          "each digit, e.g. float32 logits [2000, 10]; a row's argmax is its class");
+                          "Also write the held-out set's scores (.npy): the prediction output "
+                          "of each digit, e.g. float32 logits [2000, 10]; a row's argmax is its "
+                          "class");
   verbs.train
       ->add_option("--threads", verbs.threads, "Threads the kernels may use (overrides the config)")
       ->check(CLI::Range(1, 1024));

@@ -59,14 +59,16 @@ class MemoryFile {
     struct stat st {};
     if (::fstat(fd_, &st) != 0) fail("read gnuplot's picture");
     std::string bytes(static_cast<std::size_t>(st.st_size), '\0');
-    for (std::size_t done = 0; done < bytes.size();) {
-      const ::ssize_t n = ::pread(fd_, bytes.data() + done, bytes.size() - done,
-                                  static_cast<off_t>(done));
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+      const ::ssize_t n =
+          ::pread(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) fail("read gnuplot's picture");
       if (n == 0) break;
       done += static_cast<std::size_t>(n);
     }
+    bytes.resize(done);
     return bytes;
   }
 

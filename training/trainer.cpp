@@ -203,7 +203,7 @@ std::vector<EpochMetrics> Trainer::fit(const Dataset& train, const Dataset& test
                       std::max(rate, 1e-9)));
     // A file that cannot be written (a full disk) must not end the run: the
     // weights in memory would be lost with it.
-    const std::string more = m.epoch < config_.epochs ? "; training goes on" : "";
+    const bool last = m.epoch == config_.epochs;
     if (!outputs.checkpoint.empty()) {
       try {
         save_graph_file(outputs.checkpoint, graph_.def());
@@ -211,7 +211,7 @@ std::vector<EpochMetrics> Trainer::fit(const Dataset& train, const Dataset& test
       } catch (const IoError& err) {
         spdlog::warn("epoch {}/{}: the checkpoint was not saved: {}; {}{}", m.epoch,
                      config_.epochs, err.what(), checkpoint_status(),
-                     more.empty() ? "" : more + " and saves it again after the next epoch");
+                     last ? "" : "; training goes on and saves it again after the next epoch");
       }
     }
     if (!outputs.metrics_csv.empty()) {
@@ -220,7 +220,8 @@ std::vector<EpochMetrics> Trainer::fit(const Dataset& train, const Dataset& test
       } catch (const IoError& err) {
         spdlog::warn("epoch {}/{}: the metrics were not saved: {}{}", m.epoch, config_.epochs,
                      err.what(),
-                     more.empty() ? "" : more + " and writes the whole history after the next epoch");
+                     last ? "" : "; training goes on and writes the whole history after the next "
+                                 "epoch");
       }
     }
     if (!outputs.chart.empty() && !chart_failed) {

@@ -50,9 +50,15 @@ std::vector<std::string> names_under(const fs::path& dir) {
 }
 
 std::vector<training::EpochMetrics> two_epochs() {
-  return {{.epoch = 1, .train_loss = 2.0, .train_accuracy = 0.5, .test_loss = 1.5,
+  return {{.epoch = 1,
+           .train_loss = 2.0,
+           .train_accuracy = 0.5,
+           .test_loss = 1.5,
            .test_accuracy = 0.5},
-          {.epoch = 2, .train_loss = 1.0, .train_accuracy = 0.75, .test_loss = 1.25,
+          {.epoch = 2,
+           .train_loss = 1.0,
+           .train_accuracy = 0.75,
+           .test_loss = 1.25,
            .test_accuracy = 0.6}};
 }
 
@@ -60,7 +66,8 @@ const std::string kInjection = "m\nsystem \"touch PWNED\"\n";
 
 TEST(TrainChartSecurity, TheScriptHoldsNoFileName) {
   for (const char* ext : {".svg", ".png"}) {
-    const std::string script = training::chart_script(two_epochs(), "out/" + kInjection + "'" + ext);
+    const std::string script =
+        training::chart_script(two_epochs(), "out/" + kInjection + "'" + ext);
     EXPECT_EQ(script.find("PWNED"), std::string::npos) << script;
     EXPECT_EQ(script.find("system"), std::string::npos) << script;
     EXPECT_EQ(script.find("out/"), std::string::npos) << script;
@@ -74,10 +81,10 @@ TEST(TrainChartSecurity, TheScriptHoldsNoFileName) {
 TEST(TrainChartSecurity, AnyFileNameGetsItsChartAndNothingElseIsWritten) {
   if (!have_gnuplot()) GTEST_SKIP() << "gnuplot is not installed (scripts/setup.sh: gnuplot-nox)";
   ScratchDir scratch("nodeflow-chart-names");
-  const std::vector<std::string> names{
-      "it's.svg",     "say \"hi\".svg",    "back\\slash.svg", "new\nline.svg", "cr\rand\ttab.svg",
-      "$(touch x).svg", "`touch y`.svg",   "esc\x1b[2J.svg",  "bell\a.svg",    kInjection + ".svg",
-      "set output.svg", "semi;colon.png"};
+  const std::vector<std::string> names{"it's.svg",          "say \"hi\".svg",   "back\\slash.svg",
+                                       "new\nline.svg",     "cr\rand\ttab.svg", "$(touch x).svg",
+                                       "`touch y`.svg",     "esc\x1b[2J.svg",   "bell\a.svg",
+                                       kInjection + ".svg", "set output.svg",   "semi;colon.png"};
   for (const std::string& name : names) {
     EXPECT_NO_THROW(training::write_chart(two_epochs(), scratch.path() / name)) << name;
     const fs::path path = scratch.path() / name;

@@ -109,8 +109,8 @@ class LogHook {
     explicit Sink(std::function<void(const std::string&)> f) : on_line(std::move(f)) {}
     void sink_it_(const spdlog::details::log_msg& msg) override {
       const std::string line(msg.payload.data(), msg.payload.size());
-      text += "[" + std::string(spdlog::level::to_string_view(msg.level).data()) + "] " + line +
-              "\n";
+      text +=
+          "[" + std::string(spdlog::level::to_string_view(msg.level).data()) + "] " + line + "\n";
       on_line(line);
     }
     void flush_() override {}
@@ -153,8 +153,7 @@ TEST(TrainCheckpointFailure, AFullDiskIsAWarningNamingTheLastGoodCheckpointAndTr
     }
   });
   std::vector<training::EpochMetrics> history;
-  EXPECT_NO_THROW(history = trainer.fit(eight_digits(), eight_digits(),
-                                        {csv, {}, ck}));
+  EXPECT_NO_THROW(history = trainer.fit(eight_digits(), eight_digits(), {csv, {}, ck}));
   disk.free();
   const std::string text = log.text();
   EXPECT_EQ(history.size(), 3u) << text;
@@ -168,7 +167,9 @@ TEST(TrainCheckpointFailure, AFullDiskIsAWarningNamingTheLastGoodCheckpointAndTr
     EXPECT_NE(line.find(file.string()), std::string::npos) << line;
     EXPECT_NE(line.find("File too large"), std::string::npos) << line;
     EXPECT_TRUE(line.size() >= end.size() && line.substr(line.size() - end.size()) == end)
-        << "expected '" << end << "' at the end of\n" << line << "\nin\n" << text;
+        << "expected '" << end << "' at the end of\n"
+        << line << "\nin\n"
+        << text;
   };
   expect_warning("epoch 1/3: the checkpoint was not saved: ", ck,
                  "; no checkpoint of this run has been saved; training goes on and saves it "
@@ -182,8 +183,8 @@ TEST(TrainCheckpointFailure, AFullDiskIsAWarningNamingTheLastGoodCheckpointAndTr
   EXPECT_EQ(count_of(text, "[warning]"), 4u) << text;
 
   ASSERT_EQ(trainer.checkpoint_epoch(), std::optional<std::int64_t>(2));
-  EXPECT_EQ(trainer.checkpoint_status(), "the last good checkpoint is " + ck.string() +
-                                             " (epoch 2 of 3)");
+  EXPECT_EQ(trainer.checkpoint_status(),
+            "the last good checkpoint is " + ck.string() + " (epoch 2 of 3)");
   EXPECT_EQ(read_text(ck), epoch2_weights);  // the weights of epoch 2, whole
   // The CSV of epoch 2 holds epochs 1 and 2; no temporary file is left.
   EXPECT_EQ(count_of(read_text(csv), "\n"), 3u);
@@ -225,17 +226,16 @@ TEST(TrainCheckpointFailure, AFinalSaveThatFailsSaysWhereTheWeightsAreAndExits1)
   // 24 blocks: 12 KiB for dash's 512-byte blocks, 24 KiB for bash's 1024:
   // either holds the log and the CSV but not the 40 KiB graph (its W in base64).
   const char* kLimited = R"(trap '' XFSZ; ulimit -f 24 && exec "$@")";
-  const ProcessResult r =
-      run_process({"/bin/sh", "-c", kLimited, "sh", NODEFLOW_BUILT_CLI, "train", "g.json",
-                   "--config", "c.json", "--data", "mnist", "--mnist-dir", "digits", "-o",
-                   "o.json", "--checkpoint", "ck.json"},
-                  dir);
+  const ProcessResult r = run_process(
+      {"/bin/sh", "-c", kLimited, "sh", NODEFLOW_BUILT_CLI, "train", "g.json", "--config", "c.json",
+       "--data", "mnist", "--mnist-dir", "digits", "-o", "o.json", "--checkpoint", "ck.json"},
+      dir);
   EXPECT_FALSE(r.sanitizer_report()) << r.describe();
   EXPECT_EQ(r.exit_code, 1) << r.describe();
   EXPECT_NE(r.err.find("epoch 2/2 done"), std::string::npos) << r.describe();
   for (const char* epoch : {"1/2", "2/2"}) {
-    const std::string line =
-        line_with(r.err, std::string("[warning] epoch ") + epoch + ": the checkpoint was not saved: ");
+    const std::string line = line_with(
+        r.err, std::string("[warning] epoch ") + epoch + ": the checkpoint was not saved: ");
     EXPECT_NE(line.find("ck.json"), std::string::npos) << r.describe();
     EXPECT_NE(line.find("File too large; no checkpoint of this run has been saved"),
               std::string::npos)

@@ -71,20 +71,23 @@ TEST_F(EvalMessages, BindingsThatDoNotFitTheGraphPointToConfigAndItsBindings) {
   // Refused before the data are read: "nine" lacks a digit file.
   ProcessResult r = nodeflow({"eval", "pixels.json", "--data", "mnist", "--mnist-dir", "nine"});
   EXPECT_EQ(r.exit_code, 1) << r.describe();
-  expect_all(r, {inputs, "without --config, eval binds input 'image', label 'label', loss 'loss' "
-                         "and prediction 'logits'",
+  expect_all(r, {inputs,
+                 "without --config, eval binds input 'image', label 'label', loss 'loss' "
+                 "and prediction 'logits'",
                  "give --config FILE", "\"bindings\" object", "docs/training-config.md"});
   EXPECT_EQ(r.err.find("7.json"), std::string::npos) << r.describe();
 
-  r = nodeflow({"eval", "pixels.json", "--config", "c.json", "--data", "mnist", "--mnist-dir",
-                "nine"});
+  r = nodeflow(
+      {"eval", "pixels.json", "--config", "c.json", "--data", "mnist", "--mnist-dir", "nine"});
   EXPECT_EQ(r.exit_code, 1) << r.describe();
-  expect_all(r, {inputs, "fix the \"bindings\" object of --config c.json (docs/training-config.md)"});
+  expect_all(r,
+             {inputs, "fix the \"bindings\" object of --config c.json (docs/training-config.md)"});
 
   r = nodeflow({"train", "pixels.json", "--config", "c.json", "--data", "mnist", "--mnist-dir",
                 "nine", "-o", "o.json"});
   EXPECT_EQ(r.exit_code, 1) << r.describe();
-  expect_all(r, {inputs, "fix the \"bindings\" object of --config c.json (docs/training-config.md)"});
+  expect_all(r,
+             {inputs, "fix the \"bindings\" object of --config c.json (docs/training-config.md)"});
 }
 
 TEST_F(EvalMessages, AMissingDigitFileIsNamedWithEveryWayToPointAtTheData) {
@@ -92,8 +95,8 @@ TEST_F(EvalMessages, AMissingDigitFileIsNamedWithEveryWayToPointAtTheData) {
                                       "NODEFLOW_MNIST_DIR=DIR"};
   for (const char* split : {"test", "all"}) {
     SCOPED_TRACE(split);
-    ProcessResult r = nodeflow(
-        {"eval", "g.json", "--data", "mnist", "--split", split, "--mnist-dir", "nine"});
+    ProcessResult r =
+        nodeflow({"eval", "g.json", "--data", "mnist", "--split", split, "--mnist-dir", "nine"});
     EXPECT_EQ(r.exit_code, 1) << r.describe();
     expect_all(r, ways);
     expect_all(r, {"MNIST digits: 7.json is missing from nine (--mnist-dir), which must hold all "
