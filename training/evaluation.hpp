@@ -10,9 +10,10 @@
 
 namespace nodeflow::training {
 
-/// Throws InvalidGraph naming the binding ("bindings.label: 'label' is not a
-/// graph input") unless input and label are graph inputs (label of dtype int64)
-/// and loss and prediction are float graph outputs.
+/// Throws InvalidGraph naming the binding and what the graph offers instead
+/// ("bindings.label: 'label' is not a graph input (the graph's inputs: 'x'
+/// float32 [?, 2], 'y' int64 [?])") unless input and label are graph inputs
+/// (label of dtype int64) and loss and prediction are float graph outputs.
 void check_bindings(const Graph& graph, const Bindings& bindings);
 
 /// Throws InvalidGraph, before any step, where the graph's declared shapes
