@@ -11,8 +11,8 @@
 namespace nodeflow {
 
 /// The default of ReadOptions::max_initializer_bytes: 1 GiB, about twice the
-/// weights of the largest classic vision networks (VGG-16, 528 MB of float32;
-/// VGG-19, 548 MB), while a document of a few hundred bytes asking for more
+/// weights of the largest classic vision networks (VGG-16, 528 MiB of float32;
+/// VGG-19, 548 MiB), while a document of a few hundred bytes asking for more
 /// (an `init` rule of 1e9 float32 elements, 4 GB) is refused at once instead of
 /// being generated for a minute. Larger networks (BERT-large, 1.3 GB) need the
 /// limit raised.
