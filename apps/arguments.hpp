@@ -6,6 +6,9 @@
 #include <string_view>
 #include <vector>
 
+#include "core/executor.hpp"
+#include "serialization/json_reader.hpp"
+
 namespace nodeflow::cli {
 
 /// Wrong usage of the command (exit status 2, with the usage text), as opposed
@@ -37,6 +40,8 @@ struct RunRequest {
   std::vector<NamedFile> inputs;        ///< -i
   std::vector<NamedFile> grad_outputs;  ///< -g (backward only)
   std::filesystem::path outdir;         ///< -o
+  ReadOptions read;                     ///< --max-initializer-bytes
+  ExecutorOptions executor;             ///< --max-tensor-bytes
 };
 
 }  // namespace nodeflow::cli

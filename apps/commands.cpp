@@ -39,31 +39,31 @@ std::string described(const TensorInfo& info) {
 }  // namespace
 
 void run_inference(const RunRequest& request) {
-  const Graph graph = load_graph_file(request.graph);
+  const Graph graph = load_graph_file(request.graph, request.read);
   check_input_names(graph, request.inputs);
   const OutputPlan plan = plan_output_files(request.outdir, graph.def().outputs, {});
   const TensorMap feeds = read_inputs(graph, request.inputs);
-  const TensorMap outputs = Executor(graph).run(feeds);
+  const TensorMap outputs = Executor(graph, request.executor).run(feeds);
   write_planned_files(plan, outputs, {});
 }
 
 void run_backward(const RunRequest& request) {
-  const Graph graph = load_graph_file(request.graph);
+  const Graph graph = load_graph_file(request.graph, request.read);
   check_input_names(graph, request.inputs);
   check_grad_output_names(graph, request.grad_outputs);
   const OutputPlan plan =
       plan_output_files(request.outdir, graph.def().outputs, differentiable_names(graph));
   const TensorMap feeds = read_inputs(graph, request.inputs);
   const TensorMap seeds = read_grad_outputs(graph, request.grad_outputs);
-  const Executor executor(graph);
+  const Executor executor(graph, request.executor);
   TrainingRun run = executor.forward(feeds);
   const TensorMap outputs = run.outputs();
   const TensorMap grads = executor.backward(run, seeds);
   write_planned_files(plan, outputs, grads);
 }
 
-void check_graph(const std::filesystem::path& path, std::ostream& out) {
-  const Graph graph = load_graph_file(path);
+void check_graph(const std::filesystem::path& path, std::ostream& out, const ReadOptions& read) {
+  const Graph graph = load_graph_file(path, read);
   const GraphDef& def = graph.def();
   out << "graph " << (def.name.empty() ? path.filename().string() : def.name) << ": valid\n";
   out << "inputs:\n";
@@ -89,8 +89,9 @@ void check_graph(const std::filesystem::path& path, std::ostream& out) {
   out << "parameters: " << graph.parameter_count() << " (" << trainable << " trainable)\n";
 }
 
-void convert_graph(const std::filesystem::path& in, const std::filesystem::path& out) {
-  const Graph graph = load_graph_file(in);
+void convert_graph(const std::filesystem::path& in, const std::filesystem::path& out,
+                   const ReadOptions& read) {
+  const Graph graph = load_graph_file(in, read);
   // A link to a file in a directory still to be made (dangling) is followed.
   if (const auto dir = final_target(out).parent_path(); !dir.empty()) {
     std::error_code ec;

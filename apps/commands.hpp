@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "apps/arguments.hpp"
+#include "serialization/json_reader.hpp"
 
 namespace nodeflow::cli {
 
@@ -22,7 +23,8 @@ void run_backward(const RunRequest& request);
 /// `nodeflow check`: loads and validates the graph, then prints its inputs,
 /// initializers, nodes in execution order (op_type, inputs -> outputs), every
 /// tensor's dtype and shape, the outputs and the parameter count to `out`.
-void check_graph(const std::filesystem::path& graph, std::ostream& out);
+void check_graph(const std::filesystem::path& graph, std::ostream& out,
+                 const ReadOptions& read = {});
 
 /// `nodeflow convert IN OUT`: loads and validates IN, then writes it to OUT in
 /// the writer's normal form (serialization/json_writer.hpp: fixed key order and
@@ -30,6 +32,7 @@ void check_graph(const std::filesystem::path& graph, std::ostream& out);
 /// become the values they generate). OUT's directory is made when missing (as
 /// run's OUTDIR is); OUT is replaced atomically and may be IN; nothing is
 /// written, and no directory made, when IN is refused.
-void convert_graph(const std::filesystem::path& in, const std::filesystem::path& out);
+void convert_graph(const std::filesystem::path& in, const std::filesystem::path& out,
+                   const ReadOptions& read = {});
 
 }  // namespace nodeflow::cli

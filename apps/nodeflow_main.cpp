@@ -13,6 +13,7 @@
 
 #include "apps/arguments.hpp"
 #include "apps/commands.hpp"
+#include "apps/limit_flags.hpp"
 #include "apps/training_commands.hpp"
 
 namespace {
@@ -26,10 +27,14 @@ struct Arguments {
   std::vector<std::string> grad_outputs;
   std::string outdir;
   std::string converted;  ///< convert's OUT
+  nodeflow::ReadOptions read;
+  nodeflow::ExecutorOptions executor;
 };
 
+// Every verb that reads a graph takes the reader's budget with it.
 void add_graph_argument(CLI::App& verb, Arguments& args) {
   verb.add_option("GRAPH", args.graph, "Graph document (nodeflow.graph JSON)")->required();
+  nodeflow::cli::add_max_initializer_bytes(verb, args.read);
 }
 
 // An empty -o would put the files in the current directory unasked ("." says so).
@@ -98,6 +103,7 @@ int main(int argc, char** argv) {
   add_named_files(*run, "-i,--input", args.inputs,
                   "Graph input from a .npy file (repeat per input)");
   add_outdir(*run, args);
+  nodeflow::cli::add_max_tensor_bytes(*run, args.executor.max_tensor_bytes);
 
   CLI::App* backward = app.add_subcommand(
       "backward",
@@ -109,6 +115,7 @@ int main(int argc, char** argv) {
   add_named_files(*backward, "-g,--grad", args.grad_outputs,
                   "Gradient of a graph output from a .npy file (repeat per output)");
   add_outdir(*backward, args);
+  nodeflow::cli::add_max_tensor_bytes(*backward, args.executor.max_tensor_bytes);
 
   CLI::App* check = app.add_subcommand(
       "check", "Validate a graph; print nodes, tensor shapes and parameter count");
@@ -145,11 +152,11 @@ int main(int argc, char** argv) {
   try {
     if (nodeflow::cli::run_training_verb(training, std::cout)) return 0;
     if (verb == convert) {
-      nodeflow::cli::convert_graph(args.graph, args.converted);
+      nodeflow::cli::convert_graph(args.graph, args.converted, args.read);
       return 0;
     }
     if (verb == check) {
-      nodeflow::cli::check_graph(args.graph, std::cout);
+      nodeflow::cli::check_graph(args.graph, std::cout, args.read);
       return 0;
     }
     nodeflow::cli::RunRequest request;
@@ -157,6 +164,8 @@ int main(int argc, char** argv) {
     request.inputs = nodeflow::cli::parse_named_files(args.inputs, "-i");
     request.grad_outputs = nodeflow::cli::parse_named_files(args.grad_outputs, "-g");
     request.outdir = args.outdir;
+    request.read = args.read;
+    request.executor = args.executor;
     if (verb == run)
       nodeflow::cli::run_inference(request);
     else

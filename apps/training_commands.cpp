@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "apps/arguments.hpp"
+#include "apps/limit_flags.hpp"
 #include "serialization/atomic_file.hpp"
 #include "serialization/json_reader.hpp"
 #include "serialization/json_writer.hpp"
@@ -279,13 +280,14 @@ void train_model(const TrainRequest& request, std::ostream& out) {
   spdlog::set_level(spdlog::level::info);  // progress lines (stderr)
   TrainConfig config = load_train_config(request.config);
   if (request.threads) config.threads = *request.threads;
+  config.max_tensor_bytes = request.max_tensor_bytes;
   if (request.epochs) {
     if (*request.epochs < 1) throw UsageError("--epochs must be >= 1");
     if (config.schedule.kind == ScheduleKind::Cosine && config.schedule.t_max == config.epochs)
       config.schedule.t_max = *request.epochs;  // the period followed the epochs
     config.epochs = *request.epochs;
   }
-  Graph graph = load_graph_file(request.graph);
+  Graph graph = load_graph_file(request.graph, request.read);
   check_bindings_of(graph, config.bindings, request.config);  // before the data are read
   const MnistData data = load_data(request.data);
 
@@ -314,8 +316,9 @@ void train_model(const TrainRequest& request, std::ostream& out) {
                        : ": the trained weights are lost; make room and train again"));
   }
 
-  const ReloadCheck check = check_reload(graph, request.output, data.test, config.bindings,
-                                         config.eval_batch_size, config.threads);
+  const ReloadCheck check =
+      check_reload(graph, request.output, data.test, config.bindings, config.eval_batch_size,
+                   config.executor_options(), request.read);
   if (!request.predictions.empty()) write_npy(request.predictions, check.in_memory.predictions);
   if (!check.identical())
     throw RunError("the reloaded " + request.output.string() + " predicts sample " +
@@ -357,7 +360,7 @@ void evaluate_model(const EvalRequest& request, std::ostream& out) {
   const int threads = request.threads.value_or(1);
   if (request.split != "test" && request.split != "train" && request.split != "all")
     throw UsageError("--split: expected test, train or all, got '" + request.split + "'");
-  const Graph graph = load_graph_file(request.graph);
+  const Graph graph = load_graph_file(request.graph, request.read);
   check_bindings_of(graph, bindings, request.config);  // before the data are read
   Dataset set;
   if (request.split == "all") {
@@ -367,7 +370,8 @@ void evaluate_model(const EvalRequest& request, std::ostream& out) {
     set = request.split == "train" ? std::move(data.train) : std::move(data.test);
   }
   const auto start = std::chrono::steady_clock::now();
-  const Evaluation ev = evaluate(graph, set, bindings, batch_size, threads);
+  const Evaluation ev =
+      evaluate(graph, set, bindings, batch_size, ExecutorOptions{threads, request.max_tensor_bytes});
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!request.predictions.empty()) {
@@ -414,6 +418,8 @@ void add_training_verbs(CLI::App& app, TrainingVerbs& verbs) {
   verbs.train->add_option(
       "--mnist-dir", t.data.mnist_dir,
       "MNIST digits folder (default: $NODEFLOW_MNIST_DIR or .cache/mnist/digits)");
+  add_max_initializer_bytes(*verbs.train, t.read);
+  add_max_tensor_bytes(*verbs.train, t.max_tensor_bytes);
 
   EvalRequest& e = verbs.eval_request;
   verbs.eval = app.add_subcommand(
@@ -435,6 +441,8 @@ void add_training_verbs(CLI::App& app, TrainingVerbs& verbs) {
   verbs.eval->add_option(
       "--mnist-dir", e.data.mnist_dir,
       "MNIST digits folder (default: $NODEFLOW_MNIST_DIR or .cache/mnist/digits)");
+  add_max_initializer_bytes(*verbs.eval, e.read);
+  add_max_tensor_bytes(*verbs.eval, e.max_tensor_bytes);
 }
 
 bool run_training_verb(TrainingVerbs& verbs, std::ostream& out) {

@@ -7,6 +7,9 @@
 #include <ostream>
 #include <string>
 
+#include "core/executor.hpp"
+#include "serialization/json_reader.hpp"
+
 namespace nodeflow::cli {
 
 /// Where the samples come from: `--data mnist` reads the MNIST digits from
@@ -34,6 +37,8 @@ struct TrainRequest {
   std::filesystem::path predictions;
   std::optional<int> threads;         ///< overrides the configuration's
   std::optional<long long> epochs;    ///< overrides the configuration's
+  ReadOptions read;                   ///< --max-initializer-bytes (the graph and its reload)
+  std::uint64_t max_tensor_bytes = kDefaultMaxTensorBytes;  ///< --max-tensor-bytes
 };
 
 /// First checks, before anything is loaded or created, where the files go:
@@ -63,6 +68,8 @@ struct EvalRequest {
   /// split, [N, 10] in its dtype (float32 logits for the examples).
   std::filesystem::path predictions;
   std::optional<int> threads;
+  ReadOptions read;  ///< --max-initializer-bytes
+  std::uint64_t max_tensor_bytes = kDefaultMaxTensorBytes;  ///< --max-tensor-bytes
 };
 
 /// Evaluates the graph in inference mode and prints the loss, the accuracy,

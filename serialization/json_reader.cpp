@@ -127,7 +127,8 @@ void reserve_initializer_bytes(const Shape& shape, DType dtype, const std::strin
                        " bytes for initializers" +
                        (total > 0 ? " (" + std::to_string(total) + " already taken by earlier ones)"
                                   : std::string()) +
-                       " (ReadOptions::max_initializer_bytes)");
+                       " (ReadOptions::max_initializer_bytes; on the command line "
+                       "--max-initializer-bytes)");
   total += bytes;
 }
 

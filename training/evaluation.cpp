@@ -115,12 +115,12 @@ double scalar_value(const Tensor& t) {
 }
 
 Evaluation evaluate(const Graph& graph, const Dataset& data, const Bindings& bindings,
-                    std::int64_t batch_size, int threads) {
+                    std::int64_t batch_size, const ExecutorOptions& options) {
   check_bindings(graph, bindings);
   if (batch_size < 1) throw InvalidAttribute("evaluation batch size must be >= 1");
   check_feeds(graph, bindings, data, batch_size,
               "evaluation (batch size " + std::to_string(batch_size) + ")");
-  const Executor executor(graph, ExecutorOptions{threads});
+  const Executor executor(graph, options);
   Evaluation result{Tensor(graph.info(bindings.prediction).dtype,
                            {static_cast<std::int64_t>(data.size()), data.num_classes}),
                     ConfusionMatrix(data.num_classes), 0.0};

@@ -62,7 +62,7 @@ constexpr std::uint64_t kDropoutStream = 2;
 Trainer::Trainer(Graph& graph, TrainConfig config)
     : graph_(graph),
       config_(std::move(config)),
-      executor_(graph_, ExecutorOptions{config_.threads}),
+      executor_(graph_, config_.executor_options()),
       optimizer_(config_.optimizer),
       shuffle_rng_(mix_seed(config_.seed, kShuffleStream)),
       dropout_seed_(mix_seed(config_.seed, kDropoutStream)) {
@@ -187,8 +187,8 @@ std::vector<EpochMetrics> Trainer::fit(const Dataset& train, const Dataset& test
   for (std::int64_t e = 0; e < config_.epochs; ++e) {
     EpochMetrics m = train_epoch(train, e);
     const Clock::time_point eval_start = Clock::now();
-    const Evaluation ev =
-        evaluate(graph_, test, config_.bindings, config_.eval_batch_size, config_.threads);
+    const Evaluation ev = evaluate(graph_, test, config_.bindings, config_.eval_batch_size,
+                                   config_.executor_options());
     busy_seconds_ += seconds_since(eval_start);  // evaluation time counts in the estimate
     m.test_loss = ev.loss;
     m.test_accuracy = ev.confusion.accuracy();

@@ -41,8 +41,8 @@ struct StepResult {
 class Trainer {
  public:
   /// Checks the bindings (check_bindings) and the optimizer and weight-decay
-  /// configuration against the graph. The runs' kernels may use config.threads
-  /// threads (ExecutorOptions).
+  /// configuration against the graph. The runs use
+  /// config.executor_options(); Executor's constructor throws there too.
   Trainer(Graph& graph, TrainConfig config);
 
   /// One step on `batch`: training-mode forward, backward seeded with 1 at the

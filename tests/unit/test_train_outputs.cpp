@@ -181,7 +181,7 @@ TEST(TrainMessages, EvaluationNamesAWrongBindingToo) {
   training::Bindings loss_on_logits = sgd_config().bindings;
   loss_on_logits.loss = "logits";
   try {
-    training::evaluate(g, four_points(), loss_on_logits, 4, 1);
+    training::evaluate(g, four_points(), loss_on_logits, 4);
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "bindings.loss: output 'logits' has shape [?, 2], not one element");
@@ -281,7 +281,7 @@ TEST(TrainMessages, FixedShapesThatABatchDoesNotHaveAreRefusedBeforeTraining) {
   three_classes.num_classes = 3;
   Graph g(two_class_graph());
   try {
-    training::evaluate(g, three_classes, sgd_config().bindings, 4, 1);
+    training::evaluate(g, three_classes, sgd_config().bindings, 4);
     ADD_FAILURE() << "no error";
   } catch (const InvalidGraph& e) {
     EXPECT_STREQ(e.what(), "bindings.prediction: output 'logits' has 2 classes ([?, 2]), the dataset 3");
