@@ -100,6 +100,20 @@ TEST_F(CliGraphInput, RunAndConvertReadDashToo) {
   expect_check_report(nodeflow({"check", "copy.json"}));
 }
 
+// train and eval load GRAPH before the digits: a document on standard input
+// that is not JSON is reported as such, not as a missing file named "-".
+TEST_F(CliGraphInput, TrainAndEvalReadDashToo) {
+  write_text("config.json", R"({"optimizer": {"type": "sgd", "lr": 0.1}, "batch_size": 4, "epochs": 1})");
+  const ProcessResult train = shell(
+      R"(echo '{"format": ' | "$0" train - --config config.json --data mnist --mnist-dir none -o t.json)");
+  EXPECT_EQ(train.exit_code, kFailure) << train.describe();
+  EXPECT_EQ(train.err.rfind("error: invalid JSON", 0), 0u) << train.describe();
+  const ProcessResult eval =
+      shell(R"(echo '{"format": ' | "$0" eval - --data mnist --mnist-dir none)");
+  EXPECT_EQ(eval.exit_code, kFailure) << eval.describe();
+  EXPECT_EQ(eval.err.rfind("error: invalid JSON", 0), 0u) << eval.describe();
+}
+
 TEST_F(CliGraphInput, EmptyStandardInputIsAnInvalidDocument) {
   const ProcessResult r = nodeflow({"check", "-"});  // stdin is /dev/null
   EXPECT_EQ(r.exit_code, kFailure) << r.describe();
