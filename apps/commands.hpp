@@ -10,12 +10,18 @@
 
 namespace nodeflow::cli {
 
-/// `nodeflow run`: inference; writes OUTDIR/<output>.npy for every graph output.
-/// Nothing is written unless the whole run succeeds.
+/// The GRAPH argument of every verb: load_graph_file(graph), or for "-" the
+/// document on standard input (a file named "-" is given as ./-).
+Graph load_graph_argument(const std::filesystem::path& graph, const ReadOptions& options = {});
+
+/// `nodeflow run`: inference with request.threads threads; writes
+/// OUTDIR/<output>.npy for every graph output. Nothing is written unless the
+/// whole run succeeds.
 void run_inference(const RunRequest& request);
 
-/// `nodeflow backward`: training-mode forward, then backward seeded with the
-/// -g gradients (zero for outputs without one). Writes the outputs as `run`
+/// `nodeflow backward`: training-mode forward (Dropout masks drawn from
+/// request.seed), then backward seeded with the -g gradients (zero for outputs
+/// without one), with request.threads threads. Writes the outputs as `run`
 /// does and OUTDIR/<name>.grad.npy for every float graph input and trainable
 /// initializer.
 void run_backward(const RunRequest& request);

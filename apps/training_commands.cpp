@@ -16,6 +16,7 @@
 
 #include "apps/arguments.hpp"
 #include "apps/limit_flags.hpp"
+#include "apps/commands.hpp"
 #include "serialization/atomic_file.hpp"
 #include "serialization/json_reader.hpp"
 #include "serialization/json_writer.hpp"
@@ -287,7 +288,7 @@ void train_model(const TrainRequest& request, std::ostream& out) {
       config.schedule.t_max = *request.epochs;  // the period followed the epochs
     config.epochs = *request.epochs;
   }
-  Graph graph = load_graph_file(request.graph, request.read);
+  Graph graph = load_graph_argument(request.graph, request.read);
   check_bindings_of(graph, config.bindings, request.config);  // before the data are read
   const MnistData data = load_data(request.data);
 
@@ -360,7 +361,7 @@ void evaluate_model(const EvalRequest& request, std::ostream& out) {
   const int threads = request.threads.value_or(1);
   if (request.split != "test" && request.split != "train" && request.split != "all")
     throw UsageError("--split: expected test, train or all, got '" + request.split + "'");
-  const Graph graph = load_graph_file(request.graph, request.read);
+  const Graph graph = load_graph_argument(request.graph, request.read);
   check_bindings_of(graph, bindings, request.config);  // before the data are read
   Dataset set;
   if (request.split == "all") {
@@ -392,7 +393,9 @@ void add_training_verbs(CLI::App& app, TrainingVerbs& verbs) {
   verbs.train = app.add_subcommand(
       "train",
       "Train a graph on a dataset; save it, reload it and check its predictions bit for bit");
-  verbs.train->add_option("GRAPH", t.graph, "Graph document to train (nodeflow.graph JSON)")
+  verbs.train
+      ->add_option("GRAPH", t.graph,
+                   "Graph document to train (nodeflow.graph JSON; - for standard input)")
       ->required();
   verbs.train->add_option("--config", t.config, "Training configuration (docs/training-config.md)")
       ->required();
@@ -409,9 +412,8 @@ void add_training_verbs(CLI::App& app, TrainingVerbs& verbs) {
                           "Also write the held-out set's scores (.npy): the prediction output "
                           "of each digit, e.g. float32 logits [2000, 10]; a row's argmax is its "
                           "class");
-  verbs.train
-      ->add_option("--threads", verbs.threads, "Threads the kernels may use (overrides the config)")
-      ->check(CLI::Range(1, 1024));
+  add_threads_option(*verbs.train, verbs.threads,
+                     "Threads the kernels may use (overrides the config)");
   // CLI::PositiveNumber's message spells out DBL_MAX ("not in range 0.000000 to 1797...").
   verbs.train->add_option("--epochs", verbs.epochs, "Epochs (overrides the config)")
       ->check(CLI::Range(1LL, std::numeric_limits<long long>::max()));
@@ -424,7 +426,9 @@ void add_training_verbs(CLI::App& app, TrainingVerbs& verbs) {
   EvalRequest& e = verbs.eval_request;
   verbs.eval = app.add_subcommand(
       "eval", "Evaluate a graph on a dataset: accuracy, per-class accuracy and confusion matrix");
-  verbs.eval->add_option("GRAPH", e.graph, "Graph document (nodeflow.graph JSON)")->required();
+  verbs.eval
+      ->add_option("GRAPH", e.graph, "Graph document (nodeflow.graph JSON; - for standard input)")
+      ->required();
   verbs.eval->add_option("--data", e.data.name, "Dataset")
       ->required()
       ->check(CLI::IsMember({"mnist"}));
@@ -436,8 +440,7 @@ void add_training_verbs(CLI::App& app, TrainingVerbs& verbs) {
   verbs.eval->add_option("--predictions", e.predictions,
                          "Also write the scores (.npy): the prediction output of each digit, e.g. "
                          "float32 logits [N, 10]; a row's argmax is its class");
-  verbs.eval->add_option("--threads", verbs.threads, "Threads the kernels may use (default 1)")
-      ->check(CLI::Range(1, 1024));
+  add_threads_option(*verbs.eval, verbs.threads, "Threads the kernels may use (default 1)");
   verbs.eval->add_option(
       "--mnist-dir", e.data.mnist_dir,
       "MNIST digits folder (default: $NODEFLOW_MNIST_DIR or .cache/mnist/digits)");

@@ -33,7 +33,11 @@ struct ReadOptions {
 /// column>"; NaN/Infinity tokens, trailing text, empty input and nesting deeper
 /// than 100 levels included), then the structure: a top-level object with
 /// `format` "nodeflow.graph", `version` 1, `inputs`, `outputs`, `nodes` (and
-/// optional `name`, `initializers`); no unknown keys anywhere; dtypes by name;
+/// optional `name`, `initializers`); no unknown keys anywhere; every name (the
+/// graph's, inputs', outputs', initializers', nodes', node inputs and
+/// specified_outputs_name) valid UTF-8 without control characters (check_name,
+/// core/names.hpp: `nodes[2].name: a name must not contain control characters
+/// (U+001B at byte 3)`); dtypes by name;
 /// shapes of non-negative integers (`null` -> kDynamicDim for graph inputs),
 /// whose element count must fit int64 (ShapeMismatch); initializer `data` as a
 /// flat row-major list of JSON numbers that fit the dtype (float16, bfloat16 and
