@@ -3,7 +3,6 @@
 // Both compute in accumulator_t (float32 for float16 and bfloat16), as the
 // reference kernels' sums do.
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -32,19 +31,6 @@ namespace {
 // maximum converts back exactly (MaxPool 2x2 in float16: 0.4x-0.6x).
 template <typename T>
 using Kernels = portable::PoolKernels<PortableLanes<T, accumulator_t<T>>>;
-
-// The reference's exponent helpers, so LpPool's gradient comes out bitwise
-// the same.
-using pool_math::abs_value;
-
-// -v when `negate`, else v, bit for bit as the expression -v (the sign bit
-// flipped, NaN included), computed without a branch.
-template <typename A>
-A negated_if(bool negate, A v) {
-  using Bits = std::conditional_t<sizeof(A) == 8, std::uint64_t, std::uint32_t>;
-  const Bits sign = Bits{negate} << (8 * sizeof(A) - 1);
-  return std::bit_cast<A>(static_cast<Bits>(std::bit_cast<Bits>(v) ^ sign));
-}
 
 // Row-major offsets (in the plane) of window `o`'s valid taps, in row-major tap order.
 void window_offsets(const Plan& plan, const std::vector<std::int64_t>& o,
@@ -109,11 +95,7 @@ void lp_backward_sums(const Plan& plan, const T* x, const T* y, const T* dy, dou
         for (std::int64_t i : offsets) {
           const auto xi = static_cast<A>(xp[i]);
           if (pool_math::lp_gradient_is_zero(xi, yo)) continue;
-          const A factor = pool_math::lp_gradient_factor(abs_value(xi), yo, plan.p);
-          // (xi < 0 ? -g : g) without a branch: the signs of random inputs
-          // mispredicted half the time (LpPool p=2 backward: 0.95x-1.06x
-          // the reference's time with the branch).
-          const A term = negated_if(xi < A(0), g) * factor;
+          const A term = pool_math::lp_gradient_term(xi, yo, g, plan.p);
           if constexpr (kWide)
             sums[static_cast<std::size_t>(i)] += wide.term(term);
           else

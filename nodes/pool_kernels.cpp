@@ -27,9 +27,7 @@ bool beats(T candidate, T best) {
   return is_nan(candidate) || candidate > best;
 }
 
-using pool_math::abs_value;
 using pool_math::GradSum;
-using pool_math::lp_gradient_factor;
 using pool_math::lp_gradient_is_zero;
 
 // Whether the gradient sums stay in the accumulator's range (else the
@@ -72,8 +70,7 @@ void lp_backward_sums(const PoolGeometry& g, std::int64_t p, std::span<const T> 
       for (std::int64_t i : w.inputs) {
         const auto xi = static_cast<A>(x[static_cast<std::size_t>(plane * in_plane + i)]);
         if (lp_gradient_is_zero(xi, yo)) continue;
-        const A term = (xi < A(0) ? -g_out : g_out) * lp_gradient_factor(abs_value(xi), yo, p);
-        sum.add(plane * in_plane + i, term);
+        sum.add(plane * in_plane + i, pool_math::lp_gradient_term(xi, yo, g_out, p));
       }
     }
   });

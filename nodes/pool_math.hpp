@@ -105,14 +105,21 @@ double lp_plain_floor(std::int64_t p) {
   return std::pow(floor, 1.0 / static_cast<double>(p));
 }
 
-/// The factor (|x| / y)^(p-1) of LpPool's gradient at x != 0 of a window whose
-/// value is y != 0: at most 1, since y >= |x|. NaN where |x| / y is NaN (y
-/// NaN, or x and y infinite) for every p, p = 1 included, so a NaN in a
-/// window makes every gradient of that window NaN whatever p is.
+/// One term of LpPool's gradient, dy * sign(x) * (|x| / y)^(p-1), for an
+/// element x != 0 of a window whose value is y != 0: at most |dy|, since
+/// y >= |x|. Computed in a wider type (float64; long double for float64)
+/// so that a factor (|x| / y)^(p-1) below A's range does not take a product
+/// with a large dy that A can hold down to 0. NaN where |x| / y is NaN (y
+/// NaN: a NaN in the window; or x and y infinite) for every p, p = 1
+/// included, so a NaN in a window makes every gradient of that window NaN
+/// whatever p is.
 template <typename A>
-A lp_gradient_factor(A x_abs, A y, std::int64_t p) {
-  const A ratio = x_abs / y;
-  return ratio != ratio ? ratio : pow_p(ratio, p - 1);
+A lp_gradient_term(A x, A y, A dy, std::int64_t p) {
+  using W = std::conditional_t<std::is_same_v<A, double>, long double, double>;
+  const W ratio = static_cast<W>(abs_value(x)) / static_cast<W>(y);
+  const W factor = ratio != ratio ? ratio : pow_p(ratio, p - 1);
+  const W term = static_cast<W>(dy) * factor;
+  return static_cast<A>(x < A(0) ? -term : term);
 }
 
 /// Whether LpPool's gradient term at x is 0 without computing it: y == 0
