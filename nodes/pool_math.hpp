@@ -118,8 +118,11 @@ A lp_gradient_term(A x, A y, A dy, std::int64_t p) {
   using W = std::conditional_t<std::is_same_v<A, double>, long double, double>;
   const W ratio = static_cast<W>(abs_value(x)) / static_cast<W>(y);
   const W factor = ratio != ratio ? ratio : pow_p(ratio, p - 1);
-  const W term = static_cast<W>(dy) * factor;
-  return static_cast<A>(x < A(0) ? -term : term);
+  // sign(x) as a factor of +-1, not a branch: the signs of random inputs
+  // mispredicted half the time (LpPool p=2 backward: 0.95x-1.06x the
+  // reference's time with a branch).
+  const W sign = std::copysign(W(1), static_cast<W>(x));
+  return static_cast<A>(static_cast<W>(dy) * factor * sign);
 }
 
 /// Whether LpPool's gradient term at x is 0 without computing it: y == 0
