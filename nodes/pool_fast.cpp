@@ -163,7 +163,8 @@ void average_pool_backward(const PoolGeometry& g, bool count_include_pad, std::s
   parallel_ranges(team, plan.backward_items(), [&](std::int64_t begin, std::int64_t end) {
     std::vector<std::int64_t> redo;  // items whose sums could overflow
     backward(plan, dy.data(), scale, dx.data(), begin, end, redo);
-    for (std::int64_t item : redo) average_backward_wide<T>(plan, dy.data(), scale, dx.data(), item);
+    for (std::int64_t item : redo)
+      average_backward_wide<T>(plan, dy.data(), scale, dx.data(), item);
   });
 }
 

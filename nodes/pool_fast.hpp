@@ -17,12 +17,14 @@
 // sum of the magnitudes). Geometries the fast kernels do not cover (planes of
 // 2^31 elements or more, tap tables far larger than the tensors) run the
 // reference kernels; the int32 form of MaxPool's argmax cannot describe such
-// planes and refuses them. Sums leave their type's range rarely, so the fast
-// kernels only check for it: an average or Lp value that is not finite (or,
-// for LpPool, too small for its powers to be exact) has its window computed
-// again as the reference does (pool_math.hpp), and an AveragePool backward
-// item whose |dY| could make a sum overflow is summed in float64. With one thread, float64 and bfloat16 sums over
+// planes and refuses them. With one thread, float64 and bfloat16 sums over
 // disjoint windows run them too, being faster there (pool_fast.cpp).
+//
+// Sums rarely leave their type's range, so the fast kernels only watch for
+// it: an average or Lp value that is not finite (or, for LpPool, too small
+// for its powers to be exact) has its window computed again as the
+// reference kernels compute it (pool_math.hpp), and an AveragePool backward
+// item whose |dY| could make a sum overflow is summed in float64 instead.
 #include <cstdint>
 #include <span>
 

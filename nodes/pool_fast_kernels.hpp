@@ -738,8 +738,8 @@ struct PoolKernels {
   /// may have underflowed). The caller redoes those windows exactly.
   static M sum_out_of_range(V r, V floor) {
     const V a = B::abs(r);
-    return B::mor(B::mor(B::unordered(r), B::greater(a, B::broadcast(std::numeric_limits<C>::max()))),
-                  B::greater(floor, a));
+    const V most = B::broadcast(std::numeric_limits<C>::max());
+    return B::mor(B::mor(B::unordered(r), B::greater(a, most)), B::greater(floor, a));
   }
   static bool scalar_out_of_range(C r, const Plan& plan) {
     const C a = r < C(0) ? C(-r) : r;

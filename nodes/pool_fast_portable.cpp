@@ -145,7 +145,9 @@ void redo_windows(const Plan& plan, const T* x, T* y, std::int64_t begin, std::i
   std::vector<std::int64_t> o(rank), offsets, next;
   for (std::int64_t at = first; at < last; ++at) {
     const double v = std::abs(static_cast<double>(y[at]));
-    if (v <= static_cast<double>(std::numeric_limits<T>::max()) && !(v < plan.value_floor)) continue;
+    const bool exact = v <= static_cast<double>(std::numeric_limits<T>::max()) &&
+                       !(v < plan.value_floor);
+    if (exact) continue;
     const std::int64_t plane = at / plan.out_plane;
     output_position(plan, at % plan.out_plane, o);
     window_offsets(plan, o, offsets, next);

@@ -34,7 +34,9 @@ static_assert(std::numeric_limits<LD>::max_exponent > std::numeric_limits<double
 struct Kernel {
   PoolImpl impl;
   int threads;
-  std::string name() const { return std::string(pool_impl_name(impl)) + " x" + std::to_string(threads); }
+  std::string name() const {
+    return std::string(pool_impl_name(impl)) + " x" + std::to_string(threads);
+  }
 };
 std::vector<Kernel> every_kernel() {
   std::vector<Kernel> all{{PoolImpl::Reference, 1}};
@@ -51,13 +53,6 @@ template <typename T>
 std::vector<T> values(std::initializer_list<double> v) {
   std::vector<T> out;
   for (double d : v) out.push_back(static_cast<T>(d));
-  return out;
-}
-
-template <typename T>
-std::vector<double> doubles(const std::vector<T>& v) {
-  std::vector<double> out;
-  for (const T& e : v) out.push_back(static_cast<double>(e));
   return out;
 }
 
@@ -100,8 +95,8 @@ TEST(PoolRange, AverageOfFourLargeBfloat16IsTheirValue) {
 TEST(PoolRange, AverageOfLargeFloat64PerWindow) {
   // A float64 sum of 1.5e308 + 1.5e308 overflows: the scaled sum does not.
   const auto x = values<double>({1.5e308, 1.5e308, 1.7e308, 1.7e308});
-  const PoolGeometry g = geometry(PoolKind::Average, {{"kernel_shape", ints{2}}, {"strides", ints{2}}},
-                                  {1, 1, 4});
+  const PoolGeometry g =
+      geometry(PoolKind::Average, {{"kernel_shape", ints{2}}, {"strides", ints{2}}}, {1, 1, 4});
   for (const Kernel& k : every_kernel()) {
     SCOPED_TRACE(k.name());
     const testing::pool_fast::ImplScope scope(k.impl);
@@ -131,7 +126,8 @@ TEST(PoolRange, AverageGradientSumsDoNotOverflow) {
   const Tensor x = Tensor::from<float>({1, 1, 2}, std::span<const float>(values<float>({1, 2})));
   const Tensor dy = Tensor::from<float>({1, 1, 3}, std::span<const float>(dyv));
   const Attributes attrs{{"kernel_shape", ints{2}}, {"pads", ints{1, 1}}};
-  const double want = static_cast<double>(static_cast<float>(0.5 * 1.5 * static_cast<double>(3e38f)));
+  const double want =
+      static_cast<double>(static_cast<float>(0.5 * 1.5 * static_cast<double>(3e38f)));
   for (const Kernel& k : every_kernel()) {
     SCOPED_TRACE(k.name());
     const testing::pool_fast::ImplScope scope(k.impl);
@@ -181,7 +177,8 @@ TEST(PoolRange, LpPoolPowersDoNotOverflow) {
   expect_lp<float>({3, values<float>({1e13, 1e13}), {kCbrt2 * 1e13}, {d, d}, 1e-6});
   expect_lp<double>({3, values<double>({1e110, 1e110}), {kCbrt2 * 1e110}, {d, d}, 1e-14});
   // p = 2 in float32: squares of 1e20 overflow; sqrt(2) * 1e20.
-  expect_lp<float>({2, values<float>({1e20, -1e20}), {1.4142135623730951e20}, {kRsqrt2, -kRsqrt2}, 1e-6});
+  expect_lp<float>(
+      {2, values<float>({1e20, -1e20}), {1.4142135623730951e20}, {kRsqrt2, -kRsqrt2}, 1e-6});
 }
 
 TEST(PoolRange, LpPoolPowersDoNotUnderflow) {
@@ -201,7 +198,8 @@ TEST(PoolRange, LpPoolWithAHugeExponentTendsToTheMaximum) {
   // float32's precision for p = 1000; the gradient goes to the maximum.
   expect_lp<float>({1000, values<float>({3, -5, 2}), {5}, {0, -1, 0}, 1e-6});
   // In float64 0.6^999 = 2.36e-222 survives (Python: 0.6 ** 999).
-  expect_lp<double>({1000, values<double>({3, -5, 2}), {5}, {2.3610171039723897e-222, -1, 0}, 1e-12});
+  expect_lp<double>(
+      {1000, values<double>({3, -5, 2}), {5}, {2.3610171039723897e-222, -1, 0}, 1e-12});
   expect_lp<float>({std::int64_t{1} << 40, values<float>({1e-20, 4e30, -4e30}), {4e30},
                     {0, 1, -1}, 1e-6});
 }
@@ -312,7 +310,7 @@ SweepCase random_case(std::mt19937_64& rng) {
   if (c.kind == PoolKind::Average)
     c.attrs["count_include_pad"] = uniform(rng, 0, 1);
   else
-    c.attrs["p"] = std::vector<std::int64_t>{1, 2, 3, 60}[static_cast<std::size_t>(uniform(rng, 0, 3))];
+    c.attrs["p"] = ints{1, 2, 3, 60}[static_cast<std::size_t>(uniform(rng, 0, 3))];
   return c;
 }
 
