@@ -161,10 +161,10 @@ void average_pool_backward(const PoolGeometry& g, bool count_include_pad, std::s
     return nodeflow::average_pool_backward<T>(g, count_include_pad, dy, scale, dx);
   const auto backward = kernels_for<T>(plan).average_backward;
   parallel_ranges(team, plan.backward_items(), [&](std::int64_t begin, std::int64_t end) {
-    std::vector<std::int64_t> redo;  // items whose sums could overflow
+    std::vector<GradientRedo> redo;  // elements whose sums could overflow
     backward(plan, dy.data(), scale, dx.data(), begin, end, redo);
-    for (std::int64_t item : redo)
-      average_backward_wide<T>(plan, dy.data(), scale, dx.data(), item);
+    for (const GradientRedo& r : redo)
+      average_backward_wide<T>(plan, dy.data(), scale, dx.data(), r);
   });
 }
 

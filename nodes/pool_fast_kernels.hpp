@@ -1627,7 +1627,7 @@ struct PoolKernels {
   /// next (once per window row in 2-D, once per axis-0 tap in 3-D).
   static void fused_average_backward(const Plan& plan, const C* divisors, const T* dy, V scale,
                                      T* dx, std::int64_t begin, std::int64_t end,
-                                     std::vector<std::int64_t>& redo) {
+                                     std::vector<GradientRedo>& redo) {
     if constexpr (N > 1) {
       const AxisPlan& a0 = plan.axes[0];
       const AxisPlan& last = plan.axes.back();
@@ -1635,6 +1635,7 @@ struct PoolKernels {
       const std::int64_t ahead = plan.in_plane / plan.input_chunks;  // about one item
       const std::int64_t dy_ahead = plan.out_plane / plan.input_chunks;
       const V one = B::broadcast(C(1));
+      const V most = B::broadcast(static_cast<C>(plan.term_limit));
       std::vector<C, Aligned<C>> shares(at(2 * N * pairs));
       const FusedInputRows input_rows(plan);
       for (std::int64_t item = begin; item < end; ++item) {
@@ -1643,22 +1644,13 @@ struct PoolKernels {
         const std::int64_t ie = std::min(a0.in, ib + plan.input_chunk);
         const T* dyp = dy + plane * plan.out_plane;
         T* dxp = dx + plane * plan.in_plane;
-        // The item's dY rows first (they are read again from the cache).
-        bool fits = true;
-        std::int64_t checked = -2;
-        input_rows.each(ib, ie, [&](std::int64_t, std::int64_t w) {
-          if (w < 0 || w == checked) return;
-          checked = w;
-          fits = fits && terms_fit(dyp + w * last.out, last.out, plan.term_limit);
-        });
-        if (!fits) {
-          redo.push_back(item);
-          continue;
-        }
         std::int64_t shares_of = -2;  // the window row in `shares`
+        bool stopped = false;
         input_rows.each(ib, ie, [&](std::int64_t r, std::int64_t w) {
+          if (stopped) return;
           if (w != shares_of) {
             shares_of = w;
+            M over = B::none();
             for (std::int64_t v = 0; v < pairs; ++v) {
               V g = B::zero();
               if (w >= 0) {
@@ -1667,12 +1659,21 @@ struct PoolKernels {
                 __builtin_prefetch(dyp + o + dy_ahead, 0, 3);
                 // The reference's arithmetic: dx + scale * (0 + dy / divisor).
                 const V share = B::div(B::load(dyp + o, m), B::load_or(divisors + o, m, one));
+                over = B::mor(over, B::mand(m, B::greater(B::abs(share), most)));
                 g = B::add(B::zero(), share);
               }
               V lo, hi;
               B::interleave(g, g, lo, hi);
               B::store(shares.data() + 2 * v * N, lo);
               B::store(shares.data() + 2 * v * N + N, hi);
+            }
+            // Shares that could overflow: this row and the item's later ones
+            // are left to average_backward_wide (a row's gradient comes from
+            // its one window row, so the rows before are final).
+            if (B::any(over)) {
+              redo.push_back({plane, r * last.in, ie * input_rows.per_axis0 * last.in});
+              stopped = true;
+              return;
             }
           }
           T* row = dxp + r * last.in;
@@ -1703,14 +1704,18 @@ struct PoolKernels {
   /// (rows outside axis 0 zero), spread back along axis 0 (stride 1: one flat
   /// loop; otherwise each input row takes its windows' rows), then along the
   /// middle axes, then along the last axis into dX.
-  /// An item whose shares exceed plan.term_limit (its sums could overflow)
-  /// is left untouched and added to `redo`, for average_backward_wide.
+  /// Elements whose shares exceed plan.term_limit (their sums could
+  /// overflow) are left untouched and added to `redo`, for
+  /// average_backward_wide: an item's in the general path, all planes
+  /// [begin, end) for the whole-plane loop (their dY, one per plane, is read
+  /// first), the rest of an item on the fused geometry.
   static void average_backward(const Plan& plan, const T* dy, double scale, T* dx,
                                std::int64_t begin, std::int64_t end,
-                               std::vector<std::int64_t>& redo) {
+                               std::vector<GradientRedo>& redo) {
     const V scale_v = B::broadcast(static_cast<C>(scale));
     if (plan.whole_plane && !terms_fit(dy + begin, end - begin, plan.term_limit)) {
-      for (std::int64_t item = begin; item < end; ++item) redo.push_back(item);
+      for (std::int64_t plane = begin; plane < end; ++plane)
+        redo.push_back({plane, 0, plan.in_plane});
       return;
     }
     if (plan.whole_plane) {
@@ -1834,7 +1839,8 @@ struct PoolKernels {
         }
       }
       if (B::any(over)) {
-        redo.push_back(item);
+        const std::int64_t row = plan.in_plane / a0.in;  // inputs per axis-0 position
+        redo.push_back({plane, ib * row, ie * row});
         continue;
       }
       // Spread along axis 0: rows_of[i - ib] gets input row i's sum.

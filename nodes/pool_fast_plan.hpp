@@ -99,6 +99,13 @@ void axis_slab(const AxisPlan& a, std::int64_t ob, std::int64_t oe, std::int64_t
 bool make_plan(const PoolGeometry& g, Reduce reduce, bool count_include_pad, std::int64_t p,
                int threads, Plan& plan);
 
+/// Input elements [begin, end) (offsets in the plane) of N,C plane `plane`
+/// whose AveragePool gradient the fast kernels left alone because a sum
+/// could overflow: average_backward_wide computes them.
+struct GradientRedo {
+  std::int64_t plane, begin, end;
+};
+
 /// Where MaxPool's winners go, one per output: row-major flat input indices
 /// (int64, what ONNX's Indices are made from) or offsets within the output's
 /// N,C input plane (int32: half the bytes, MaxPool's training state where a

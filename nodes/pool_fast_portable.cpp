@@ -164,21 +164,14 @@ void redo_windows(const Plan& plan, const T* x, T* y, std::int64_t begin, std::i
 }
 
 template <typename T>
-void average_backward_wide(const Plan& plan, const T* dy, double scale, T* dx, std::int64_t item) {
-  const AxisPlan& a0 = plan.axes[0];
-  const std::int64_t plane = item / plan.input_chunks;
-  std::int64_t ib = 0, ie = a0.in;
-  if (!plan.whole_plane) {
-    ib = item % plan.input_chunks * plan.input_chunk;
-    ie = std::min(a0.in, ib + plan.input_chunk);
-  }
+void average_backward_wide(const Plan& plan, const T* dy, double scale, T* dx,
+                           const GradientRedo& redo) {
   const std::size_t rank = plan.axes.size();
   const pool_math::WideGradient wide(plan.overlap, scale);
-  const T* dyp = dy + plane * plan.out_plane;
-  T* dxp = dx + plane * plan.in_plane;
-  const std::int64_t row = plan.in_plane / a0.in;  // inputs per axis-0 position
+  const T* dyp = dy + redo.plane * plan.out_plane;
+  T* dxp = dx + redo.plane * plan.in_plane;
   std::vector<std::int64_t> pos(rank), lo(rank), hi(rank), pick(rank);
-  for (std::int64_t at = ib * row; at < ie * row; ++at) {
+  for (std::int64_t at = redo.begin; at < redo.end; ++at) {
     // The element's position per axis, and the windows holding it per axis.
     bool held = true;
     for (std::size_t k = rank, rest = static_cast<std::size_t>(at); k-- > 0;) {
@@ -213,7 +206,7 @@ void average_backward_wide(const Plan& plan, const T* dy, double scale, T* dx, s
   template void lp_backward_planes<T>(const Plan&, const T*, const T*, const T*, double, T*, \
                                       std::int64_t, std::int64_t, bool);                       \
   template void redo_windows<T>(const Plan&, const T*, T*, std::int64_t, std::int64_t);       \
-  template void average_backward_wide<T>(const Plan&, const T*, double, T*, std::int64_t);
+  template void average_backward_wide<T>(const Plan&, const T*, double, T*, const GradientRedo&);
 NODEFLOW_POOL_FAST_FLOAT(float)
 NODEFLOW_POOL_FAST_FLOAT(double)
 NODEFLOW_POOL_FAST_FLOAT(half)

@@ -19,10 +19,10 @@ struct KernelTable {
   bool (*forward)(const Plan&, const T* x, T* y, Argmax argmax, std::int64_t begin,
                   std::int64_t end) = nullptr;
   /// dx += scale * AveragePool's gradient; items are Plan::backward_items().
-  /// Items whose |dY| exceeds plan.term_limit are left alone and appended to
-  /// `redo`, for average_backward_wide.
+  /// Elements whose shares |dY| / divisor exceed plan.term_limit are left
+  /// alone and appended to `redo`, for average_backward_wide.
   void (*average_backward)(const Plan&, const T* dy, double scale, T* dx, std::int64_t begin,
-                           std::int64_t end, std::vector<std::int64_t>& redo) = nullptr;
+                           std::int64_t end, std::vector<GradientRedo>& redo) = nullptr;
   /// dx += scale * MaxPool's gradient; items are planes.
   void (*max_backward)(const Plan&, SavedArgmax argmax, const T* dy, double scale, T* dx,
                        std::int64_t begin, std::int64_t end) = nullptr;
@@ -45,11 +45,12 @@ void lp_backward_planes(const Plan& plan, const T* x, const T* y, const T* dy, d
 template <typename T>
 void redo_windows(const Plan& plan, const T* x, T* y, std::int64_t begin, std::int64_t end);
 
-/// AveragePool's gradient for one backward item (Plan::backward_items(); a
-/// plane when plan.whole_plane), summed in float64 (pool_math::WideGradient):
-/// dx += scale * dY / divisor over the item's input elements.
+/// AveragePool's gradient for the elements of `redo`, summed in float64
+/// (pool_math::WideGradient): dx += scale * the sum of dY / divisor over the
+/// windows holding each element.
 template <typename T>
-void average_backward_wide(const Plan& plan, const T* dy, double scale, T* dx, std::int64_t item);
+void average_backward_wide(const Plan& plan, const T* dy, double scale, T* dx,
+                           const GradientRedo& redo);
 
 /// float32 kernels for AVX2 + FMA and for AVX-512 (F, BW, DQ, VL); null when
 /// the library was built for another architecture.
