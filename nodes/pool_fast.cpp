@@ -13,6 +13,8 @@
 #include "nodes/pool_fast_plan.hpp"
 #include "nodes/pool_fast_table.hpp"
 #include "nodes/pool_kernels.hpp"
+#include "nodes/pool_math.hpp"
+#include "nodes/pool_window.hpp"
 
 namespace nodeflow {
 namespace {
@@ -87,10 +89,17 @@ int team_for(int threads, const PoolGeometry& g) {
 }
 
 // The fast kernels' plan, or false when the reference kernels must run.
+// `scale`: the backward's, which sets the gradient sums' limit.
+template <typename T>
 bool plan_for(const PoolGeometry& g, Reduce reduce, bool count_include_pad, std::int64_t p,
-              int team, Plan& plan) {
-  return pool_impl() != PoolImpl::Reference &&
-         make_plan(g, reduce, count_include_pad, p, team, plan);
+              int team, Plan& plan, double scale = 1) {
+  using A = accumulator_t<T>;
+  if (pool_impl() == PoolImpl::Reference ||
+      !make_plan(g, reduce, count_include_pad, p, team, plan))
+    return false;
+  if (reduce == Reduce::Lp) plan.value_floor = pool_math::lp_plain_floor<A>(p);
+  plan.term_limit = pool_math::gradient_term_limit<A>(plan.overlap, scale);
+  return true;
 }
 
 // With one thread, float64 and bfloat16 sums whose windows are disjoint along
@@ -132,12 +141,13 @@ void average_pool_forward(const PoolGeometry& g, bool count_include_pad, std::sp
                           std::span<T> y, int threads) {
   const int team = team_for<T>(threads, g);
   Plan plan;
-  if (!plan_for(g, Reduce::Average, count_include_pad, 0, team, plan) ||
+  if (!plan_for<T>(g, Reduce::Average, count_include_pad, 0, team, plan) ||
       reference_is_faster<T>(plan, team))
     return nodeflow::average_pool_forward<T>(g, count_include_pad, x, y);
   const auto forward = kernels_for<T>(plan).forward;
   parallel_ranges(team, plan.forward_items(), [&](std::int64_t begin, std::int64_t end) {
-    forward(plan, x.data(), y.data(), Argmax{}, begin, end);
+    if (!forward(plan, x.data(), y.data(), Argmax{}, begin, end))
+      redo_windows<T>(plan, x.data(), y.data(), begin, end);
   });
 }
 
@@ -146,12 +156,15 @@ void average_pool_backward(const PoolGeometry& g, bool count_include_pad, std::s
                            double scale, std::span<T> dx, int threads) {
   const int team = team_for<T>(threads, g);
   Plan plan;
-  if (!plan_for(g, Reduce::Average, count_include_pad, 0, team, plan) ||
+  if (!plan_for<T>(g, Reduce::Average, count_include_pad, 0, team, plan, scale) ||
       reference_is_faster<T>(plan, team))
     return nodeflow::average_pool_backward<T>(g, count_include_pad, dy, scale, dx);
   const auto backward = kernels_for<T>(plan).average_backward;
   parallel_ranges(team, plan.backward_items(), [&](std::int64_t begin, std::int64_t end) {
-    backward(plan, dy.data(), scale, dx.data(), begin, end);
+    std::vector<GradientRedo> redo;  // elements whose sums could overflow
+    backward(plan, dy.data(), scale, dx.data(), begin, end, redo);
+    for (const GradientRedo& r : redo)
+      average_backward_wide<T>(plan, dy.data(), scale, dx.data(), r);
   });
 }
 
@@ -192,7 +205,7 @@ void max_forward(const PoolGeometry& g, std::span<const T> x, std::span<T> y, st
                    std::to_string(g.input_plane()));
   const int team = team_for<T>(threads, g);
   Plan plan;
-  if (!plan_for(g, Reduce::Max, false, 0, team, plan)) {
+  if (!plan_for<T>(g, Reduce::Max, false, 0, team, plan)) {
     if constexpr (kOffsets<A>) {
       std::vector<std::int64_t> flat(argmax.size());
       nodeflow::max_pool_forward<T>(g, x, y, flat);
@@ -222,7 +235,7 @@ void max_backward(const PoolGeometry& g, std::span<const A> argmax, std::span<co
                   double scale, std::span<T> dx, int threads) {
   const int team = team_for<T>(threads, g);
   Plan plan;
-  if (!plan_for(g, Reduce::Max, false, 0, team, plan)) {
+  if (!plan_for<T>(g, Reduce::Max, false, 0, team, plan)) {
     check_saved_argmax(g, argmax);
     if constexpr (kOffsets<A>)
       nodeflow::max_pool_backward<T>(flat_indices(g, argmax), dy, scale, dx);
@@ -272,11 +285,12 @@ void lp_pool_forward(const PoolGeometry& g, std::int64_t p, std::span<const T> x
                      int threads) {
   const int team = team_for<T>(threads, g);
   Plan plan;
-  if (!plan_for(g, Reduce::Lp, false, p, team, plan) || reference_is_faster<T>(plan, team))
+  if (!plan_for<T>(g, Reduce::Lp, false, p, team, plan) || reference_is_faster<T>(plan, team))
     return nodeflow::lp_pool_forward<T>(g, p, x, y);
   const auto forward = kernels_for<T>(plan).forward;
   parallel_ranges(team, plan.forward_items(), [&](std::int64_t begin, std::int64_t end) {
-    forward(plan, x.data(), y.data(), Argmax{}, begin, end);
+    if (!forward(plan, x.data(), y.data(), Argmax{}, begin, end))
+      redo_windows<T>(plan, x.data(), y.data(), begin, end);
   });
 }
 
@@ -286,10 +300,12 @@ void lp_pool_backward(const PoolGeometry& g, std::int64_t p, std::span<const T> 
                       int threads) {
   const int team = team_for<T>(threads, g);
   Plan plan;
-  if (!plan_for(g, Reduce::Lp, false, p, team, plan))
+  if (!plan_for<T>(g, Reduce::Lp, false, p, team, plan))
     return nodeflow::lp_pool_backward<T>(g, p, x, y, dy, scale, dx);
+  // The reference kernel's test, so both sum in the same type.
+  const bool wide = !pool_math::gradient_fits(dy, most_windows_per_input(g), scale);
   parallel_ranges(team, plan.planes, [&](std::int64_t begin, std::int64_t end) {
-    lp_backward_planes<T>(plan, x.data(), y.data(), dy.data(), scale, dx.data(), begin, end);
+    lp_backward_planes<T>(plan, x.data(), y.data(), dy.data(), scale, dx.data(), begin, end, wide);
   });
 }
 

@@ -1,8 +1,8 @@
 #pragma once
 // Fast pooling kernels: what the pooling nodes run. Same semantics, spans and
 // resolved PoolGeometry as the reference kernels (pool_kernels.hpp, kept as
-// the test oracle), plus a thread count; /work/shared/spec/pooling.md
-// "Values" and "Backward", ONNX AveragePool/MaxPool/LpPool-22.
+// the test oracle), plus a thread count; the pooling semantics' "Values"
+// and "Backward", ONNX AveragePool/MaxPool/LpPool-22.
 //
 // Tensors are N x C x D1 ... Dn, row-major (NCHW). float32 runs vectorized
 // (AVX-512 or AVX2, chosen at run time for the CPU, with a portable
@@ -19,6 +19,12 @@
 // reference kernels; the int32 form of MaxPool's argmax cannot describe such
 // planes and refuses them. With one thread, float64 and bfloat16 sums over
 // disjoint windows run them too, being faster there (pool_fast.cpp).
+//
+// Sums rarely leave their type's range, so the fast kernels only watch for
+// it: an average or Lp value that is not finite (or, for LpPool, too small
+// for its powers to be exact) has its window computed again as the
+// reference kernels compute it (pool_math.hpp), and an AveragePool backward
+// item whose |dY| could make a sum overflow is summed in float64 instead.
 #include <cstdint>
 #include <span>
 

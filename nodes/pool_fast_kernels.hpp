@@ -693,6 +693,10 @@ struct PoolKernels {
     C* row_buf;
     std::int64_t out_ahead = 0;  ///< prefetches y this far on (0: none)
     std::int64_t cached = -1;
+    /// The lanes written whose value is outside what the fast sums keep
+    /// exact (sum_out_of_range): the caller redoes those windows.
+    M outside = B::none();
+    const V floor = B::broadcast(static_cast<C>(plan.value_floor));
     /// One flat run may span output rows unless the divisors come per row.
     bool flat_ok() const { return !kPerRow || tr != Tr::Identity; }
     void row(std::int64_t o) {
@@ -717,6 +721,7 @@ struct PoolKernels {
       else
         r = root(v);
       if (out_ahead) __builtin_prefetch(y + at_out + out_ahead, 1, 3);
+      outside = B::mor(outside, B::mand(m, sum_out_of_range(r, floor)));
       B::store(y + at_out, r, m);
     }
     V root(V v) const {
@@ -726,6 +731,20 @@ struct PoolKernels {
         return v;  // never reached: exponents above 2 run on the portable backend
     }
   };
+
+  /// The lanes of finished sums r (averages, Lp values) that the fast sums
+  /// may have got wrong: not finite (the sum overflowed, unless an input
+  /// was not finite), or below `floor` (Plan::value_floor: LpPool's powers
+  /// may have underflowed). The caller redoes those windows exactly.
+  static M sum_out_of_range(V r, V floor) {
+    const V a = B::abs(r);
+    const V most = B::broadcast(std::numeric_limits<C>::max());
+    return B::mor(B::mor(B::unordered(r), B::greater(a, most)), B::greater(floor, a));
+  }
+  static bool scalar_out_of_range(C r, const Plan& plan) {
+    const C a = r < C(0) ? C(-r) : r;
+    return !(a <= std::numeric_limits<C>::max()) || static_cast<double>(a) < plan.value_floor;
+  }
 
   /// Sums along axis a of one part: rows of `inner` elements from `src`
   /// (row 0 = position f) into outputs [ob, oe); the sink gets the flat
@@ -885,8 +904,9 @@ struct PoolKernels {
     std::fill(b + (it.v_hi - it.first0) * inner, b + it.rows0 * inner, neutral);
   }
 
+  /// Returns false when some output is out of range (sum_out_of_range).
   template <Tr tr, bool kPerRow>
-  static void forward_sum(const Plan& plan, const T* x, T* y, std::int64_t begin,
+  static bool forward_sum(const Plan& plan, const T* x, T* y, std::int64_t begin,
                           std::int64_t end) {
     const std::size_t n = plan.axes.size();
     const AxisPlan& a0 = plan.axes[0];
@@ -898,10 +918,12 @@ struct PoolKernels {
     if (!kPerRow && fused_ok(plan)) {
       const RowInput row(last, C(0));
       const FusedWindows windows(plan);
+      bool in_range = true;
       for (std::int64_t item = begin; item < end; ++item)
-        fused_item<false, false, tr, false>(plan, windows, row, x, y, Argmax{}, divisors.data(),
-                                            item);
-      return;
+        in_range = fused_item<false, false, tr, false>(plan, windows, row, x, y, Argmax{},
+                                                       divisors.data(), item) &&
+                   in_range;
+      return in_range;
     }
     Stages st(plan, false, C(0));
     // 2-D: an item's valid rows are contiguous in x and in B[0].
@@ -950,6 +972,7 @@ struct PoolKernels {
                                          st.inner[0], it.ob * st.inner[0], final_sink);
       });
     }
+    return !B::any(final_sink.outside);
   }
 
   /// The input of an item starts at its first valid axis-0 row.
@@ -1126,7 +1149,8 @@ struct PoolKernels {
 
   /// One fused item of MaxPool (kMax) or of a sum. MaxPool returns false when
   /// the item holds a NaN, or with the argmax a lowest() (see row_max); its
-  /// outputs are then written again by the exact path.
+  /// outputs are then written again by the exact path. A sum returns false
+  /// when an output is out of range (sum_out_of_range).
   /// kClipped: some window of the last axis reaches outside the row, so
   /// lanes filled with lowest() sit in real windows and the argmax must
   /// watch for real lowest() values (see row_max).
@@ -1223,7 +1247,7 @@ struct PoolKernels {
         else
           vectors_of_row(std::integral_constant<int, 0>{});
       }
-    return !B::any(flags);
+    return !B::any(B::mor(flags, sink.outside));
   }
 
   // ---- Forward, one window over the whole plane (global pooling).
@@ -1238,7 +1262,7 @@ struct PoolKernels {
   }
 
   template <Tr tr>
-  static void whole_plane_sum(const Plan& plan, const T* x, T* y, std::int64_t begin,
+  static bool whole_plane_sum(const Plan& plan, const T* x, T* y, std::int64_t begin,
                               std::int64_t end) {
     const std::int64_t size = plan.in_plane;
     const auto divisor = plan.reduce == Reduce::Average
@@ -1250,6 +1274,7 @@ struct PoolKernels {
         return small_plane_sums<tr>(plan, x, y, divisor, begin, end, vectors);
     }
     const std::int64_t ahead = planes_ahead(plan);
+    bool in_range = true;
     for (std::int64_t plane = begin; plane < end; ++plane) {
       const T* xp = x + plane * size;
       if (plane + ahead < plan.planes) prefetch_row(xp + ahead * size, size);
@@ -1264,8 +1289,11 @@ struct PoolKernels {
       for (; i < size; i += N)
         acc0 = B::add(acc0, transform<tr>(B::load(xp + i, B::first_n(size - i)), plan.p));
       const C sum = B::reduce_add(B::add(B::add(acc0, acc1), B::add(acc2, acc3)));
-      y[plane] = static_cast<T>(finish_sum<tr>(plan, sum, divisor));
+      const C value = finish_sum<tr>(plan, sum, divisor);
+      in_range = in_range && !scalar_out_of_range(value, plan);
+      y[plane] = static_cast<T>(value);
     }
+    return in_range;
   }
 
   /// Planes of at most 4 vectors (7 x 7 = 49 elements: 4): the vector count
@@ -1274,8 +1302,9 @@ struct PoolKernels {
   /// 7 x 7 planes (P4), though its horizontal sums were not the cost (summing
   /// N planes' vectors at once changed nothing).
   template <Tr tr>
-  static void small_plane_sums(const Plan& plan, const T* x, T* y, C divisor,
+  static bool small_plane_sums(const Plan& plan, const T* x, T* y, C divisor,
                                std::int64_t begin, std::int64_t end, std::int64_t vectors) {
+    bool in_range = true;
     auto run = [&](auto count) {
       constexpr int K = decltype(count)::value;
       const std::int64_t size = plan.in_plane;
@@ -1298,15 +1327,18 @@ struct PoolKernels {
         if constexpr (K == 2) sum = B::add(sum, vec(1));
         if constexpr (K == 3) sum = B::add(B::add(sum, vec(1)), vec(2));
         if constexpr (K == 4) sum = B::add(B::add(sum, vec(1)), B::add(vec(2), vec(3)));
-        y[plane] = static_cast<T>(finish_sum<tr>(plan, B::reduce_add(sum), divisor));
+        const C value = finish_sum<tr>(plan, B::reduce_add(sum), divisor);
+        in_range = in_range && !scalar_out_of_range(value, plan);
+        y[plane] = static_cast<T>(value);
       }
     };
     switch (vectors) {
-      case 1: return run(std::integral_constant<int, 1>{});
-      case 2: return run(std::integral_constant<int, 2>{});
-      case 3: return run(std::integral_constant<int, 3>{});
-      default: return run(std::integral_constant<int, 4>{});
+      case 1: run(std::integral_constant<int, 1>{}); break;
+      case 2: run(std::integral_constant<int, 2>{}); break;
+      case 3: run(std::integral_constant<int, 3>{}); break;
+      default: run(std::integral_constant<int, 4>{});
     }
+    return in_range;
   }
 
 
@@ -1351,7 +1383,9 @@ struct PoolKernels {
     }
   }
 
-  static void forward(const Plan& plan, const T* x, T* y, Argmax argmax, std::int64_t begin,
+  /// Returns false when an average or Lp value is out of the fast sums'
+  /// exact range (sum_out_of_range): the caller redoes those windows.
+  static bool forward(const Plan& plan, const T* x, T* y, Argmax argmax, std::int64_t begin,
                       std::int64_t end) {
     if (plan.reduce == Reduce::Max) {
       if (plan.whole_plane) {
@@ -1364,30 +1398,24 @@ struct PoolKernels {
       } else {
         forward_max<false>(plan, x, y, argmax, begin, end);
       }
-      return;
+      return true;
     }
     // Sums need a floating-point accumulator (C is T for int8 and uint8 MaxPool).
     if constexpr (std::is_floating_point_v<C>) {
-      if (plan.reduce == Reduce::Average)
-        sum_forward<Tr::Identity>(plan, x, y, begin, end);
-      else if (plan.p == 1)
-        sum_forward<Tr::Abs>(plan, x, y, begin, end);
-      else if (plan.p == 2)
-        sum_forward<Tr::Square>(plan, x, y, begin, end);
-      else if constexpr (B::kHasPow)
-        sum_forward<Tr::Pow>(plan, x, y, begin, end);
+      if (plan.reduce == Reduce::Average) return sum_forward<Tr::Identity>(plan, x, y, begin, end);
+      if (plan.p == 1) return sum_forward<Tr::Abs>(plan, x, y, begin, end);
+      if (plan.p == 2) return sum_forward<Tr::Square>(plan, x, y, begin, end);
+      if constexpr (B::kHasPow) return sum_forward<Tr::Pow>(plan, x, y, begin, end);
     }
+    return true;
   }
 
   template <Tr tr>
-  static void sum_forward(const Plan& plan, const T* x, T* y, std::int64_t begin,
+  static bool sum_forward(const Plan& plan, const T* x, T* y, std::int64_t begin,
                           std::int64_t end) {
-    if (plan.whole_plane)
-      whole_plane_sum<tr>(plan, x, y, begin, end);
-    else if (divisors_per_row(plan))
-      forward_sum<tr, true>(plan, x, y, begin, end);
-    else
-      forward_sum<tr, false>(plan, x, y, begin, end);
+    if (plan.whole_plane) return whole_plane_sum<tr>(plan, x, y, begin, end);
+    if (divisors_per_row(plan)) return forward_sum<tr, true>(plan, x, y, begin, end);
+    return forward_sum<tr, false>(plan, x, y, begin, end);
   }
 
   // ---- Backward.
@@ -1598,7 +1626,8 @@ struct PoolKernels {
   /// row's positions) when the window row changes from one dX row to the
   /// next (once per window row in 2-D, once per axis-0 tap in 3-D).
   static void fused_average_backward(const Plan& plan, const C* divisors, const T* dy, V scale,
-                                     T* dx, std::int64_t begin, std::int64_t end) {
+                                     T* dx, std::int64_t begin, std::int64_t end,
+                                     std::vector<GradientRedo>& redo) {
     if constexpr (N > 1) {
       const AxisPlan& a0 = plan.axes[0];
       const AxisPlan& last = plan.axes.back();
@@ -1606,6 +1635,7 @@ struct PoolKernels {
       const std::int64_t ahead = plan.in_plane / plan.input_chunks;  // about one item
       const std::int64_t dy_ahead = plan.out_plane / plan.input_chunks;
       const V one = B::broadcast(C(1));
+      const V most = B::broadcast(static_cast<C>(plan.term_limit));
       std::vector<C, Aligned<C>> shares(at(2 * N * pairs));
       const FusedInputRows input_rows(plan);
       for (std::int64_t item = begin; item < end; ++item) {
@@ -1615,9 +1645,12 @@ struct PoolKernels {
         const T* dyp = dy + plane * plan.out_plane;
         T* dxp = dx + plane * plan.in_plane;
         std::int64_t shares_of = -2;  // the window row in `shares`
+        bool stopped = false;
         input_rows.each(ib, ie, [&](std::int64_t r, std::int64_t w) {
+          if (stopped) return;
           if (w != shares_of) {
             shares_of = w;
+            M over = B::none();
             for (std::int64_t v = 0; v < pairs; ++v) {
               V g = B::zero();
               if (w >= 0) {
@@ -1626,12 +1659,21 @@ struct PoolKernels {
                 __builtin_prefetch(dyp + o + dy_ahead, 0, 3);
                 // The reference's arithmetic: dx + scale * (0 + dy / divisor).
                 const V share = B::div(B::load(dyp + o, m), B::load_or(divisors + o, m, one));
+                over = B::mor(over, B::mand(m, B::greater(B::abs(share), most)));
                 g = B::add(B::zero(), share);
               }
               V lo, hi;
               B::interleave(g, g, lo, hi);
               B::store(shares.data() + 2 * v * N, lo);
               B::store(shares.data() + 2 * v * N + N, hi);
+            }
+            // Shares that could overflow: this row and the item's later ones
+            // are left to average_backward_wide (a row's gradient comes from
+            // its one window row, so the rows before are final).
+            if (B::any(over)) {
+              redo.push_back({plane, r * last.in, ie * input_rows.per_axis0 * last.in});
+              stopped = true;
+              return;
             }
           }
           T* row = dxp + r * last.in;
@@ -1646,14 +1688,36 @@ struct PoolKernels {
     }
   }
 
+  /// Whether every |v| of v[0..n) is at most `limit` (NaN passes: it
+  /// propagates through the sums as it should).
+  static bool terms_fit(const T* v, std::int64_t n, double limit) {
+    const V most = B::broadcast(static_cast<C>(limit));
+    M over = B::none();
+    for_vectors(n, [&](std::int64_t i, M m) {
+      over = B::mor(over, B::mand(m, B::greater(B::abs(B::load(v + i, m)), most)));
+    });
+    return !B::any(over);
+  }
+
   /// AveragePool's gradient. Per item (a plane, a chunk [ib, ie) of axis-0
   /// inputs): G = dY / divisor for the windows the chunk's rows fall in
   /// (rows outside axis 0 zero), spread back along axis 0 (stride 1: one flat
   /// loop; otherwise each input row takes its windows' rows), then along the
   /// middle axes, then along the last axis into dX.
+  /// Elements whose shares exceed plan.term_limit (their sums could
+  /// overflow) are left untouched and added to `redo`, for
+  /// average_backward_wide: an item's in the general path, all planes
+  /// [begin, end) for the whole-plane loop (their dY, one per plane, is read
+  /// first), the rest of an item on the fused geometry.
   static void average_backward(const Plan& plan, const T* dy, double scale, T* dx,
-                               std::int64_t begin, std::int64_t end) {
+                               std::int64_t begin, std::int64_t end,
+                               std::vector<GradientRedo>& redo) {
     const V scale_v = B::broadcast(static_cast<C>(scale));
+    if (plan.whole_plane && !terms_fit(dy + begin, end - begin, plan.term_limit)) {
+      for (std::int64_t plane = begin; plane < end; ++plane)
+        redo.push_back({plane, 0, plan.in_plane});
+      return;
+    }
     if (plan.whole_plane) {
       // The reference's exact arithmetic: dx + scale * (0 + dy / divisor).
       // One flat loop over the planes [begin, end): planes are rarely whole
@@ -1692,7 +1756,7 @@ struct PoolKernels {
     }
     const std::vector<C, Aligned<C>> divisors = divisor_table(plan);
     if (!divisors.empty() && fused_backward_ok(plan)) {
-      fused_average_backward(plan, divisors.data(), dy, scale_v, dx, begin, end);
+      fused_average_backward(plan, divisors.data(), dy, scale_v, dx, begin, end, redo);
       return;
     }
     const std::size_t n = plan.axes.size();
@@ -1718,6 +1782,7 @@ struct PoolKernels {
     std::vector<C, Aligned<C>> gathered, spread, next;  // n >= 3: axes 1..n-2
     std::vector<C, Aligned<C>> row_divisors(divisors.empty() ? at(inner0) : 0);
     const bool flat0 = s0 == 1;
+    const V most_v = B::broadcast(static_cast<C>(plan.term_limit));
     RowSpread rs(last, n == 2 && flat0 ? plan.input_chunk : 1);
     std::vector<const C*> rows_of(at(plan.input_chunk));
     const std::int64_t middle_rows = in_product(plan, 1, n - 1);
@@ -1747,12 +1812,18 @@ struct PoolKernels {
       std::fill(g.begin() + std::max<std::int64_t>(0, ve - gb) * inner0,
                 g.begin() + (ge - gb) * inner0, C(0));
       const T* dyp = dy + plane * plan.out_plane;
+      // Shares above the limit: the item's sums could overflow (redo it).
+      M over = B::none();
+      auto check = [&](V share, M m) {
+        over = B::mor(over, B::mand(m, B::greater(B::abs(share), most_v)));
+      };
       if (!divisors.empty()) {
         const std::int64_t count = std::max<std::int64_t>(0, ve - vb) * inner0;
         C* to = g.data() + (vb - gb) * inner0;
         const C* d = divisors.data() + vb * inner0;
         for_vectors(count, [&](std::int64_t i, M m) {
           const V share = B::div(B::load(dyp + vb * inner0 + i, m), B::load(d + i, m));
+          check(share, m);
           B::store(to + i, B::add(B::zero(), share), m);
         });
       } else {
@@ -1762,9 +1833,15 @@ struct PoolKernels {
             const M m = B::first_n(inner0 - j);
             const V share =
                 B::div(B::load(dyp + o * inner0 + j, m), B::load(row_divisors.data() + j, m));
+            check(share, m);
             B::store(g.data() + (o - gb) * inner0 + j, B::add(B::zero(), share), m);
           }
         }
+      }
+      if (B::any(over)) {
+        const std::int64_t row = plan.in_plane / a0.in;  // inputs per axis-0 position
+        redo.push_back({plane, ib * row, ie * row});
+        continue;
       }
       // Spread along axis 0: rows_of[i - ib] gets input row i's sum.
       if (flat0) {

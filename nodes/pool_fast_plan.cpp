@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/errors.hpp"
+#include "nodes/pool_window.hpp"
 
 namespace nodeflow::fast {
 namespace {
@@ -175,6 +176,7 @@ bool make_plan(const PoolGeometry& g, Reduce reduce, bool count_include_pad, std
   plan.count_include_pad = count_include_pad;
   plan.p = p;
   plan.planes = g.planes();
+  plan.overlap = most_windows_per_input(g);
   plan.in_plane = g.input_plane();
   plan.out_plane = g.output_plane();
   if (g.axes.empty() || plan.in_plane > std::numeric_limits<std::int32_t>::max()) return false;

@@ -70,6 +70,16 @@ struct Plan {
   std::int64_t input_chunk = 1, input_chunks = 1;
   /// Elements of each average-backward scratch buffer (one thread).
   std::size_t backward_scratch = 0;
+  /// At most how many windows hold one input (most_windows_per_input): the
+  /// terms of one element's gradient sum.
+  double overlap = 1;
+  /// Set by the caller for the accumulator type (pool_math.hpp): forward
+  /// averages and Lp values below value_floor (LpPool's lp_plain_floor; 0
+  /// for AveragePool) or not finite are redone exactly; AveragePool backward
+  /// items whose |dY| exceeds term_limit (gradient_term_limit) are redone in
+  /// float64.
+  double value_floor = 0;
+  double term_limit = 0;
 
   std::int64_t forward_items() const { return planes * chunks; }
   std::int64_t backward_items() const { return planes * input_chunks; }
@@ -88,6 +98,13 @@ void axis_slab(const AxisPlan& a, std::int64_t ob, std::int64_t oe, std::int64_t
 /// reference kernels (pool_kernels.hpp), which handle every geometry.
 bool make_plan(const PoolGeometry& g, Reduce reduce, bool count_include_pad, std::int64_t p,
                int threads, Plan& plan);
+
+/// Input elements [begin, end) (offsets in the plane) of N,C plane `plane`
+/// whose AveragePool gradient the fast kernels left alone because a sum
+/// could overflow: average_backward_wide computes them.
+struct GradientRedo {
+  std::int64_t plane, begin, end;
+};
 
 /// Where MaxPool's winners go, one per output: row-major flat input indices
 /// (int64, what ONNX's Indices are made from) or offsets within the output's

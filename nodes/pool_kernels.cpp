@@ -27,62 +27,79 @@ bool beats(T candidate, T best) {
   return is_nan(candidate) || candidate > best;
 }
 
-// Gradient sums in the accumulator type, added to dx once at the end, so
-// float16/bfloat16 round once per element however many windows overlap it.
+using pool_math::GradSum;
+using pool_math::lp_gradient_is_zero;
+
+// Whether the gradient sums stay in the accumulator's range (else the
+// kernels sum in GradSum's float64 form).
 template <typename T>
-class GradSum {
- public:
+bool gradient_fits(const PoolGeometry& g, std::span<const T> dy, double scale) {
+  return pool_math::gradient_fits(dy, most_windows_per_input(g), scale);
+}
+
+template <typename T, bool kWide>
+void average_backward_sums(const PoolGeometry& g, bool count_include_pad, std::span<const T> dy,
+                           double scale, std::span<T> dx) {
+  using S = typename GradSum<T, kWide>::S;
+  const std::int64_t in_plane = g.input_plane(), out_plane = g.output_plane();
+  GradSum<T, kWide> sum(dx.size(), most_windows_per_input(g), scale);
+  for_each_window(g, [&](const PoolWindow& w) {
+    const auto divisor = static_cast<S>(
+        count_include_pad ? w.padded_count : static_cast<std::int64_t>(w.inputs.size()));
+    for (std::int64_t plane = 0; plane < g.planes(); ++plane) {
+      const S share =
+          static_cast<S>(dy[static_cast<std::size_t>(plane * out_plane + w.output)]) / divisor;
+      for (std::int64_t i : w.inputs) sum.add(plane * in_plane + i, share);
+    }
+  });
+  sum.add_into(dx, scale);
+}
+
+template <typename T, bool kWide>
+void lp_backward_sums(const PoolGeometry& g, std::int64_t p, std::span<const T> x,
+                      std::span<const T> y, std::span<const T> dy, double scale,
+                      std::span<T> dx) {
   using A = accumulator_t<T>;
-  explicit GradSum(std::size_t n) : sum_(n, A(0)) {}
-  void add(std::int64_t i, A v) { sum_[static_cast<std::size_t>(i)] += v; }
-  void add_into(std::span<T> dx, double scale) const {
-    for (std::size_t i = 0; i < dx.size(); ++i)
-      dx[i] = static_cast<T>(static_cast<A>(dx[i]) + static_cast<A>(scale) * sum_[i]);
-  }
-
- private:
-  std::vector<A> sum_;
-};
-
-using pool_math::abs_value;
-using pool_math::pow_p;
-using pool_math::root_p;
+  const std::int64_t in_plane = g.input_plane(), out_plane = g.output_plane();
+  GradSum<T, kWide> sum(dx.size(), most_windows_per_input(g), scale);
+  for_each_window(g, [&](const PoolWindow& w) {
+    for (std::int64_t plane = 0; plane < g.planes(); ++plane) {
+      const auto o = static_cast<std::size_t>(plane * out_plane + w.output);
+      const auto yo = static_cast<A>(y[o]);
+      const auto g_out = static_cast<A>(dy[o]);
+      for (std::int64_t i : w.inputs) {
+        const auto xi = static_cast<A>(x[static_cast<std::size_t>(plane * in_plane + i)]);
+        if (lp_gradient_is_zero(xi, yo)) continue;
+        sum.add(plane * in_plane + i, pool_math::lp_gradient_term(xi, yo, g_out, p));
+      }
+    }
+  });
+  sum.add_into(dx, scale);
+}
 
 }  // namespace
 
 template <typename T>
 void average_pool_forward(const PoolGeometry& g, bool count_include_pad, std::span<const T> x,
                           std::span<T> y) {
-  using A = accumulator_t<T>;
   const std::int64_t in_plane = g.input_plane(), out_plane = g.output_plane();
   for_each_window(g, [&](const PoolWindow& w) {
-    const auto divisor = static_cast<A>(
-        count_include_pad ? w.padded_count : static_cast<std::int64_t>(w.inputs.size()));
-    for (std::int64_t plane = 0; plane < g.planes(); ++plane) {
-      const T* xp = x.data() + plane * in_plane;
-      A sum(0);
-      for (std::int64_t i : w.inputs) sum += static_cast<A>(xp[i]);
-      y[static_cast<std::size_t>(plane * out_plane + w.output)] = static_cast<T>(sum / divisor);
-    }
+    const std::int64_t divisor =
+        count_include_pad ? w.padded_count : static_cast<std::int64_t>(w.inputs.size());
+    for (std::int64_t plane = 0; plane < g.planes(); ++plane)
+      y[static_cast<std::size_t>(plane * out_plane + w.output)] =
+          pool_math::window_average(x.data() + plane * in_plane, w.inputs, divisor);
   });
 }
 
 template <typename T>
 void average_pool_backward(const PoolGeometry& g, bool count_include_pad, std::span<const T> dy,
                            double scale, std::span<T> dx) {
-  using A = accumulator_t<T>;
-  const std::int64_t in_plane = g.input_plane(), out_plane = g.output_plane();
-  GradSum<T> sum(dx.size());
-  for_each_window(g, [&](const PoolWindow& w) {
-    const auto divisor = static_cast<A>(
-        count_include_pad ? w.padded_count : static_cast<std::int64_t>(w.inputs.size()));
-    for (std::int64_t plane = 0; plane < g.planes(); ++plane) {
-      const A share =
-          static_cast<A>(dy[static_cast<std::size_t>(plane * out_plane + w.output)]) / divisor;
-      for (std::int64_t i : w.inputs) sum.add(plane * in_plane + i, share);
-    }
-  });
-  sum.add_into(dx, scale);
+  // A share dy / divisor is at most |dy|.
+  if (gradient_fits(g, dy, scale))
+    average_backward_sums<T, false>(g, count_include_pad, dy, scale, dx);
+  else
+    average_backward_sums<T, true>(g, count_include_pad, dy, scale, dx);
 }
 
 template <typename T>
@@ -130,47 +147,29 @@ template <typename T>
 void max_pool_backward(std::span<const std::int64_t> argmax, std::span<const T> dy, double scale,
                        std::span<T> dx) {
   using A = accumulator_t<T>;
-  GradSum<T> sum(dx.size());
+  GradSum<T, false> sum(dx.size(), 1, scale);
   for (std::size_t o = 0; o < argmax.size(); ++o) sum.add(argmax[o], static_cast<A>(dy[o]));
   sum.add_into(dx, scale);
 }
 
 template <typename T>
 void lp_pool_forward(const PoolGeometry& g, std::int64_t p, std::span<const T> x, std::span<T> y) {
-  using A = accumulator_t<T>;
   const std::int64_t in_plane = g.input_plane(), out_plane = g.output_plane();
   for_each_window(g, [&](const PoolWindow& w) {
-    for (std::int64_t plane = 0; plane < g.planes(); ++plane) {
-      const T* xp = x.data() + plane * in_plane;
-      A sum(0);
-      for (std::int64_t i : w.inputs) sum += pow_p(abs_value(static_cast<A>(xp[i])), p);
-      y[static_cast<std::size_t>(plane * out_plane + w.output)] = static_cast<T>(root_p(sum, p));
-    }
+    for (std::int64_t plane = 0; plane < g.planes(); ++plane)
+      y[static_cast<std::size_t>(plane * out_plane + w.output)] =
+          pool_math::window_lp(x.data() + plane * in_plane, w.inputs, p);
   });
 }
 
 template <typename T>
 void lp_pool_backward(const PoolGeometry& g, std::int64_t p, std::span<const T> x,
                       std::span<const T> y, std::span<const T> dy, double scale, std::span<T> dx) {
-  using A = accumulator_t<T>;
-  const std::int64_t in_plane = g.input_plane(), out_plane = g.output_plane();
-  GradSum<T> sum(dx.size());
-  for_each_window(g, [&](const PoolWindow& w) {
-    for (std::int64_t plane = 0; plane < g.planes(); ++plane) {
-      const auto o = static_cast<std::size_t>(plane * out_plane + w.output);
-      const auto yo = static_cast<A>(y[o]);
-      if (yo == A(0)) continue;
-      const auto g_out = static_cast<A>(dy[o]);
-      for (std::int64_t i : w.inputs) {
-        const auto xi = static_cast<A>(x[static_cast<std::size_t>(plane * in_plane + i)]);
-        if (xi == A(0)) continue;
-        // |x|^(p-1) / y^(p-1) as (|x| / y)^(p-1): stays finite for large p.
-        const A ratio = pow_p(abs_value(xi) / yo, p - 1);
-        sum.add(plane * in_plane + i, (xi < A(0) ? -g_out : g_out) * ratio);
-      }
-    }
-  });
-  sum.add_into(dx, scale);
+  // A term dy * sign(x) * (|x| / y)^(p-1) is at most |dy|.
+  if (gradient_fits(g, dy, scale))
+    lp_backward_sums<T, false>(g, p, x, y, dy, scale, dx);
+  else
+    lp_backward_sums<T, true>(g, p, x, y, dy, scale, dx);
 }
 
 template <typename T>

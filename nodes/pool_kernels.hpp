@@ -2,12 +2,16 @@
 // Reference pooling kernels: free functions over plain spans and a resolved
 // PoolGeometry (shapes and attributes are validated before they are called).
 // Tensors are N x C x D1 ... Dn, row-major; spans hold whole tensors.
-// Semantics: /work/shared/spec/pooling.md "Values" and "Backward".
+// Semantics: the pooling semantics' "Values" and "Backward" (ONNX, plus the
+// project's rules for ties, NaN, divisors and ranges).
 //
 // Element types: T is float, double, half or bfloat16 everywhere; the max and
 // unpool forward kernels also take int8_t and uint8_t. float16 and bfloat16
 // sum in float32 (accumulator_t). Backward kernels add (+=) scale * gradient
 // into `dx`, so a gradient buffer may already hold other contributions.
+// AveragePool and LpPool have no intermediate overflow or underflow: a value
+// or gradient that T can hold is returned (pool_math.hpp: sums that would
+// overflow the accumulator run in float64, scaled where float64 would).
 #include <cstdint>
 #include <span>
 
@@ -24,7 +28,9 @@ void average_pool_forward(const PoolGeometry& g, bool count_include_pad, std::sp
                           std::span<T> y);
 
 /// dx[i] += scale * dy[w] / divisor(w) for every input element i of window w;
-/// pad taps receive nothing. Needs no saved state.
+/// pad taps receive nothing. Needs no saved state. When |dy| is large
+/// enough (or scale small enough) for a sum to leave the accumulator's
+/// range, every sum runs in float64 (pool_math::GradSum).
 template <typename T>
 void average_pool_backward(const PoolGeometry& g, bool count_include_pad, std::span<const T> dy,
                            double scale, std::span<T> dx);
@@ -50,12 +56,18 @@ template <typename T>
 void max_pool_backward(std::span<const std::int64_t> argmax, std::span<const T> dy, double scale,
                        std::span<T> dx);
 
-/// LpPool: y = (sum |x|^p)^(1/p) over the window's input elements.
+/// LpPool: y = (sum |x|^p)^(1/p) over the window's input elements, computed
+/// as m * (sum (|x|/m)^p)^(1/p) with m the window's largest |x| (no
+/// intermediate overflow or underflow). A NaN in the window gives NaN, else
+/// an infinity gives +infinity, for every p (pool_math::window_lp).
 template <typename T>
 void lp_pool_forward(const PoolGeometry& g, std::int64_t p, std::span<const T> x, std::span<T> y);
 
 /// dx += scale * dy * sign(x) * |x|^(p-1) / y^(p-1) for every input element of
-/// every window; 0 where y == 0. Needs the forward's x and y.
+/// every window; 0 where y == 0, and where x == 0 unless y is NaN. Where y
+/// is NaN (a NaN in the window), or |x| / y is (x and y infinite), the
+/// gradient is NaN for every p, p = 1 included. Needs the forward's x and y.
+/// Sums leave the accumulator's range as for AveragePool: float64 then.
 template <typename T>
 void lp_pool_backward(const PoolGeometry& g, std::int64_t p, std::span<const T> x,
                       std::span<const T> y, std::span<const T> dy, double scale, std::span<T> dx);

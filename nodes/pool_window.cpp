@@ -1,5 +1,6 @@
 #include "nodes/pool_window.hpp"
 
+#include <algorithm>
 #include <vector>
 
 namespace nodeflow {
@@ -23,6 +24,13 @@ struct AxisTaps {
 };
 
 }  // namespace
+
+double most_windows_per_input(const PoolGeometry& geometry) {
+  double windows = 1;
+  for (const PoolAxis& a : geometry.axes)
+    windows *= static_cast<double>(std::min(a.kernel, a.output));
+  return windows;
+}
 
 void for_each_window(const PoolGeometry& geometry,
                      const std::function<void(const PoolWindow&)>& visit) {

@@ -24,6 +24,12 @@ struct PoolWindow {
   std::int64_t padded_count = 0;
 };
 
+/// At most how many windows hold one input element: the product over the
+/// axes of min(kernel, output) (each tap of a window is a different
+/// position, so an element is in at most one window per tap). Bounds the
+/// terms of any one element's gradient sum.
+double most_windows_per_input(const PoolGeometry& geometry);
+
 /// Calls visit once per window, in row-major order of output positions.
 /// The windows are the same for every N,C plane; callers loop over planes.
 /// `geometry` must be resolved (pool_geometry()).
