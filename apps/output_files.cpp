@@ -1,12 +1,16 @@
 #include "apps/output_files.hpp"
 
+#include <openssl/evp.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <system_error>
 #include <utility>
 
 #include "core/errors.hpp"
 #include "serialization/atomic_file.hpp"
+#include "serialization/detail/json_text.hpp"
 #include "serialization/npy.hpp"
 
 namespace nodeflow::cli {
@@ -44,6 +48,51 @@ void check_destination(const std::filesystem::path& file) {
   if (::access(dir.c_str(), W_OK) != 0)
     throw IoError("cannot write '" + file.string() + "': directory '" + dir.string() +
                   "' is not writable; nothing was written");
+}
+
+struct ManifestEntry {
+  std::string name;
+  std::size_t bytes;
+  std::string sha256;
+};
+
+std::string sha256_hex(std::string_view bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  if (EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr) != 1)
+    throw Error("SHA-256 of an output file failed (OpenSSL)");
+  std::string hex;
+  char pair[3];
+  for (unsigned int i = 0; i < length; ++i) {
+    std::snprintf(pair, sizeof pair, "%02x", digest[i]);
+    hex += pair;
+  }
+  return hex;
+}
+
+std::string manifest_json(std::vector<ManifestEntry> entries) {
+  std::sort(entries.begin(), entries.end(),
+            [](const ManifestEntry& a, const ManifestEntry& b) { return a.name < b.name; });
+  std::string out = "{\"format\": \"nodeflow.outputs\", \"version\": 1, \"files\": [";
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    out += i == 0 ? "\n" : ",\n";
+    out += "  {\"name\": ";
+    // File names are of [A-Za-z0-9._-] (tensor_file_stem): always UTF-8.
+    json_text::append_string(out, entries[i].name);
+    out += ", \"bytes\": " + std::to_string(entries[i].bytes) + ", \"sha256\": \"" +
+           entries[i].sha256 + "\"}";
+  }
+  return out + (entries.empty() ? "]}\n" : "\n]}\n");
+}
+
+// The file a path finally names, for comparing files: symbolic links
+// followed (the last component too, even a dangling one), "." and ".."
+// resolved, relative to the current directory.
+std::filesystem::path file_identity(const std::filesystem::path& path) {
+  const std::filesystem::path absolute = std::filesystem::absolute(final_target(path));
+  std::error_code ec;
+  const std::filesystem::path id = std::filesystem::weakly_canonical(absolute, ec);
+  return ec ? absolute.lexically_normal() : id;
 }
 
 const Tensor& find_result(const TensorMap& results, const std::string& name, const char* kind) {
@@ -108,14 +157,40 @@ void write_planned_files(const OutputPlan& plan, const TensorMap& outputs, const
   for (const auto& [file, value] : files) check_destination(file);
   // Every file is complete before the first is renamed into place.
   AtomicFileGroup group;
-  for (const auto& [file, value] : files) {
-    try {
-      group.add(file, encode_npy(*value));  // bfloat16 as float32
-    } catch (const IoError& e) {
-      throw IoError(std::string(e.what()) + "; nothing was written");
+  std::vector<ManifestEntry> manifest;
+  try {
+    for (const auto& [file, value] : files) {
+      const std::string bytes = encode_npy(*value);  // bfloat16 as float32
+      manifest.push_back({file.filename().string(), bytes.size(), sha256_hex(bytes)});
+      group.add(file, bytes);
     }
+    group.set_marker(plan.outdir / kManifestName, manifest_json(std::move(manifest)));
+  } catch (const IoError& e) {
+    throw IoError(std::string(e.what()) + "; nothing was written");
   }
   group.commit();
+}
+
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
+  if (file_identity(a) == file_identity(b)) return true;
+  std::error_code ec;  // hard links and bind mounts: only existing files can tell
+  return std::filesystem::equivalent(a, b, ec) && !ec;
+}
+
+void refuse_input_files(const OutputPlan& plan, const std::vector<NamedFile>& inputs,
+                        std::string_view option) {
+  const auto refuse_input = [&](const std::string& described, const std::filesystem::path& file) {
+    for (const NamedFile& input : inputs) {
+      if (!same_file(file, input.file)) continue;
+      throw UsageError(described + " would be written to " + file.string() + ", which is " +
+                       (file == input.file ? "" : "the same file as ") + std::string(option) +
+                       " " + input.name + "=" + input.file.string() +
+                       ", a file this command reads; each output needs a file of its own "
+                       "(choose another -o)");
+    }
+  };
+  for (const auto& [name, file] : plan.outputs) refuse_input("output '" + name + "'", file);
+  for (const auto& [name, file] : plan.grads) refuse_input("the gradient of '" + name + "'", file);
 }
 
 }  // namespace nodeflow::cli
