@@ -129,7 +129,7 @@ class TargetDirectory {
 
   bool holds(const fs::path& other) const {
     struct stat st {};
-    return ::stat(other.c_str(), &st) == 0 && same_inode(st, stat_);
+    return other == path_ || (::stat(other.c_str(), &st) == 0 && same_inode(st, stat_));
   }
 
   /// Refused now rather than at the rename, after other files of a set are replaced.
