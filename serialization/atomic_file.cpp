@@ -96,9 +96,21 @@ void remove_stage(int dir_fd, const std::string& name, int stage_fd) {
   ::unlinkat(dir_fd, name.c_str(), AT_REMOVEDIR);
 }
 
-void lock(int fd, int operation) {
-  while (::flock(fd, operation) != 0)
-    if (errno != EINTR) throw std::system_error(errno, std::generic_category(), "flock");
+enum class Lock { taken, busy, unsupported };
+
+/// flock(2), waiting unless LOCK_NB. `unsupported` where the file system
+/// cannot lock a directory (NFS emulates flock with fcntl locks, which need
+/// a file open for writing: EBADF): saves there go on without the lock, as
+/// they did before there was one, so concurrent writers may mix and stale
+/// staging directories are not recognized as such.
+Lock lock(int fd, int operation) {
+  while (::flock(fd, operation) != 0) {
+    if (errno == EINTR) continue;
+    if (errno == EWOULDBLOCK) return Lock::busy;
+    if (errno == EBADF || errno == ENOLCK || errno == EOPNOTSUPP) return Lock::unsupported;
+    throw std::system_error(errno, std::generic_category(), "flock");
+  }
+  return Lock::taken;
 }
 
 /// The directory a save renames into, opened once: the lock, the renames and
@@ -408,7 +420,7 @@ void complete_killed_set(const TargetDirectory& dir, const std::string& what) {
 
   Fd stage(::openat(dir.fd(), record->stage.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (stage) {
-    if (::flock(stage.get(), LOCK_EX | LOCK_NB) != 0)
+    if (lock(stage.get(), LOCK_EX | LOCK_NB) == Lock::busy)
       refuse("names " + record->stage + ", which a running process holds");
     // The renames are done in the record's order, so the last staged file
     // still being there means the set is not complete yet.
@@ -447,7 +459,7 @@ void remove_dead_stages_once(const TargetDirectory& dir, const std::string& own)
     Fd stage(::openat(dir.fd(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     struct stat st {};
     if (!stage || ::fstat(stage.get(), &st) != 0 || st.st_uid != ::geteuid()) continue;
-    if (::flock(stage.get(), LOCK_EX | LOCK_NB) != 0) continue;  // its owner is alive
+    if (lock(stage.get(), LOCK_EX | LOCK_NB) != Lock::taken) continue;  // its owner is alive
     remove_stage(dir.fd(), name, stage.get());
   }
 }

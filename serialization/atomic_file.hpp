@@ -18,6 +18,9 @@
 // - The owner of a staging directory holds a flock on it for its lifetime;
 //   the first save of a process into a directory removes the staging
 //   directories of processes that died (their flock is free).
+// - Where the file system cannot flock a directory (NFS), saves go on without
+//   the locks: concurrent sets may then mix, and staging directories of dead
+//   processes stay.
 //
 // A reader of a target sees either the old file or the complete new one,
 // never a prefix, even if the writer dies half-way (POSIX rename is atomic).
