@@ -183,7 +183,7 @@ void write_planned_files(const OutputPlan& plan, const TensorMap& outputs, const
   for (const auto& [file, value] : files) destinations.push_back(file);
   check_destinations(destinations);
   // Every file is complete before the first is renamed into place.
-  AtomicFileGroup group;
+  AtomicFileGroup group(plan.outdir);
   std::vector<ManifestEntry> manifest;
   try {
     for (const auto& [file, value] : files) {

@@ -578,6 +578,7 @@ void write_file_atomically(const std::filesystem::path& link_or_file, std::strin
 }
 
 struct AtomicFileGroup::Impl {
+  std::filesystem::path directory;
   std::optional<TargetDirectory> dir;
   std::optional<Stage> stage;  ///< after dir: destroyed (removed) before it is closed
   std::vector<StagedFile> files;
@@ -590,9 +591,10 @@ struct AtomicFileGroup::Impl {
     const std::string what = link_or_file.string();
     const std::filesystem::path parent = directory_of(path);
     if (!dir) {
-      dir.emplace(parent, what);
+      dir.emplace(directory, what);
       stage.emplace(*dir, what);
-    } else if (!dir->holds(parent)) {
+    }
+    if (!dir->holds(parent)) {
       throw IoError("cannot write " + what +
                     (path == link_or_file ? "" : " (a link to " + path.string() + ")") +
                     ": it is not in " + dir->path().string() +
@@ -612,7 +614,10 @@ struct AtomicFileGroup::Impl {
   }
 };
 
-AtomicFileGroup::AtomicFileGroup() : impl_(std::make_unique<Impl>()) {}
+AtomicFileGroup::AtomicFileGroup(const std::filesystem::path& directory)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->directory = directory.empty() ? std::filesystem::path(".") : directory;
+}
 AtomicFileGroup::~AtomicFileGroup() = default;
 
 void AtomicFileGroup::add(const std::filesystem::path& path, std::string_view bytes) {

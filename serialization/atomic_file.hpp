@@ -77,15 +77,16 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view b
 /// are removed on destruction.
 class AtomicFileGroup {
  public:
-  AtomicFileGroup();
+  /// A set of files in `directory` ("" for the current one), which must
+  /// exist when the first file is added.
+  explicit AtomicFileGroup(const std::filesystem::path& directory);
   ~AtomicFileGroup();
   AtomicFileGroup(const AtomicFileGroup&) = delete;
   AtomicFileGroup& operator=(const AtomicFileGroup&) = delete;
 
   /// Stages `bytes` for `path` (links followed as write_file_atomically
   /// does). Throws as write_file_atomically does, and IoError when `path`
-  /// (after links) is not in the directory of the group's first file or was
-  /// added before.
+  /// (after links) is not in the group's directory or was added before.
   void add(const std::filesystem::path& path, std::string_view bytes);
 
   /// Stages the file that marks the set complete (a manifest): at commit its

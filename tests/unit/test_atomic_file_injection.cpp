@@ -154,8 +154,7 @@ TEST(AtomicFileGroup, RefusesAFileOutsideItsDirectoryBeforeReplacingAny) {
   fs::create_directories(b);
   write_text(a / "x.npy", "old");
   fs::create_symlink(b / "y.npy", a / "y.npy");  // a link out of the set's directory
-  AtomicFileGroup group;
-  group.add(a / "x.npy", "new");
+  AtomicFileGroup group(a);
   try {
     group.add(a / "y.npy", "new");
     ADD_FAILURE() << "no error";
@@ -163,6 +162,7 @@ TEST(AtomicFileGroup, RefusesAFileOutsideItsDirectoryBeforeReplacingAny) {
     EXPECT_NE(std::string(e.what()).find("it is not in " + a.string()), std::string::npos)
         << e.what();
   }
+  group.add(a / "x.npy", "new");
   EXPECT_THROW(group.add(a / "x.npy", "twice"), IoError);
   EXPECT_EQ(read_bytes(a / "x.npy"), "old");
 }
@@ -171,7 +171,7 @@ TEST(AtomicFileGroup, CommitsAllFilesAndTheMarkerLast) {
   const ScratchDir scratch("nodeflow-group");
   const fs::path d = scratch.path();
   write_text(d / "set.done", "old marker");
-  AtomicFileGroup group;
+  AtomicFileGroup group(d);
   group.add(d / "one", "1");
   group.add(d / "two", "2");
   group.set_marker(d / "set.done", "new marker");
@@ -187,7 +187,7 @@ TEST(AtomicFileGroup, CommitsAllFilesAndTheMarkerLast) {
 TEST(AtomicFileGroup, AGroupNotCommittedLeavesNothing) {
   const ScratchDir scratch("nodeflow-group");
   {
-    AtomicFileGroup group;
+    AtomicFileGroup group(scratch.path());
     group.add(scratch.path() / "one", "1");
   }
   EXPECT_TRUE(fs::is_empty(scratch.path()));
