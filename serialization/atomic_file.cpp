@@ -54,7 +54,8 @@ class Fd {
 
 std::string reason(int error) {
   std::string text = std::strerror(error);
-  if (error == EFBIG) text += " (the file-size limit, ulimit -f, or the file system's largest file)";
+  if (error == EFBIG)
+    text += " (the file-size limit, ulimit -f, or the file system's largest file)";
   return text;
 }
 
@@ -156,7 +157,8 @@ class TargetDirectory {
 
   /// Makes the renames done in the directory durable.
   void flush(const std::string& what) const {
-    if (::fsync(fd_.get()) != 0) fail(what, "flush directory " + path_.string() + " to disk", errno);
+    if (::fsync(fd_.get()) != 0)
+      fail(what, "flush directory " + path_.string() + " to disk", errno);
   }
 
   std::string shown(std::string_view name) const { return (path_ / name).string(); }
@@ -418,7 +420,8 @@ void complete_killed_set(const TargetDirectory& dir, const std::string& what) {
   }
   if (!record) refuse("is not one nodeflow wrote");
 
-  Fd stage(::openat(dir.fd(), record->stage.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  Fd stage(
+      ::openat(dir.fd(), record->stage.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (stage) {
     if (lock(stage.get(), LOCK_EX | LOCK_NB) == Lock::busy)
       refuse("names " + record->stage + ", which a running process holds");
@@ -426,15 +429,16 @@ void complete_killed_set(const TargetDirectory& dir, const std::string& what) {
     // still being there means the set is not complete yet.
     struct stat last {};
     const bool unfinished =
-        !record->renames.empty() &&
-        ::fstatat(stage.get(), record->renames.back().first.c_str(), &last, AT_SYMLINK_NOFOLLOW) == 0;
+        !record->renames.empty() && ::fstatat(stage.get(), record->renames.back().first.c_str(),
+                                              &last, AT_SYMLINK_NOFOLLOW) == 0;
     if (unfinished) {
       for (const auto& name : record->removals)
         if (::unlinkat(dir.fd(), name.c_str(), 0) != 0 && errno != ENOENT)
           refuse("could not be completed: remove " + dir.shown(name) + ": " + reason(errno));
       if (!record->removals.empty()) dir.flush(what);
       for (const auto& [staged, target] : record->renames)
-        if (::renameat(stage.get(), staged.c_str(), dir.fd(), target.c_str()) != 0 && errno != ENOENT)
+        if (::renameat(stage.get(), staged.c_str(), dir.fd(), target.c_str()) != 0 &&
+            errno != ENOENT)
           refuse("could not be completed: rename into " + dir.shown(target) + ": " + reason(errno));
     }
   }
@@ -514,7 +518,8 @@ void install(const TargetDirectory& dir, Stage& stage, const std::vector<StagedF
   } catch (const IoError& e) {
     if (set) ::unlinkat(dir.fd(), record_name.c_str(), 0);
     stage.remove();
-    throw IoError(std::string(e.what()) + " (the new files are in place but may not survive a crash)");
+    throw IoError(std::string(e.what()) +
+                  " (the new files are in place but may not survive a crash)");
   }
   // Not flushed: should the removal be lost in a crash, the next save finds
   // every rename of the record done and removes it again.
@@ -553,11 +558,11 @@ void check_replaceable(const std::filesystem::path& link_or_file) {
   if (::stat(link_or_file.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return;  // absent: created
   struct stat named {};
   const bool has_name = ::lstat(path.c_str(), &named) == 0;
-  const char* what = S_ISDIR(st.st_mode)                             ? "a directory"
+  const char* what = S_ISDIR(st.st_mode)                          ? "a directory"
                      : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
-                     : S_ISFIFO(st.st_mode)                        ? (has_name ? "a FIFO" : "a pipe")
-                     : S_ISSOCK(st.st_mode)                        ? "a socket"
-                                                                   : "not a regular file";
+                     : S_ISFIFO(st.st_mode)                       ? (has_name ? "a FIFO" : "a pipe")
+                     : S_ISSOCK(st.st_mode)                       ? "a socket"
+                                                                  : "not a regular file";
   throw IoError("cannot write " + link_or_file.string() +
                 (path == link_or_file || !has_name ? "" : " (a link to " + path.string() + ")") +
                 ": it is " + what +
@@ -585,7 +590,8 @@ struct AtomicFileGroup::Impl {
   std::optional<StagedFile> marker;
   std::set<std::string> targets;
 
-  void stage_file(const std::filesystem::path& link_or_file, std::string_view bytes, bool is_marker) {
+  void stage_file(const std::filesystem::path& link_or_file, std::string_view bytes,
+                  bool is_marker) {
     check_replaceable(link_or_file);
     const std::filesystem::path path = final_target(link_or_file);
     const std::string what = link_or_file.string();
@@ -602,7 +608,8 @@ struct AtomicFileGroup::Impl {
     }
     const std::string name = path.filename().string();
     dir->check_name(name, what);
-    if (is_marker && marker) throw IoError("cannot write " + what + ": the set has a marker already");
+    if (is_marker && marker)
+      throw IoError("cannot write " + what + ": the set has a marker already");
     if (!targets.insert(name).second)
       throw IoError("cannot write " + what + ": " + dir->shown(name) +
                     " is in the set already (twice, or through a link)");

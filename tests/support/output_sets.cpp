@@ -48,7 +48,8 @@ void write_ramp(const std::filesystem::path& file, std::int64_t width, float bas
 OutdirState inspect_outdir(const std::filesystem::path& outdir,
                            const std::filesystem::path& scratch) {
   const ProcessResult r = run_process(
-      {"/usr/bin/python3", NODEFLOW_TEST_SUPPORT_DIR "/outputs_check.py", outdir.string()}, scratch);
+      {"/usr/bin/python3", NODEFLOW_TEST_SUPPORT_DIR "/outputs_check.py", outdir.string()},
+      scratch);
   if (r.exit_code != 0) throw std::runtime_error("outputs_check.py: " + r.describe());
   OutdirState state;
   state.report = r.out;

@@ -46,7 +46,8 @@ std::string slurp(const std::filesystem::path& file) {
       ::dup2(out, STDOUT_FILENO) < 0 || ::dup2(err, STDERR_FILENO) < 0 || ::chdir(dir) != 0)
     ::_exit(126);
   if (file_size_limit) {
-    const rlimit limit{static_cast<rlim_t>(*file_size_limit), static_cast<rlim_t>(*file_size_limit)};
+    const rlimit limit{static_cast<rlim_t>(*file_size_limit),
+                       static_cast<rlim_t>(*file_size_limit)};
     if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) ::_exit(126);
   }
   ::execve(argv[0], argv, environ);

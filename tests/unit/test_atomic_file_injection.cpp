@@ -35,7 +35,8 @@ void write_text(const fs::path& file, const std::string& text) {
 
 std::set<std::string> names_in(const fs::path& dir) {
   std::set<std::string> names;
-  for (const auto& entry : fs::directory_iterator(dir)) names.insert(entry.path().filename().string());
+  for (const auto& entry : fs::directory_iterator(dir))
+    names.insert(entry.path().filename().string());
   return names;
 }
 
@@ -95,8 +96,8 @@ class PlantedFiles : public ::testing::Test {
 TEST_F(PlantedFiles, RunWritesNoneOfThePlantedNames) {
   ProcessOptions options;
   options.before_exec = [&](pid_t pid) { plant(pid, {"y0.npy", "y1.npy", "y2.npy"}); };
-  const ProcessResult r =
-      run_process({NODEFLOW_BUILT_CLI, "run", "g.json", "-i", "x=a.npy", "-o", "out"}, dir(), options);
+  const ProcessResult r = run_process(
+      {NODEFLOW_BUILT_CLI, "run", "g.json", "-i", "x=a.npy", "-o", "out"}, dir(), options);
   EXPECT_EQ(r.exit_code, 0) << r.describe();
   expect_untouched({"y0.npy", "y1.npy", "y2.npy", ".nodeflow-outputs.json"});
   const OutdirState state = inspect_outdir(out(), dir());

@@ -339,7 +339,8 @@ TEST_F(OutputSets, SyncCallsDoNotGrowWithTheNumberOfOutputs) {
     std::istringstream trace(read_bytes(dir() / "trace.txt"));
     int calls = 0;
     for (std::string line; std::getline(trace, line);)
-      calls += line.find("sync(") != std::string::npos && line.find("resumed>") == std::string::npos;
+      calls +=
+          line.find("sync(") != std::string::npos && line.find("resumed>") == std::string::npos;
     return calls;
   };
   const int few = sync_calls(10);
@@ -421,7 +422,8 @@ class OutputIsInput : public OutputSets {
   "inputs": [{"name": "a", "dtype": "float32", "shape": [1, 8]},
              {"name": "b", "dtype": "float32", "shape": [1, 8]}],
   "outputs": ["y"],
-  "nodes": [{"op_type": "Add", "name": "add", "inputs": ["a", "b"], "specified_outputs_name": ["y"]}]})");
+  "nodes": [{"op_type": "Add", "name": "add", "inputs": ["a", "b"],
+             "specified_outputs_name": ["y"]}]})");
     write_ramp(dir() / "a.npy", kWidth, 1.0f);
     write_ramp(dir() / "b.npy", kWidth, 10.0f);
     ASSERT_EQ(nodeflow({"run", "add.json", "-i", "a=a.npy", "-i", "b=b.npy", "-o", "o"}).exit_code,
