@@ -56,6 +56,19 @@ class OutputSets : public ::testing::Test {
 
   OutdirState inspect(const fs::path& outdir) const { return inspect_outdir(outdir, dir()); }
 
+  /// `nodeflow args` under strace with `options` (its trace to /dev/null
+  /// unless they say otherwise).
+  ProcessResult traced(std::vector<std::string> options,
+                       const std::vector<std::string>& args) const {
+    // LeakSanitizer (sanitized builds) cannot run under ptrace and fails the exit.
+    std::vector<std::string> argv{kStrace, "-f", "-EASAN_OPTIONS=detect_leaks=0", "-o",
+                                  "/dev/null"};
+    argv.insert(argv.end(), options.begin(), options.end());  // a later -o wins
+    argv.push_back(NODEFLOW_BUILT_CLI);
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run_process(argv, dir());
+  }
+
   /// A graph of `outputs` Relu outputs and inputs "a" (1, 2, ...) and "b"
   /// (-1, 0, ...), whose runs give two different sets of files.
   void make_fanout(std::size_t outputs) {
@@ -172,12 +185,9 @@ TEST_F(OutputSets, RunKilledAtEachRenameIsCompletedByTheNextWrite) {
   const fs::path out = dir() / "out";
   for (int n = 1; n <= 7; ++n) {
     ASSERT_EQ(nodeflow(run_args("a", out)).exit_code, 0);
-    std::vector<std::string> argv{kStrace, "-f", "-o", "/dev/null", "-e",
-                                  "inject=rename,renameat,renameat2:signal=SIGKILL:when=" +
-                                      std::to_string(n),
-                                  NODEFLOW_BUILT_CLI};
-    for (const auto& arg : run_args("b", out)) argv.push_back(arg);
-    const ProcessResult r = run_process(argv, dir());
+    const ProcessResult r = traced(
+        {"-e", "inject=rename,renameat,renameat2:signal=SIGKILL:when=" + std::to_string(n)},
+        run_args("b", out));
     // 6 renames (the record, 4 files, the manifest): the 7th run is not killed.
     if (n <= 6) {
       EXPECT_NE(r.exit_code, 0) << "rename " << n << "\n" << r.describe();
@@ -199,10 +209,8 @@ TEST_F(OutputSets, RunKilledBeforeItsRenamesLeavesTheOldSetAndNothingAfterTheNex
   const fs::path out = dir() / "out";
   ASSERT_EQ(nodeflow(run_args("a", out)).exit_code, 0);
   // Killed when its staged files are complete, before it takes the lock.
-  std::vector<std::string> argv{kStrace, "-f", "-o", "/dev/null", "-e",
-                                "inject=syncfs,flock:signal=SIGKILL:when=1", NODEFLOW_BUILT_CLI};
-  for (const auto& arg : run_args("b", out)) argv.push_back(arg);
-  const ProcessResult r = run_process(argv, dir());
+  const ProcessResult r =
+      traced({"-e", "inject=syncfs,flock:signal=SIGKILL:when=1"}, run_args("b", out));
   EXPECT_NE(r.exit_code, 0) << r.describe();
   const OutdirState killed = inspect(out);
   EXPECT_TRUE(killed.manifest && killed.matches) << killed.report;
@@ -330,11 +338,9 @@ TEST_F(OutputSets, SyncCallsDoNotGrowWithTheNumberOfOutputs) {
   const auto sync_calls = [&](std::size_t outputs) {
     write_text(dir() / "g.json", relu_fanout_graph(outputs, kWidth));
     write_ramp(dir() / "a.npy", kWidth, 1.0f);
-    std::vector<std::string> argv{kStrace, "-f", "-qq", "-o", "trace.txt", "-e",
-                                  "trace=fsync,fdatasync,syncfs,sync", NODEFLOW_BUILT_CLI};
-    for (const auto& arg : run_args("a", dir() / ("out" + std::to_string(outputs))))
-      argv.push_back(arg);
-    const ProcessResult r = run_process(argv, dir());
+    const ProcessResult r =
+        traced({"-qq", "-o", "trace.txt", "-e", "trace=fsync,fdatasync,syncfs,sync"},
+               run_args("a", dir() / ("out" + std::to_string(outputs))));
     EXPECT_EQ(r.exit_code, 0) << r.describe();
     std::istringstream trace(read_bytes(dir() / "trace.txt"));
     int calls = 0;
