@@ -1,10 +1,15 @@
 #pragma once
-// Command-line arguments of the `nodeflow` verbs, independent of the parser.
+// Command-line arguments of the `nodeflow` verbs: what they parse into
+// (independent of the parser) and the options several verbs share.
+#include <cstdint>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "core/executor.hpp"
+#include "serialization/json_reader.hpp"
 
 namespace nodeflow::cli {
 
@@ -33,10 +38,34 @@ std::vector<NamedFile> parse_named_files(const std::vector<std::string>& argumen
 
 /// What `run` and `backward` are asked to do.
 struct RunRequest {
-  std::filesystem::path graph;
+  std::filesystem::path graph;          ///< "-" for standard input
   std::vector<NamedFile> inputs;        ///< -i
   std::vector<NamedFile> grad_outputs;  ///< -g (backward only)
   std::filesystem::path outdir;         ///< -o
+  ReadOptions read;                     ///< --max-initializer-bytes
+  ExecutorOptions executor;             ///< --max-tensor-bytes, --threads
+  /// --seed (backward only): Executor::forward's seed, which draws the Dropout
+  /// masks. The same seed gives the same masks, another seed other masks.
+  std::uint64_t seed = 0;
 };
+
+}  // namespace nodeflow::cli
+
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
+
+namespace nodeflow::cli {
+
+/// Adds `--threads N` to `verb`, parsed into `threads`: the one definition of
+/// the option for every verb that has it (train, eval, run, backward), so they
+/// all accept 1 to 1024 and refuse anything else as wrong usage.
+CLI::Option* add_threads_option(CLI::App& verb, int& threads, const std::string& help);
+
+/// Adds `--seed N` to `verb`, parsed into `seed`: a decimal integer from 0 to
+/// 2^64 - 1. A sign, a fraction or a value past 2^64 - 1 is wrong usage (not
+/// wrapped around or clamped, as strtoull would).
+CLI::Option* add_seed_option(CLI::App& verb, std::uint64_t& seed, const std::string& help);
 
 }  // namespace nodeflow::cli

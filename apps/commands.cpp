@@ -12,8 +12,8 @@
 #include "core/errors.hpp"
 #include "core/executor.hpp"
 #include "serialization/atomic_file.hpp"
-#include "serialization/json_reader.hpp"
 #include "serialization/json_writer.hpp"
+#include "serialization/text_file.hpp"
 
 namespace nodeflow::cli {
 namespace {
@@ -40,18 +40,23 @@ std::string described(const TensorInfo& info) {
 
 }  // namespace
 
+Graph load_graph_argument(const std::filesystem::path& graph, const ReadOptions& options) {
+  if (graph == "-") return load_graph(read_standard_input("graph"), options);
+  return load_graph_file(graph, options);
+}
+
 void run_inference(const RunRequest& request) {
-  const Graph graph = load_graph_file(request.graph);
+  const Graph graph = load_graph_argument(request.graph, request.read);
   check_input_names(graph, request.inputs);
   const OutputPlan plan = plan_output_files(request.outdir, graph.def().outputs, {});
   refuse_input_files(plan, request.inputs, "-i");
   const TensorMap feeds = read_inputs(graph, request.inputs);
-  const TensorMap outputs = Executor(graph).run(feeds);
+  const TensorMap outputs = Executor(graph, request.executor).run(feeds);
   write_planned_files(plan, outputs, {});
 }
 
 void run_backward(const RunRequest& request) {
-  const Graph graph = load_graph_file(request.graph);
+  const Graph graph = load_graph_argument(request.graph, request.read);
   check_input_names(graph, request.inputs);
   check_grad_output_names(graph, request.grad_outputs);
   const OutputPlan plan =
@@ -60,17 +65,21 @@ void run_backward(const RunRequest& request) {
   refuse_input_files(plan, request.grad_outputs, "-g");
   const TensorMap feeds = read_inputs(graph, request.inputs);
   const TensorMap seeds = read_grad_outputs(graph, request.grad_outputs);
-  const Executor executor(graph);
-  TrainingRun run = executor.forward(feeds);
+  const Executor executor(graph, request.executor);
+  TrainingRun run = executor.forward(feeds, request.seed);
   const TensorMap outputs = run.outputs();
   const TensorMap grads = executor.backward(run, seeds);
   write_planned_files(plan, outputs, grads);
 }
 
-void check_graph(const std::filesystem::path& path, std::ostream& out) {
-  const Graph graph = load_graph_file(path);
+void check_graph(const std::filesystem::path& path, std::ostream& out, const ReadOptions& read) {
+  const Graph graph = load_graph_argument(path, read);
   const GraphDef& def = graph.def();
-  out << "graph " << (def.name.empty() ? path.filename().string() : def.name) << ": valid\n";
+  // Names hold no control characters (the reader refuses them); a path may.
+  const std::string shown = !def.name.empty() ? def.name
+                            : path == "-"     ? std::string("(standard input)")
+                                              : printable(path.filename().string(), std::string::npos);
+  out << "graph " << shown << ": valid\n";
   out << "inputs:\n";
   for (const auto& input : def.inputs)
     out << "  " << input.name << ": " << described(input.info) << "\n";
@@ -95,9 +104,9 @@ void check_graph(const std::filesystem::path& path, std::ostream& out) {
 }
 
 void convert_graph(const std::filesystem::path& in, const std::filesystem::path& out,
-                   std::ostream& standard_output) {
+                   const ReadOptions& read, std::ostream& standard_output) {
   if (out == "-") {
-    const std::string text = write_graph_json(load_graph_file(in).def());
+    const std::string text = write_graph_json(load_graph_argument(in, read).def());
     if (!standard_output.write(text.data(), static_cast<std::streamsize>(text.size())).flush())
       throw IoError("cannot write the converted document to standard output");
     return;
@@ -111,7 +120,7 @@ void convert_graph(const std::filesystem::path& in, const std::filesystem::path&
       throw IoError(std::string(e.what()) + "; give - as OUT to write to standard output");
     throw;
   }
-  const Graph graph = load_graph_file(in);
+  const Graph graph = load_graph_argument(in, read);
   // A link to a file in a directory still to be made (dangling) is followed.
   if (const auto dir = final_target(out).parent_path(); !dir.empty()) {
     std::error_code ec;

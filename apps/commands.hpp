@@ -7,15 +7,22 @@
 #include <ostream>
 
 #include "apps/arguments.hpp"
+#include "serialization/json_reader.hpp"
 
 namespace nodeflow::cli {
 
-/// `nodeflow run`: inference; writes OUTDIR/<output>.npy for every graph output.
-/// Nothing is written unless the whole run succeeds.
+/// The GRAPH argument of every verb: load_graph_file(graph), or for "-" the
+/// document on standard input (a file named "-" is given as ./-).
+Graph load_graph_argument(const std::filesystem::path& graph, const ReadOptions& options = {});
+
+/// `nodeflow run`: inference with request.threads threads; writes
+/// OUTDIR/<output>.npy for every graph output. Nothing is written unless the
+/// whole run succeeds.
 void run_inference(const RunRequest& request);
 
-/// `nodeflow backward`: training-mode forward, then backward seeded with the
-/// -g gradients (zero for outputs without one). Writes the outputs as `run`
+/// `nodeflow backward`: training-mode forward (Dropout masks drawn from
+/// request.seed), then backward seeded with the -g gradients (zero for outputs
+/// without one), with request.threads threads. Writes the outputs as `run`
 /// does and OUTDIR/<name>.grad.npy for every float graph input and trainable
 /// initializer.
 void run_backward(const RunRequest& request);
@@ -23,7 +30,8 @@ void run_backward(const RunRequest& request);
 /// `nodeflow check`: loads and validates the graph, then prints its inputs,
 /// initializers, nodes in execution order (op_type, inputs -> outputs), every
 /// tensor's dtype and shape, the outputs and the parameter count to `out`.
-void check_graph(const std::filesystem::path& graph, std::ostream& out);
+void check_graph(const std::filesystem::path& graph, std::ostream& out,
+                 const ReadOptions& read = {});
 
 /// `nodeflow convert IN OUT`: loads and validates IN, then writes it to OUT in
 /// the writer's normal form (serialization/json_writer.hpp: fixed key order and
@@ -36,6 +44,6 @@ void check_graph(const std::filesystem::path& graph, std::ostream& out);
 /// directory) is refused before IN is read, with an IoError naming it and,
 /// but for a directory, suggesting "-".
 void convert_graph(const std::filesystem::path& in, const std::filesystem::path& out,
-                   std::ostream& standard_output = std::cout);
+                   const ReadOptions& read = {}, std::ostream& standard_output = std::cout);
 
 }  // namespace nodeflow::cli

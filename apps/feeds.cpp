@@ -10,10 +10,12 @@
 namespace nodeflow::cli {
 namespace {
 
+// The names may be a user's -i/-g words, which no graph check has seen.
 std::string quoted_list(const std::vector<std::string>& names) {
   if (names.empty()) return "none";
   std::string out;
-  for (const auto& name : names) out += (out.empty() ? "'" : ", '") + name + "'";
+  for (const auto& name : names)
+    out += (out.empty() ? "'" : ", '") + printable(name, std::string::npos) + "'";
   return out;
 }
 
@@ -37,7 +39,7 @@ Tensor read_declared(const NamedFile& arg, DType declared, const std::string& wh
   if (value.dtype() == declared) return value;
   if (declared == DType::BFloat16 && value.dtype() == DType::Float32)
     return value.cast(DType::BFloat16);
-  throw UnsupportedDType(what + ": '" + arg.file.string() + "' holds " +
+  throw UnsupportedDType(what + ": '" + printable(arg.file.string(), std::string::npos) + "' holds " +
                          std::string(dtype_name(value.dtype())) + " but the graph declares " +
                          std::string(dtype_name(declared)) +
                          (declared == DType::BFloat16 ? " (give bfloat16 as float32)" : ""));

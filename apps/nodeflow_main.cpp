@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 #include <csignal>
+#include <cstdint>
 #include <exception>
 #include <iostream>
 #include <new>
@@ -14,7 +15,9 @@
 
 #include "apps/arguments.hpp"
 #include "apps/commands.hpp"
+#include "apps/limit_flags.hpp"
 #include "apps/training_commands.hpp"
+#include "core/errors.hpp"
 
 namespace {
 
@@ -27,10 +30,16 @@ struct Arguments {
   std::vector<std::string> grad_outputs;
   std::string outdir;
   std::string converted;  ///< convert's OUT
+  nodeflow::ReadOptions read;
+  nodeflow::ExecutorOptions executor;
+  std::uint64_t seed = 0;  ///< backward's --seed
 };
 
+// Every verb that reads a graph takes the reader's budget with it.
 void add_graph_argument(CLI::App& verb, Arguments& args) {
-  verb.add_option("GRAPH", args.graph, "Graph document (nodeflow.graph JSON)")->required();
+  verb.add_option("GRAPH", args.graph, "Graph document (nodeflow.graph JSON; - for standard input)")
+      ->required();
+  nodeflow::cli::add_max_initializer_bytes(verb, args.read);
 }
 
 // An empty -o would put the files in the current directory unasked ("." says so).
@@ -52,8 +61,11 @@ void add_named_files(CLI::App& verb, const std::string& flags, std::vector<std::
   verb.add_option(flags, into, help)->allow_extra_args(false)->type_name("NAME=FILE.npy");
 }
 
+// Messages may quote a user's paths and words: the last line of defence keeps
+// their control characters (ESC, BEL, CR, newlines) from the terminal.
 void print_usage_error(const CLI::App& app, const CLI::App* verb, const std::string& message) {
-  std::cerr << "nodeflow: " << message << "\n\n" << (verb ? verb->help("nodeflow") : app.help());
+  std::cerr << "nodeflow: " << nodeflow::printable(message, std::string::npos) << "\n\n"
+            << (verb ? verb->help("nodeflow") : app.help());
 }
 
 // CLI11 reports an unknown first word (or option) as a missing subcommand
@@ -75,10 +87,9 @@ std::string usage_message(const CLI::App& app, const CLI::ParseError& error, int
   return "unknown subcommand '" + word + "' (expected one of: " + verbs + ")";
 }
 
-// Prints one `error:` line (the message may span several lines; the first one
-// carries the prefix that callers look for).
+// Prints one `error:` line, control characters escaped as print_usage_error does.
 int report_failure(const std::string& message) {
-  std::cerr << "error: " << message << "\n";
+  std::cerr << "error: " << nodeflow::printable(message, std::string::npos) << "\n";
   return kExitFailure;
 }
 
@@ -95,6 +106,7 @@ int main(int argc, char** argv) {
 
   CLI::App app{"nodeflow: run, differentiate and check nodeflow graphs", "nodeflow"};
   app.require_subcommand(1, 1);
+  app.set_version_flag("--version", "nodeflow " NODEFLOW_VERSION, "Print the version and exit");
   Arguments args;
 
   CLI::App* run =
@@ -103,6 +115,9 @@ int main(int argc, char** argv) {
   add_named_files(*run, "-i,--input", args.inputs,
                   "Graph input from a .npy file (repeat per input)");
   add_outdir(*run, args);
+  nodeflow::cli::add_max_tensor_bytes(*run, args.executor.max_tensor_bytes);
+  nodeflow::cli::add_threads_option(*run, args.executor.threads,
+                                    "Threads the kernels may use (default 1)");
 
   CLI::App* backward = app.add_subcommand(
       "backward",
@@ -114,6 +129,11 @@ int main(int argc, char** argv) {
   add_named_files(*backward, "-g,--grad", args.grad_outputs,
                   "Gradient of a graph output from a .npy file (repeat per output)");
   add_outdir(*backward, args);
+  nodeflow::cli::add_max_tensor_bytes(*backward, args.executor.max_tensor_bytes);
+  nodeflow::cli::add_threads_option(*backward, args.executor.threads,
+                                    "Threads the kernels may use (default 1)");
+  nodeflow::cli::add_seed_option(
+      *backward, args.seed, "Seed of the Dropout masks (default 0; the same seed, the same masks)");
 
   CLI::App* check = app.add_subcommand(
       "check", "Validate a graph; print nodes, tensor shapes and parameter count");
@@ -130,6 +150,9 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForVersion& e) {
+    std::cout << e.what() << "\n";
+    return 0;
   } catch (const CLI::ParseError& e) {
     const CLI::App* verb = nullptr;
     for (const CLI::App* candidate : {run, backward, check, convert, training.train, training.eval})
@@ -151,11 +174,11 @@ int main(int argc, char** argv) {
   try {
     if (nodeflow::cli::run_training_verb(training, std::cout)) return 0;
     if (verb == convert) {
-      nodeflow::cli::convert_graph(args.graph, args.converted, std::cout);
+      nodeflow::cli::convert_graph(args.graph, args.converted, args.read, std::cout);
       return 0;
     }
     if (verb == check) {
-      nodeflow::cli::check_graph(args.graph, std::cout);
+      nodeflow::cli::check_graph(args.graph, std::cout, args.read);
       return 0;
     }
     nodeflow::cli::RunRequest request;
@@ -163,6 +186,9 @@ int main(int argc, char** argv) {
     request.inputs = nodeflow::cli::parse_named_files(args.inputs, "-i");
     request.grad_outputs = nodeflow::cli::parse_named_files(args.grad_outputs, "-g");
     request.outdir = args.outdir;
+    request.read = args.read;
+    request.executor = args.executor;
+    request.seed = args.seed;
     if (verb == run)
       nodeflow::cli::run_inference(request);
     else

@@ -10,15 +10,20 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "apps/arguments.hpp"
+#include "apps/commands.hpp"
+#include "apps/limit_flags.hpp"
 #include "apps/output_files.hpp"
 #include "serialization/atomic_file.hpp"
 #include "serialization/json_reader.hpp"
 #include "serialization/json_writer.hpp"
 #include "serialization/npy.hpp"
 #include "training/chart.hpp"
+#include "training/evaluation.hpp"
 #include "training/heap_tuning.hpp"
 #include "training/mnist.hpp"
 #include "training/reload_check.hpp"
@@ -30,14 +35,67 @@ namespace {
 namespace fs = std::filesystem;
 using namespace nodeflow::training;
 
-MnistData load_data(const DataRequest& data) {
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  return out;
+}
+
+// The folder of the MNIST digits, checked to hold every digit file. A
+// user who ran from outside the checkout, or fetched only part of the
+// package, is told which files are missing where, and every way to point
+// at the data.
+fs::path mnist_dir(const DataRequest& data) {
   if (data.name != "mnist")
     throw UsageError("--data: unknown dataset '" + data.name + "' (known: mnist)");
-  const fs::path dir = data.mnist_dir.empty() ? default_mnist_dir() : data.mnist_dir;
-  if (!mnist_available(dir))
-    throw IoError("MNIST digits not found in " + dir.string() +
-                  " (scripts/fetch_mnist.sh fetches them)");
-  return load_mnist(dir);
+  fs::path dir = data.mnist_dir;
+  std::string origin = "--mnist-dir";
+  if (dir.empty()) {
+    const std::optional<fs::path> env = mnist_dir_from_environment();
+    dir = env.value_or(fs::path(kMnistFetchedDir));
+    std::error_code ec;
+    origin = env ? std::string("$") + kMnistDirVariable
+                 : "the default, in the current directory " + fs::current_path(ec).string();
+  }
+  const std::vector<std::string> missing = missing_mnist_files(dir);
+  if (missing.empty()) return dir;
+  const std::string where = dir.string() + " (" + origin + ")";
+  std::error_code ec;
+  std::string what;
+  if (!fs::exists(dir, ec))
+    what = "the folder " + where + " does not exist";
+  else if (!fs::is_directory(dir, ec))
+    what = where + " is not a folder";
+  else if (missing.size() == static_cast<std::size_t>(kMnistClasses))
+    what = "none of the digit files 0.json ... 9.json is in " + where;
+  else
+    what = joined(missing) + (missing.size() == 1 ? " is" : " are") + " missing from " + where +
+           ", which must hold all of 0.json ... 9.json";
+  throw IoError("MNIST digits: " + what + ". scripts/fetch_mnist.sh, run in the nodeflow source " +
+                "tree, fetches them into its " + kMnistFetchedDir + "; --mnist-dir DIR or " +
+                kMnistDirVariable + "=DIR point at a folder that holds them");
+}
+
+MnistData load_data(const DataRequest& data) { return load_mnist(mnist_dir(data)); }
+
+// Bindings that do not fit the graph, told how to fix them: the message of
+// check_bindings (which lists what the graph has) plus where the bindings
+// come from.
+void check_bindings_of(const Graph& graph, const Bindings& bindings, const fs::path& config) {
+  try {
+    check_bindings(graph, bindings);
+  } catch (const InvalidGraph& e) {
+    if (!config.empty())
+      throw InvalidGraph(std::string(e.what()) + "; fix the \"bindings\" object of --config " +
+                         config.string() + " (docs/training-config.md)");
+    const Bindings d;
+    throw InvalidGraph(std::string(e.what()) + "; without --config, eval binds input '" + d.input +
+                       "', label '" + d.label + "', loss '" + d.loss + "' and prediction '" +
+                       d.prediction + "': give --config FILE, a training configuration whose " +
+                       "\"bindings\" object names this graph's tensors " +
+                       "(docs/training-config.md)");
+  }
 }
 
 // OUT.json -> OUT<suffix>; other names get the suffix appended.
@@ -208,13 +266,15 @@ void train_model(const TrainRequest& request, std::ostream& out) {
   spdlog::set_level(spdlog::level::info);  // progress lines (stderr)
   TrainConfig config = load_train_config(request.config);
   if (request.threads) config.threads = *request.threads;
+  config.max_tensor_bytes = request.max_tensor_bytes;
   if (request.epochs) {
     if (*request.epochs < 1) throw UsageError("--epochs must be >= 1");
     if (config.schedule.kind == ScheduleKind::Cosine && config.schedule.t_max == config.epochs)
       config.schedule.t_max = *request.epochs;  // the period followed the epochs
     config.epochs = *request.epochs;
   }
-  Graph graph = load_graph_file(request.graph);
+  Graph graph = load_graph_argument(request.graph, request.read);
+  check_bindings_of(graph, config.bindings, request.config);  // before the data are read
   const MnistData data = load_data(request.data);
 
   TrainOutputs outputs;
@@ -231,10 +291,20 @@ void train_model(const TrainRequest& request, std::ostream& out) {
   const std::vector<EpochMetrics> history = trainer.fit(data.train, data.test, outputs);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  save_graph_file(request.output, graph.def());
+  try {
+    save_graph_file(request.output, graph.def());
+  } catch (const IoError& e) {
+    // The weights in memory die with the process: say where a copy is.
+    throw IoError(std::string("the trained graph was not saved: ") + e.what() + "; " +
+                  trainer.checkpoint_status() +
+                  (trainer.checkpoint_epoch()
+                       ? ": a graph document like -o's, usable in its place"
+                       : ": the trained weights are lost; make room and train again"));
+  }
 
-  const ReloadCheck check = check_reload(graph, request.output, data.test, config.bindings,
-                                         config.eval_batch_size, config.threads);
+  const ReloadCheck check =
+      check_reload(graph, request.output, data.test, config.bindings, config.eval_batch_size,
+                   config.executor_options(), request.read);
   if (!request.predictions.empty()) write_npy(request.predictions, check.in_memory.predictions);
   if (!check.identical())
     throw RunError("the reloaded " + request.output.string() + " predicts sample " +
@@ -276,19 +346,18 @@ void evaluate_model(const EvalRequest& request, std::ostream& out) {
   const int threads = request.threads.value_or(1);
   if (request.split != "test" && request.split != "train" && request.split != "all")
     throw UsageError("--split: expected test, train or all, got '" + request.split + "'");
-  const Graph graph = load_graph_file(request.graph);
+  const Graph graph = load_graph_argument(request.graph, request.read);
+  check_bindings_of(graph, bindings, request.config);  // before the data are read
   Dataset set;
   if (request.split == "all") {
-    if (request.data.name != "mnist")
-      throw UsageError("--data: unknown dataset '" + request.data.name + "' (known: mnist)");
-    set = load_mnist_digits(request.data.mnist_dir.empty() ? default_mnist_dir()
-                                                           : request.data.mnist_dir);
+    set = load_mnist_digits(mnist_dir(request.data));
   } else {
     MnistData data = load_data(request.data);
     set = request.split == "train" ? std::move(data.train) : std::move(data.test);
   }
   const auto start = std::chrono::steady_clock::now();
-  const Evaluation ev = evaluate(graph, set, bindings, batch_size, threads);
+  const Evaluation ev =
+      evaluate(graph, set, bindings, batch_size, ExecutorOptions{threads, request.max_tensor_bytes});
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!request.predictions.empty()) {
@@ -309,7 +378,9 @@ void add_training_verbs(CLI::App& app, TrainingVerbs& verbs) {
   verbs.train = app.add_subcommand(
       "train",
       "Train a graph on a dataset; save it, reload it and check its predictions bit for bit");
-  verbs.train->add_option("GRAPH", t.graph, "Graph document to train (nodeflow.graph JSON)")
+  verbs.train
+      ->add_option("GRAPH", t.graph,
+                   "Graph document to train (nodeflow.graph JSON; - for standard input)")
       ->required();
   verbs.train->add_option("--config", t.config, "Training configuration (docs/training-config.md)")
       ->required();
@@ -323,34 +394,43 @@ void add_training_verbs(CLI::App& app, TrainingVerbs& verbs) {
   verbs.train->add_option("--checkpoint", t.checkpoint,
                           "Checkpoint after every epoch (default: OUT.checkpoint.json)");
   verbs.train->add_option("--predictions", t.predictions,
-                          "Also write the held-out predictions (.npy)");
-  verbs.train
-      ->add_option("--threads", verbs.threads, "Threads the kernels may use (overrides the config)")
-      ->check(CLI::Range(1, 1024));
+                          "Also write the held-out set's scores (.npy): the prediction output "
+                          "of each digit, e.g. float32 logits [2000, 10]; a row's argmax is its "
+                          "class");
+  add_threads_option(*verbs.train, verbs.threads,
+                     "Threads the kernels may use (overrides the config)");
   // CLI::PositiveNumber's message spells out DBL_MAX ("not in range 0.000000 to 1797...").
   verbs.train->add_option("--epochs", verbs.epochs, "Epochs (overrides the config)")
       ->check(CLI::Range(1LL, std::numeric_limits<long long>::max()));
   verbs.train->add_option(
       "--mnist-dir", t.data.mnist_dir,
       "MNIST digits folder (default: $NODEFLOW_MNIST_DIR or .cache/mnist/digits)");
+  add_max_initializer_bytes(*verbs.train, t.read);
+  add_max_tensor_bytes(*verbs.train, t.max_tensor_bytes);
 
   EvalRequest& e = verbs.eval_request;
   verbs.eval = app.add_subcommand(
       "eval", "Evaluate a graph on a dataset: accuracy, per-class accuracy and confusion matrix");
-  verbs.eval->add_option("GRAPH", e.graph, "Graph document (nodeflow.graph JSON)")->required();
+  verbs.eval
+      ->add_option("GRAPH", e.graph, "Graph document (nodeflow.graph JSON; - for standard input)")
+      ->required();
   verbs.eval->add_option("--data", e.data.name, "Dataset")
       ->required()
       ->check(CLI::IsMember({"mnist"}));
   verbs.eval->add_option("--split", e.split, "Which digits: test (default), train or all")
       ->check(CLI::IsMember({"test", "train", "all"}));
   verbs.eval->add_option("--config", e.config,
-                         "Training configuration to take bindings and eval_batch_size from");
-  verbs.eval->add_option("--predictions", e.predictions, "Also write the predictions (.npy)");
-  verbs.eval->add_option("--threads", verbs.threads, "Threads the kernels may use (default 1)")
-      ->check(CLI::Range(1, 1024));
+                         "Training configuration to take \"bindings\" (default: image, label, "
+                         "loss, logits) and eval_batch_size from");
+  verbs.eval->add_option("--predictions", e.predictions,
+                         "Also write the scores (.npy): the prediction output of each digit, e.g. "
+                         "float32 logits [N, 10]; a row's argmax is its class");
+  add_threads_option(*verbs.eval, verbs.threads, "Threads the kernels may use (default 1)");
   verbs.eval->add_option(
       "--mnist-dir", e.data.mnist_dir,
       "MNIST digits folder (default: $NODEFLOW_MNIST_DIR or .cache/mnist/digits)");
+  add_max_initializer_bytes(*verbs.eval, e.read);
+  add_max_tensor_bytes(*verbs.eval, e.max_tensor_bytes);
 }
 
 bool run_training_verb(TrainingVerbs& verbs, std::ostream& out) {

@@ -7,10 +7,17 @@
 #include <ostream>
 #include <string>
 
+#include "core/executor.hpp"
+#include "serialization/json_reader.hpp"
+
 namespace nodeflow::cli {
 
 /// Where the samples come from: `--data mnist` reads the MNIST digits from
-/// `mnist_dir` (default: $NODEFLOW_MNIST_DIR, else .cache/mnist/digits).
+/// `mnist_dir` (default: $NODEFLOW_MNIST_DIR, else .cache/mnist/digits). A
+/// folder that lacks one of 0.json ... 9.json is refused (IoError) before any
+/// is read, naming the missing files, the folder and where it came from, and
+/// every way to provide the data (scripts/fetch_mnist.sh, --mnist-dir,
+/// NODEFLOW_MNIST_DIR).
 struct DataRequest {
   std::string name;  ///< "mnist"
   std::filesystem::path mnist_dir;
@@ -25,9 +32,13 @@ struct TrainRequest {
   std::filesystem::path metrics_csv;  ///< default: OUT with ".metrics.csv" for ".json"
   std::filesystem::path chart;        ///< default: OUT with ".chart.svg"
   std::filesystem::path checkpoint;   ///< default: OUT with ".checkpoint.json"
-  std::filesystem::path predictions;  ///< optional .npy of the test-set predictions
+  /// Optional .npy of the held-out set's scores: the prediction output per
+  /// digit, [2000, 10] in its dtype (float32 logits for the examples).
+  std::filesystem::path predictions;
   std::optional<int> threads;         ///< overrides the configuration's
   std::optional<long long> epochs;    ///< overrides the configuration's
+  ReadOptions read;                   ///< --max-initializer-bytes (the graph and its reload)
+  std::uint64_t max_tensor_bytes = kDefaultMaxTensorBytes;  ///< --max-tensor-bytes
 };
 
 /// First checks, before anything is loaded or created, where the files go:
@@ -36,11 +47,15 @@ struct TrainRequest {
 /// `output`: training in place) or the configuration, or when the chart's name ends in neither
 /// .svg nor .png; IoError naming the option and the path when a destination is
 /// a directory or its directory cannot be created or written in. Then loads the
-/// graph and configuration, trains on the training split (logging
-/// progress on stderr), keeps the metrics CSV, chart and checkpoint up to date,
-/// saves the trained graph to `output` (atomically), reloads it and checks that
-/// it predicts the held-out set exactly as the network in memory (Error when
-/// not), then prints a summary and the held-out confusion matrix to `out`.
+/// graph and configuration, checks the bindings against the graph before the
+/// data are read (InvalidGraph naming the graph's tensors and --config's
+/// "bindings"), trains on the training split (logging progress on stderr),
+/// keeps the metrics CSV, chart and checkpoint up to date (one that cannot be
+/// written is a warning: Trainer::fit), saves the trained graph to `output`
+/// (atomically; IoError naming the last good checkpoint and its epoch, or that
+/// none was saved, when that fails), reloads it and checks that it predicts
+/// the held-out set exactly as the network in memory (Error when not), then
+/// prints a summary and the held-out confusion matrix to `out`.
 void train_model(const TrainRequest& request, std::ostream& out);
 
 /// `nodeflow eval GRAPH --data mnist`.
@@ -49,14 +64,21 @@ struct EvalRequest {
   DataRequest data;
   std::string split = "test";    ///< "test", "train" or "all"
   std::filesystem::path config;  ///< optional: bindings and eval_batch_size from a training config
-  std::filesystem::path predictions;  ///< optional .npy of the predictions
+  /// Optional .npy of the scores: the prediction output per digit of the
+  /// split, [N, 10] in its dtype (float32 logits for the examples).
+  std::filesystem::path predictions;
   std::optional<int> threads;
+  ReadOptions read;  ///< --max-initializer-bytes
+  std::uint64_t max_tensor_bytes = kDefaultMaxTensorBytes;  ///< --max-tensor-bytes
 };
 
 /// Evaluates the graph in inference mode and prints the loss, the accuracy,
 /// the per-class accuracy and the confusion matrix to `out`. UsageError,
 /// before anything is loaded, when `predictions` is the graph's or the
-/// configuration's file.
+/// configuration's file; InvalidGraph, before the data are read, when the
+/// bindings (`config`'s, else the defaults) do not fit the graph, naming the
+/// graph's tensors and how to give bindings (--config FILE and its
+/// "bindings").
 void evaluate_model(const EvalRequest& request, std::ostream& out);
 
 }  // namespace nodeflow::cli

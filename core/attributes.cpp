@@ -52,6 +52,7 @@ std::string describe(const AttrSpec& s) {
   return "a value";
 }
 
+// Strings come from documents and callers: shown escaped (printable).
 std::string to_string(const AttrValue& v) {
   std::ostringstream os;
   os.precision(17);
@@ -59,7 +60,7 @@ std::string to_string(const AttrValue& v) {
       [&](const auto& x) {
         using X = std::decay_t<decltype(x)>;
         if constexpr (std::is_same_v<X, std::string>) {
-          os << '"' << x << '"';
+          os << '"' << printable(x, 200) << '"';
         } else if constexpr (std::is_same_v<X, std::int64_t> || std::is_same_v<X, double>) {
           os << x;
         } else {
@@ -67,7 +68,7 @@ std::string to_string(const AttrValue& v) {
           for (std::size_t i = 0; i < x.size(); ++i) {
             if (i) os << ", ";
             if constexpr (std::is_same_v<X, std::vector<std::string>>)
-              os << '"' << x[i] << '"';
+              os << '"' << printable(x[i], 200) << '"';
             else
               os << x[i];
           }

@@ -13,6 +13,57 @@ std::string step_path(const Graph& g, const Graph::Step& s) {
   return "nodes[" + std::to_string(s.def_index) + "] (" + g.def().nodes[s.def_index].name + ")";
 }
 
+// Refuses a tensor of `info` (a static shape) over `limit` bytes, before it exists.
+void check_tensor_bytes(const Graph& g, const Graph::Step& step, std::size_t k,
+                        const TensorInfo& info, std::uint64_t limit) {
+  // Not element_count: a run-time shape may overflow int64, and is then over
+  // any limit too. A dimension 0 makes the tensor empty whatever the others.
+  if (std::find(info.shape.begin(), info.shape.end(), 0) != info.shape.end()) return;
+  std::uint64_t bytes = dtype_size(info.dtype);
+  bool overflows = false;
+  for (const std::int64_t d : info.shape)
+    overflows = overflows || __builtin_mul_overflow(bytes, static_cast<std::uint64_t>(d), &bytes);
+  if (!overflows && bytes <= limit) return;
+  throw RunError(step_path(g, step) + ": output '" + step.outputs[k] + "' of shape " +
+                 to_string(info.shape) + " and dtype " + std::string(dtype_name(info.dtype)) +
+                 " would take " + (overflows ? "more than 2^64" : std::to_string(bytes)) +
+                 " bytes, over the limit of " + std::to_string(limit) +
+                 " bytes per tensor (ExecutorOptions::max_tensor_bytes; on the command line "
+                 "--max-tensor-bytes)");
+}
+
+// Shape inference for the run's actual inputs, so that an output too large for
+// the limit is refused before the node allocates it. Every input's value is
+// known now, so every one is a constant to infer (Reshape's shape, MaxUnpool's
+// output_shape, whatever their source).
+class RunTimeInference {
+ public:
+  void check(const Graph& g, const Graph::Step& step, const std::vector<Tensor>& in,
+             std::uint64_t limit) {
+    infos_.clear();
+    ctx_.inputs.clear();
+    ctx_.constants.clear();
+    ctx_.num_outputs = step.outputs.size();
+    for (const Tensor& t : in)
+      infos_.push_back(t.empty() ? TensorInfo{} : TensorInfo{t.dtype(), t.shape()});
+    for (std::size_t k = 0; k < in.size(); ++k) {
+      ctx_.inputs.push_back(in[k].empty() ? nullptr : &infos_[k]);
+      ctx_.constants.push_back(in[k].empty() ? nullptr : &in[k]);
+    }
+    const std::vector<TensorInfo> out = with_lazy_context([&] { return step_path(g, step); },
+                                                          [&] { return step.node->infer(ctx_); });
+    // Graph's constructor checked the output count. A shape that inference
+    // cannot tell even now (data-dependent) is checked once the node has
+    // made it (Workspace::store).
+    for (std::size_t k = 0; k < step.outputs.size() && k < out.size(); ++k)
+      if (is_static(out[k].shape)) check_tensor_bytes(g, step, k, out[k], limit);
+  }
+
+ private:
+  std::vector<TensorInfo> infos_;
+  InferContext ctx_;
+};
+
 // A run-time input must have the declared dtype and fit the declared shape
 // (dynamic dimensions are free).
 void check_feeds(const Graph& g, const TensorMap& feeds) {
@@ -41,8 +92,9 @@ void check_feeds(const Graph& g, const TensorMap& feeds) {
 // Tensors of one pass by slot, each freed once its last reader has run.
 class Workspace {
  public:
-  Workspace(const Graph& g, const TensorMap& feeds, const std::vector<std::size_t>& reads)
-      : graph_(g), values_(g.tensor_count()), remaining_(reads) {
+  Workspace(const Graph& g, const TensorMap& feeds, const std::vector<std::size_t>& reads,
+            std::uint64_t max_tensor_bytes)
+      : graph_(g), values_(g.tensor_count()), remaining_(reads), max_tensor_bytes_(max_tensor_bytes) {
     const auto& inputs = g.def().inputs;
     for (std::size_t i = 0; i < inputs.size(); ++i) values_[i] = feeds.find(inputs[i].name)->second;
     for (std::size_t i = 0; i < g.def().initializers.size(); ++i)
@@ -67,6 +119,9 @@ class Workspace {
                        std::string(dtype_name(got.dtype())) + " and shape " +
                        to_string(got.shape()) + ", inferred " + std::string(dtype_name(want.dtype)) +
                        " " + to_string(want.shape));
+      // Too late to spare the memory, but the limit holds for every tensor a
+      // run keeps, including one whose size no inference could tell in advance.
+      check_tensor_bytes(graph_, step, k, TensorInfo{got.dtype(), got.shape()}, max_tensor_bytes_);
       if (remaining_[slot] > 0) values_[slot] = std::move(outputs[k]);  // else nobody reads it
     }
   }
@@ -95,6 +150,7 @@ class Workspace {
   const Graph& graph_;
   std::vector<Tensor> values_;
   std::vector<std::size_t> remaining_;  ///< readers still to run; graph outputs one more
+  std::uint64_t max_tensor_bytes_;
 };
 
 // One forward pass; `run` non-null in training mode.
@@ -109,19 +165,21 @@ std::uint64_t mix(std::uint64_t x) {
 TensorMap forward_pass(const Graph& g, const detail::ExecutionPlan& plan, const TensorMap& feeds,
                        TrainingRun* run, std::vector<std::vector<Tensor>>* saved,
                        std::vector<std::vector<TensorInfo>>* input_infos, std::uint64_t seed,
-                       TensorMap* updates, int threads) {
+                       TensorMap* updates, const ExecutorOptions& options) {
   check_feeds(g, feeds);
-  Workspace ws(g, feeds, plan.reads);
+  Workspace ws(g, feeds, plan.reads, options.max_tensor_bytes);
+  RunTimeInference inference;
   std::vector<Tensor> in;
   std::vector<Tensor> out;
   for (std::size_t s = 0; s < g.steps().size(); ++s) {
     const Graph::Step& step = g.steps()[s];
     ws.gather_inputs(step, in);
+    if (plan.infer_at_run[s]) inference.check(g, step, in, options.max_tensor_bytes);
     out.assign(step.outputs.size(), Tensor{});
     const bool keep = run != nullptr && step.node->config().training;
     std::vector<std::pair<std::size_t, Tensor>> node_updates;
     ForwardContext ctx{in, out, keep ? &(*saved)[s] : nullptr, mix(seed ^ mix(s)),
-                       keep ? &node_updates : nullptr, threads};
+                       keep ? &node_updates : nullptr, options.threads};
     with_lazy_context([&] { return step_path(g, step); }, [&] { step.node->forward(ctx); });
     for (auto& [k, value] : node_updates) {
       const Initializer* init =
@@ -165,10 +223,23 @@ Executor::Executor(const Graph& graph, ExecutorOptions options)
   std::iota(plan_.outputs_by_name.begin(), plan_.outputs_by_name.end(), std::size_t{0});
   std::stable_sort(plan_.outputs_by_name.begin(), plan_.outputs_by_name.end(),
                    [&](std::size_t a, std::size_t b) { return names[a] < names[b]; });
+  // Outputs whose shape the graph fixes are refused now rather than after the
+  // nodes before them have run; the others wait for the run's shapes.
+  plan_.infer_at_run.assign(graph.steps().size(), 0);
+  for (std::size_t s = 0; s < graph.steps().size(); ++s) {
+    const Graph::Step& step = graph.steps()[s];
+    for (std::size_t k = 0; k < step.outputs.size(); ++k) {
+      const TensorInfo& info = graph.tensor_info(step.output_slots[k]);
+      if (is_static(info.shape))
+        check_tensor_bytes(graph, step, k, info, options_.max_tensor_bytes);
+      else
+        plan_.infer_at_run[s] = 1;
+    }
+  }
 }
 
 TensorMap Executor::run(const TensorMap& feeds) const {
-  return forward_pass(graph_, plan_, feeds, nullptr, nullptr, nullptr, 0, nullptr, options_.threads);
+  return forward_pass(graph_, plan_, feeds, nullptr, nullptr, nullptr, 0, nullptr, options_);
 }
 
 TrainingRun Executor::forward(const TensorMap& feeds, std::uint64_t seed) const {
@@ -176,8 +247,8 @@ TrainingRun Executor::forward(const TensorMap& feeds, std::uint64_t seed) const 
   r.graph_ = &graph_;
   r.saved_.resize(graph_.steps().size());
   r.input_infos_.resize(graph_.steps().size());
-  r.outputs_ = forward_pass(graph_, plan_, feeds, &r, &r.saved_, &r.input_infos_, seed, &r.updates_,
-                            options_.threads);
+  r.outputs_ =
+      forward_pass(graph_, plan_, feeds, &r, &r.saved_, &r.input_infos_, seed, &r.updates_, options_);
   r.feeds_ = feeds;
   return r;
 }

@@ -37,11 +37,27 @@ class TrainingRun {
   bool consumed_ = false;
 };
 
+/// The default of ExecutorOptions::max_tensor_bytes: 4 GiB. Large enough for
+/// the activations of the networks people train on one machine (VGG-16's
+/// largest, float32 [256, 64, 224, 224] at batch 256, is 3.3 GB), small enough
+/// that a graph asking for an absurd tensor (a Conv padded by 100000 on an 8x8
+/// image wants 160 GB) is refused with a message instead of exhausting memory.
+inline constexpr std::uint64_t kDefaultMaxTensorBytes = std::uint64_t{4} << 30;
+
 /// Settings of an Executor.
 struct ExecutorOptions {
   /// Threads each node's kernels may use (the one thread-count setting of a
   /// run; kernels that do not split their work ignore it). Must be >= 1.
   int threads = 1;
+  /// Bytes (element count x dtype size) that any one output of a node may
+  /// take. Checked before the node runs, from the output shapes that shape
+  /// inference gives for the run's actual input shapes and values; a node
+  /// output whose shape is fixed by the graph alone is checked when the
+  /// Executor is made. Graph inputs and initializers are not checked (they
+  /// exist already; ReadOptions::max_initializer_bytes bounds the latter).
+  /// Buffers a kernel keeps to itself (Conv's im2col columns) are not tensors
+  /// and are not counted. The command line's --max-tensor-bytes.
+  std::uint64_t max_tensor_bytes = kDefaultMaxTensorBytes;
 };
 
 namespace detail {
@@ -49,6 +65,9 @@ namespace detail {
 struct ExecutionPlan {
   std::vector<std::size_t> reads;            ///< per slot: readers, plus one for graph outputs
   std::vector<std::size_t> outputs_by_name;  ///< positions in def().outputs, sorted by name
+  /// Per step: some output shape depends on the run's input shapes, so shape
+  /// inference runs again before the node (for ExecutorOptions::max_tensor_bytes).
+  std::vector<std::uint8_t> infer_at_run;
 };
 }  // namespace detail
 
@@ -57,18 +76,27 @@ struct ExecutionPlan {
 /// every method is safe to call from several threads at once.
 class Executor {
  public:
-  /// Throws InvalidAttribute if options.threads < 1.
+  /// Throws InvalidAttribute if options.threads < 1, RunError (as run() does)
+  /// for a node output whose shape the graph fixes and whose bytes exceed
+  /// options.max_tensor_bytes.
   explicit Executor(const Graph& graph, ExecutorOptions options = {});
 
   /// Inference. `feeds` holds every graph input (dtype must match; shape must
   /// match the declared one, dynamic dims free). Returns every graph output.
   /// Each intermediate tensor is freed once its last consumer has run.
   /// Throws ShapeMismatch / UnsupportedDType / InvalidGraph naming the input,
-  /// RunError for failures inside a node (prefixed by the node name).
+  /// RunError for failures inside a node (prefixed by the node name), and
+  /// RunError before a node runs when one of its outputs would exceed
+  /// options().max_tensor_bytes: "nodes[0] (conv): output 'y' of shape
+  /// [1, 1, 200006, 200006] and dtype float32 would take 160009600144 bytes,
+  /// over the limit of 4294967296 bytes per tensor (...)". Shape inference
+  /// runs again for the nodes whose output shapes depend on the run, so its
+  /// errors (ShapeMismatch, ...) may come before the node's own.
   TensorMap run(const TensorMap& feeds) const;
 
   /// Training-mode forward: nodes with training=true save what backward needs.
   /// `seed` drives the random nodes (Dropout): the same seed gives the same masks.
+  /// Throws as run() does.
   TrainingRun forward(const TensorMap& feeds, std::uint64_t seed = 0) const;
 
   /// Backward through the whole graph in reverse topological order, seeded with

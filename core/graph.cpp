@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "core/errors.hpp"
+#include "core/names.hpp"
 #include "core/registry.hpp"
 
 namespace nodeflow {
@@ -38,6 +39,17 @@ void require_countable(const Shape& shape, const std::string& what) {
 
 }  // namespace
 
+void detail::check_node_names(std::size_t index, const NodeDef& n) {
+  check_name(n.name, [&] { return "nodes[" + std::to_string(index) + "].name"; });
+  for (std::size_t k = 0; k < n.inputs.size(); ++k)
+    check_name(n.inputs[k], [&] { return node_path(index, n) + ".inputs[" + std::to_string(k) + "]"; });
+  if (n.specified_outputs_name)
+    for (std::size_t k = 0; k < n.specified_outputs_name->size(); ++k)
+      check_name((*n.specified_outputs_name)[k], [&] {
+        return node_path(index, n) + ".specified_outputs_name[" + std::to_string(k) + "]";
+      });
+}
+
 std::string default_output_name(const std::string& node, std::size_t i) {
   return i == 0 ? node : node + ":" + std::to_string(i);
 }
@@ -62,6 +74,8 @@ Graph::Graph(GraphDef def) : def_(std::move(def)), name_index_(std::make_unique<
   slot_of_.reserve(expected_tensors);
   slot_names_.reserve(expected_tensors);
   slot_infos_.reserve(expected_tensors);
+  // Names are checked before any message can print one.
+  check_name(def_.name, [] { return std::string("name"); });
   // A second definition of a name is reported where it happens.
   auto define = [&](const std::string& name, const auto& where) {
     if (name.empty()) throw InvalidGraph(where() + ": tensor name is empty");
@@ -75,6 +89,7 @@ Graph::Graph(GraphDef def) : def_(std::move(def)), name_index_(std::make_unique<
 
   for (std::size_t i = 0; i < def_.inputs.size(); ++i) {
     const GraphInput& in = def_.inputs[i];
+    check_name(in.name, [&] { return "inputs[" + std::to_string(i) + "].name"; });
     auto where = [&] { return "inputs[" + std::to_string(i) + "] (" + in.name + ")"; };
     const std::size_t slot = define(in.name, [&] { return where() + ".name"; });
     require_graph_dtype(in.info.dtype, where());
@@ -85,6 +100,7 @@ Graph::Graph(GraphDef def) : def_(std::move(def)), name_index_(std::make_unique<
   }
   for (std::size_t i = 0; i < def_.initializers.size(); ++i) {
     const Initializer& init = def_.initializers[i];
+    check_name(init.name, [&] { return "initializers[" + std::to_string(i) + "].name"; });
     auto where = [&] { return "initializers[" + std::to_string(i) + "] (" + init.name + ")"; };
     const std::size_t slot = define(init.name, [&] { return where() + ".name"; });
     if (init.value.empty()) throw InvalidGraph(where() + ".data: initializer has no value");
@@ -103,14 +119,15 @@ Graph::Graph(GraphDef def) : def_(std::move(def)), name_index_(std::make_unique<
   std::vector<std::size_t> producer(expected_tensors, kAbsent);  // slot -> node index
   for (std::size_t i = 0; i < node_count; ++i) {
     const NodeDef& n = def_.nodes[i];
+    detail::check_node_names(i, n);
     auto where = [&] { return node_path(i, n); };
     if (n.name.empty()) throw InvalidGraph(where() + ".name: node name is empty");
     if (!node_names.insert(n.name).second)
       throw InvalidGraph(where() + ".name: duplicate node name '" + n.name + "'");
     const OpSchema* schema = registry.find(n.op_type);
     if (!schema)
-      throw InvalidGraph(where() + ".op_type: unknown op_type '" + n.op_type + "' (known: " +
-                         join(registry.names()) + ")");
+      throw InvalidGraph(where() + ".op_type: unknown op_type '" + printable(n.op_type, 200) +
+                         "' (known: " + join(registry.names()) + ")");
     with_lazy_context(where, [&] { validate_attributes(n.op_type, schema->attributes, n.attributes); });
     if (n.inputs.size() < schema->min_inputs || n.inputs.size() > schema->inputs.size())
       throw InvalidGraph(where() + ".inputs: " + n.op_type + " takes " +
@@ -165,6 +182,7 @@ Graph::Graph(GraphDef def) : def_(std::move(def)), name_index_(std::make_unique<
   }
   output_slots_.reserve(def_.outputs.size());
   for (std::size_t k = 0; k < def_.outputs.size(); ++k) {
+    check_name(def_.outputs[k], [&] { return "outputs[" + std::to_string(k) + "]"; });
     const std::size_t s = slot(def_.outputs[k]);
     if (s == kAbsent)
       throw InvalidGraph("outputs[" + std::to_string(k) + "]: tensor '" + def_.outputs[k] +
@@ -268,7 +286,8 @@ std::size_t Graph::slot(const std::string& tensor) const {
 
 const TensorInfo& Graph::info(const std::string& tensor) const {
   const std::size_t s = slot(tensor);
-  if (s == kAbsent) throw InvalidGraph("tensor '" + tensor + "' is not in the graph");
+  if (s == kAbsent)
+    throw InvalidGraph("tensor '" + printable(tensor, 200) + "' is not in the graph");
   return slot_infos_[s];
 }
 
@@ -291,7 +310,7 @@ std::int64_t Graph::parameter_count() const {
 
 void Graph::set_initializer(const std::string& name, Tensor value) {
   const Initializer* found = initializer(name);
-  if (found == nullptr) throw InvalidGraph("'" + name + "' is not an initializer");
+  if (found == nullptr) throw InvalidGraph("'" + printable(name, 200) + "' is not an initializer");
   Initializer& init = def_.initializers[static_cast<std::size_t>(found - def_.initializers.data())];
   if (value.dtype() != init.value.dtype())
     throw UnsupportedDType("initializer '" + name + "': expected dtype " +

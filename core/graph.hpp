@@ -51,9 +51,18 @@ struct GraphDef {
 /// Output i of node `node`: "node" for i = 0, "node:i" otherwise.
 std::string default_output_name(const std::string& node, std::size_t i);
 
-/// A validated graph. Construction checks everything (unknown ops and
-/// attributes, attribute values, missing or duplicate names, cycles, dtypes and
-/// shapes where known) and throws on the first problem, naming it
+namespace detail {
+/// check_name (core/names.hpp) on the names of node `index`: its name
+/// ("nodes[2].name"), its inputs ("nodes[2] (p).inputs[0]"; "" passes) and its
+/// specified_outputs_name, in that order. Graph and GraphBuilder share it.
+void check_node_names(std::size_t index, const NodeDef& node);
+}  // namespace detail
+
+/// A validated graph. Construction checks everything (names, as check_name
+/// in core/names.hpp does: "nodes[2].name: a name must not contain control
+/// characters (U+001B at byte 3)"; unknown ops and attributes, attribute
+/// values, missing or duplicate names, cycles, dtypes and shapes where known)
+/// and throws on the first problem, naming it
 /// ("nodes[3] (pool1).attributes.kernel_shape: ..."); a Graph that exists is valid.
 class Graph {
  public:

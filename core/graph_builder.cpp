@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "core/errors.hpp"
+#include "core/names.hpp"
 #include "core/registry.hpp"
 
 namespace nodeflow {
@@ -28,7 +29,10 @@ std::string undefined_tensor(const std::string& where, const std::string& tensor
 
 }  // namespace
 
-GraphBuilder::GraphBuilder(std::string name) { def_.name = std::move(name); }
+GraphBuilder::GraphBuilder(std::string name) {
+  check_name(name, [] { return std::string("name"); });
+  def_.name = std::move(name);
+}
 
 void GraphBuilder::check_new_tensor(const std::string& name, const std::string& where) const {
   if (name.empty()) throw InvalidGraph(where + ": tensor name is empty");
@@ -38,6 +42,7 @@ void GraphBuilder::check_new_tensor(const std::string& name, const std::string& 
 }
 
 GraphBuilder& GraphBuilder::add_input(const std::string& name, DType dtype, Shape shape) {
+  check_name(name, [&] { return "inputs[" + std::to_string(def_.inputs.size()) + "].name"; });
   const std::string where = "inputs[" + std::to_string(def_.inputs.size()) + "] (" + name + ")";
   check_new_tensor(name, where + ".name");
   require_graph_dtype(dtype, where);
@@ -60,6 +65,8 @@ GraphBuilder& GraphBuilder::add_input(const std::string& name, DType dtype, Shap
 }
 
 GraphBuilder& GraphBuilder::add_initializer(const std::string& name, Tensor value, bool trainable) {
+  check_name(name,
+             [&] { return "initializers[" + std::to_string(def_.initializers.size()) + "].name"; });
   const std::string where =
       "initializers[" + std::to_string(def_.initializers.size()) + "] (" + name + ")";
   check_new_tensor(name, where + ".name");
@@ -89,6 +96,7 @@ const std::vector<std::string>& GraphBuilder::add_node(const std::string& op_typ
 
 const std::vector<std::string>& GraphBuilder::add_node(NodeDef n) {
   const std::size_t index = def_.nodes.size();
+  detail::check_node_names(index, n);
   const std::string where = node_path(index, n.name);
   if (n.name.empty()) throw InvalidGraph(where + ".name: node name is empty");
   if (node_names_.count(n.name))
@@ -96,7 +104,7 @@ const std::vector<std::string>& GraphBuilder::add_node(NodeDef n) {
   const OpRegistry& registry = OpRegistry::global();
   const OpSchema* schema = registry.find(n.op_type);
   if (!schema)
-    throw InvalidGraph(where + ".op_type: unknown op_type '" + n.op_type +
+    throw InvalidGraph(where + ".op_type: unknown op_type '" + printable(n.op_type, 200) +
                        "' (known: " + join(registry.names()) + ")");
   with_context(where, [&] { validate_attributes(n.op_type, schema->attributes, n.attributes); });
   if (n.inputs.size() < schema->min_inputs || n.inputs.size() > schema->inputs.size())
@@ -167,6 +175,7 @@ const std::vector<std::string>& GraphBuilder::add_node(NodeDef n) {
 }
 
 GraphBuilder& GraphBuilder::add_output(const std::string& tensor) {
+  check_name(tensor, [&] { return "outputs[" + std::to_string(def_.outputs.size()) + "]"; });
   if (!infos_.count(tensor))
     throw InvalidGraph(
         undefined_tensor("outputs[" + std::to_string(def_.outputs.size()) + "]", tensor));
@@ -176,7 +185,8 @@ GraphBuilder& GraphBuilder::add_output(const std::string& tensor) {
 
 const TensorInfo& GraphBuilder::info(const std::string& tensor) const {
   const auto it = infos_.find(tensor);
-  if (it == infos_.end()) throw InvalidGraph("tensor '" + tensor + "' is not in the graph");
+  if (it == infos_.end())
+    throw InvalidGraph("tensor '" + printable(tensor, 200) + "' is not in the graph");
   return it->second;
 }
 

@@ -14,7 +14,8 @@
 namespace nodeflow {
 
 /// Adds graph inputs, initializers, nodes and outputs to a GraphDef, checking
-/// each addition against what is already there: names unique, op_type known,
+/// each addition against what is already there: names valid (check_name in
+/// core/names.hpp; the graph's own name in the constructor) and unique, op_type known,
 /// attributes valid for the op's schema, input count, every input already
 /// defined, and dtype/shape inference. A node's inputs must exist when it is
 /// added, so a built graph is in topological order and acyclic by construction

@@ -25,7 +25,11 @@ struct NodeConfig {
 };
 
 /// Arguments of Node::infer. `inputs[i]` is nullptr for an absent optional input;
-/// `constants[i]` is the value of a non-trainable initializer input, else nullptr.
+/// `constants[i]` is the input's value where it is known, else nullptr: at load,
+/// the value of a non-trainable initializer; in the executor's run-time
+/// inference (output sizes checked before the node runs,
+/// ExecutorOptions::max_tensor_bytes), every present input's value. A value
+/// that infer checks (a ratio, a variance) is thus checked in both.
 struct InferContext {
   std::vector<const TensorInfo*> inputs;
   std::vector<const Tensor*> constants;

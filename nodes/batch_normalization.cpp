@@ -19,6 +19,11 @@
 // m = N*D1*..*Dn); normalization itself uses the biased variance in both.
 // Gradients: X, scale and B (batch statistics as functions of X); none for
 // input_mean and input_var, which Y does not read in training mode.
+// A running variance below 0 is refused (InvalidAttribute naming the channel
+// and the value) in either mode, since no variance is negative and inference
+// would give NaN for the whole channel: at load when input_var is a constant
+// (non-trainable initializer), else when it arrives at run time. NaN passes
+// through as IEEE arithmetic says, like NaN in any other input.
 #include <cmath>
 
 #include "core/errors.hpp"
@@ -55,12 +60,14 @@ class BatchNormalizationNode final : public Node {
     check_float_input("BatchNormalization", 0, "X", x.dtype);
     check_shapes(x.shape, [&](std::size_t k) { return ctx.inputs[k]->shape; });
     for (std::size_t k = 1; k < 5; ++k) check_float_input("BatchNormalization", k, kInputNames[k], ctx.inputs[k]->dtype);
+    if (ctx.constants.size() > 4 && ctx.constants[4]) check_variance(*ctx.constants[4]);
     return {x, *ctx.inputs[3], *ctx.inputs[4]};
   }
 
   void forward(const ForwardContext& ctx) const override {
     const Tensor& x_in = ctx.inputs[0];
     check_shapes(x_in.shape(), [&](std::size_t k) { return ctx.inputs[k].shape(); });
+    check_variance(ctx.inputs[4]);
     const Tensor x = to_compute(x_in);
     const DType ct = x.dtype();
     const Tensor scale = as_dtype(ctx.inputs[1], ct);
@@ -162,6 +169,19 @@ class BatchNormalizationNode final : public Node {
         throw ShapeMismatch("input " + std::to_string(k) + " (" + kInputNames[k] + ") has shape " + to_string(s) +
                             "; it needs [C] = [" + (x[1] == kDynamicDim ? "?" : std::to_string(x[1])) + "]");
     }
+  }
+
+  // input_var holds no value below 0 (NaN passes).
+  static void check_variance(const Tensor& var) {
+    visit_float_dtype(var.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* v = var.data<T>();
+      for (std::int64_t c = 0; c < var.numel(); ++c)
+        if (static_cast<double>(v[c]) < 0)
+          throw InvalidAttribute("input 4 (input_var): channel " + std::to_string(c) + " holds " +
+                                 to_string(AttrValue{static_cast<double>(v[c])}) +
+                                 "; a variance cannot be below 0 (the channel's outputs would be NaN)");
+    });
   }
 
   // Two passes (mean, then squared deviations): no cancellation for large means.

@@ -41,8 +41,10 @@ template <typename T> void softmax_forward(AxisView v, const T* x, T* y) {
 template <typename T> void log_softmax_forward(AxisView v, const T* x, T* y) {
   for_each_line(v, [&](std::int64_t b) {
     const auto [max, sum] = line_stats(v, x + b);
-    const T shift = max + std::log(sum);
-    for (std::int64_t j = 0; j < v.n; ++j) y[b + j * v.inner] = x[b + j * v.inner] - shift;
+    // (x - max) first: max + log(sum) would round log(sum) away against a large
+    // max (float32 logits [1e8, 1e8] gave 0, not -log 2).
+    const T log_sum = std::log(sum);
+    for (std::int64_t j = 0; j < v.n; ++j) y[b + j * v.inner] = (x[b + j * v.inner] - max) - log_sum;
   });
 }
 

@@ -16,7 +16,9 @@ struct AxisView {
 
 /// y = exp(x - max) / sum(exp(x - max)) along the axis.
 template <typename T> void softmax_forward(AxisView v, const T* x, T* y);
-/// y = x - max - log(sum(exp(x - max))) along the axis.
+/// y = (x - max) - log(sum(exp(x - max))) along the axis, in that order: the
+/// difference x - max is exact near the maximum, so y is accurate for any
+/// magnitude of x.
 template <typename T> void log_softmax_forward(AxisView v, const T* x, T* y);
 /// dx = y * (dy - sum(dy * y)) from the softmax output y (dx overwritten).
 template <typename T> void softmax_backward(AxisView v, const T* y, const T* dy, T* dx);

@@ -73,10 +73,9 @@ std::vector<std::string> read_names(const Json& v, const std::string& path, cons
   if (!v.is_array()) expected(path, what, v);
   std::vector<std::string> out;
   out.reserve(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (!v[i].is_string()) expected(path + "[" + std::to_string(i) + "]", "a tensor name (a string)", v[i]);
-    out.push_back(v[i].get<std::string>());
-  }
+  for (std::size_t i = 0; i < v.size(); ++i)
+    out.push_back(json_detail::read_name(v[i], path + "[" + std::to_string(i) + "]",
+                                         "a tensor name (a string)"));
   return out;
 }
 
@@ -97,7 +96,7 @@ GraphInput read_input(const Json& item, const std::string& path) {
   if (!item.is_object()) expected(path, "an object with name, dtype and shape", item);
   json_detail::check_keys(item, path, {"name", "dtype", "shape"}, {});
   GraphInput in;
-  in.name = json_detail::get_string(item, path, "name", "a tensor name (a string)");
+  in.name = json_detail::read_name(item.at("name"), child(path, "name"), "a tensor name (a string)");
   in.info.dtype = read_dtype(item, path);
   in.info.shape = read_shape(item, path, true);
   return in;
@@ -127,7 +126,8 @@ void reserve_initializer_bytes(const Shape& shape, DType dtype, const std::strin
                        " bytes for initializers" +
                        (total > 0 ? " (" + std::to_string(total) + " already taken by earlier ones)"
                                   : std::string()) +
-                       " (ReadOptions::max_initializer_bytes)");
+                       " (ReadOptions::max_initializer_bytes; on the command line "
+                       "--max-initializer-bytes)");
   total += bytes;
 }
 
@@ -144,7 +144,8 @@ PendingInitializer check_initializer(Json& item, const std::string& path,
     throw InvalidGraph(path + ": 'data' and 'init' exclude each other (give one)");
   PendingInitializer p;
   p.path = path;
-  p.init.name = json_detail::get_string(item, path, "name", "a tensor name (a string)");
+  p.init.name =
+      json_detail::read_name(item.at("name"), child(path, "name"), "a tensor name (a string)");
   p.dtype = read_dtype(item, path);
   p.shape = read_shape(item, path, false);
   if (element_count(p.shape) >
@@ -177,7 +178,7 @@ NodeDef read_node(const Json& item, const std::string& path, const OpRegistry& r
   json_detail::check_keys(item, path, {"op_type", "name", "inputs"},
                           {"attributes", "specified_outputs_name", "training", "lda_coeff"});
   NodeDef node;
-  node.name = json_detail::get_string(item, path, "name", "a node name (a string)");
+  node.name = json_detail::read_name(item.at("name"), child(path, "name"), "a node name (a string)");
   node.op_type = json_detail::get_string(item, path, "op_type", "an op_type (a string)");
   const OpSchema* schema = registry.find(node.op_type);
   if (!schema) {
@@ -230,9 +231,8 @@ class ListReader : public json_detail::ElementSink {
       if (key == "inputs") {
         def_.inputs.push_back(read_input(item, element_path("inputs", i, item)));
       } else if (key == "outputs") {
-        if (!item.is_string())
-          expected("outputs[" + std::to_string(i) + "]", "a tensor name (a string)", item);
-        def_.outputs.push_back(item.get<std::string>());
+        def_.outputs.push_back(json_detail::read_name(item, "outputs[" + std::to_string(i) + "]",
+                                                      "a tensor name (a string)"));
       } else if (key == "initializers") {
         // Built only once the whole list is counted (build_initializers).
         pending_.push_back(check_initializer(item, element_path("initializers", i, item), options_,
@@ -310,8 +310,7 @@ GraphDef parse_graph_def(std::string_view text, const OpRegistry& registry,
   // the document holds them (its array there is empty now).
   GraphDef& def = lists.def();
   if (const auto it = doc.find("name"); it != doc.end()) {
-    if (!it->is_string()) expected("name", "a string", *it);
-    def.name = it->get<std::string>();
+    def.name = json_detail::read_name(*it, "name", "a string");
   }
   required_list(doc, "inputs", "a list of graph inputs");
   lists.check("inputs");

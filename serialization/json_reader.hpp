@@ -10,12 +10,21 @@
 
 namespace nodeflow {
 
+/// The default of ReadOptions::max_initializer_bytes: 1 GiB, about twice the
+/// weights of the largest classic vision networks (VGG-16, 528 MiB of float32;
+/// VGG-19, 548 MiB), while a document of a few hundred bytes asking for more
+/// (an `init` rule of 1e9 float32 elements, 4 GB) is refused at once instead of
+/// being generated for a minute. Larger networks (BERT-large, 1.3 GB) need the
+/// limit raised.
+inline constexpr std::uint64_t kDefaultMaxInitializerBytes = std::uint64_t{1} << 30;
+
 /// Limits of the graph-document reader: a document comes from anywhere, and a
 /// short one must not be able to make the reader allocate without bound.
 struct ReadOptions {
   /// Bytes that all initializers of one document may hold together (`data`
-  /// lists, base64 and `init` rules alike). 4 GiB by default.
-  std::uint64_t max_initializer_bytes = std::uint64_t{4} << 30;
+  /// lists, base64 and `init` rules alike). The command line's
+  /// --max-initializer-bytes.
+  std::uint64_t max_initializer_bytes = kDefaultMaxInitializerBytes;
 };
 
 /// Parses a graph document into a GraphDef without building the Graph.
@@ -24,7 +33,11 @@ struct ReadOptions {
 /// column>"; NaN/Infinity tokens, trailing text, empty input and nesting deeper
 /// than 100 levels included), then the structure: a top-level object with
 /// `format` "nodeflow.graph", `version` 1, `inputs`, `outputs`, `nodes` (and
-/// optional `name`, `initializers`); no unknown keys anywhere; dtypes by name;
+/// optional `name`, `initializers`); no unknown keys anywhere; every name (the
+/// graph's, inputs', outputs', initializers', nodes', node inputs and
+/// specified_outputs_name) valid UTF-8 without control characters (check_name,
+/// core/names.hpp: `nodes[2].name: a name must not contain control characters
+/// (U+001B at byte 3)`); dtypes by name;
 /// shapes of non-negative integers (`null` -> kDynamicDim for graph inputs),
 /// whose element count must fit int64 (ShapeMismatch); initializer `data` as a
 /// flat row-major list of JSON numbers that fit the dtype (float16, bfloat16 and
@@ -55,8 +68,9 @@ struct ReadOptions {
 /// for huge shapes are refused without touching memory, naming the initializer
 /// that crosses the limit:
 /// InvalidGraph `initializers[0] (w).shape: [200000, 50000] float32 needs
-/// 40000000000 bytes, over the document's limit of 4294967296 bytes for
-/// initializers (ReadOptions::max_initializer_bytes)`.
+/// 40000000000 bytes, over the document's limit of 1073741824 bytes for
+/// initializers (ReadOptions::max_initializer_bytes; on the command line
+/// --max-initializer-bytes)`.
 GraphDef parse_graph_def(std::string_view text, const OpRegistry& registry = OpRegistry::global(),
                          const ReadOptions& options = {});
 

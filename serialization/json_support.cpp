@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/errors.hpp"
+#include "core/names.hpp"
 
 namespace nodeflow::json_detail {
 namespace {
@@ -279,7 +280,8 @@ std::string child(const std::string& path, std::string_view key) {
 std::string element(const std::string& path, std::size_t i, const Json& item) {
   std::string out = path + "[" + std::to_string(i) + "]";
   if (item.is_object())
-    if (const auto it = item.find("name"); it != item.end() && it->is_string())
+    if (const auto it = item.find("name"); it != item.end() && it->is_string() &&
+                                           name_problem(it->get_ref<const std::string&>()).empty())
       out += " (" + plain(it->get_ref<const std::string&>()) + ")";
   return out;
 }
@@ -335,6 +337,13 @@ std::string get_string(const Json& obj, const std::string& path, std::string_vie
   const Json& v = obj.at(key);
   if (!v.is_string()) expected(child(path, key), what, v);
   return v.get<std::string>();
+}
+
+std::string read_name(const Json& v, const std::string& path, const std::string& what) {
+  if (!v.is_string()) expected(path, what, v);
+  const auto& name = v.get_ref<const std::string&>();
+  check_name(name, [&] { return path; });
+  return name;
 }
 
 }  // namespace nodeflow::json_detail

@@ -7,36 +7,10 @@
 #include <limits>
 #include <system_error>
 
+#include "core/names.hpp"
+
 namespace nodeflow::json_text {
 namespace {
-
-/// Length of the valid UTF-8 sequence starting at s[i], 0 if invalid
-/// (RFC 3629, table 3-7 of the Unicode standard).
-std::size_t utf8_sequence(std::string_view s, std::size_t i) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = byte(i);
-  if (c < 0x80) return 1;
-  std::size_t n = 0;
-  unsigned char lo = 0x80, hi = 0xbf;  // allowed range of the second byte
-  if (c >= 0xc2 && c <= 0xdf) {
-    n = 2;
-  } else if (c >= 0xe0 && c <= 0xef) {
-    n = 3;
-    if (c == 0xe0) lo = 0xa0;  // overlong
-    if (c == 0xed) hi = 0x9f;  // surrogates
-  } else if (c >= 0xf0 && c <= 0xf4) {
-    n = 4;
-    if (c == 0xf0) lo = 0x90;  // overlong
-    if (c == 0xf4) hi = 0x8f;  // above U+10FFFF
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
-  for (std::size_t k = 2; k < n; ++k)
-    if ((byte(i + k) & 0xc0) != 0x80) return 0;
-  return n;
-}
 
 void append_number_text(std::string& out, const char* begin, const char* end) {
   out.append(begin, end);
@@ -87,7 +61,7 @@ void append_short_float(std::string& out, T v) {
 
 bool append_string(std::string& out, std::string_view s) {
   for (std::size_t i = 0; i < s.size();) {
-    const std::size_t n = utf8_sequence(s, i);
+    const std::size_t n = utf8_sequence_length(s, i);
     if (n == 0) return false;
     i += n;
   }

@@ -144,7 +144,7 @@ Tensor parse_npy(std::span<const std::byte> bytes, const std::string& source) {
 }
 
 Tensor read_npy(const std::filesystem::path& path) {
-  const std::string source = path.string();
+  const std::string source = printable(path.string(), std::string::npos);  // a user's path
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   // A pipe or a device (<(...), /dev/stdin) has no size; a regular file's is

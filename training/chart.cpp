@@ -1,15 +1,15 @@
 #include "training/chart.hpp"
 
 #include <spawn.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <system_error>
+#include <string_view>
 
 #include "core/errors.hpp"
 #include "serialization/atomic_file.hpp"
@@ -19,12 +19,7 @@ extern char** environ;
 namespace nodeflow::training {
 namespace {
 
-// A gnuplot single-quoted string: quotes are doubled, nothing else is special.
-std::string quoted(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("''") : std::string(1, c);
-  return out + "'";
-}
+std::string system_reason() { return std::strerror(errno); }
 
 std::string terminal_for(const std::filesystem::path& output) {
   check_chart_name(output);
@@ -33,39 +28,128 @@ std::string terminal_for(const std::filesystem::path& output) {
   return "pngcairo size 1000,420 font 'sans,10' background rgb 'white'";
 }
 
-std::filesystem::path sibling_temp(const std::filesystem::path& output, const std::string& tag) {
-  static std::atomic<unsigned> counter{0};
-  std::string name(".");
-  name += output.filename().string();
-  name += "." + tag + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-  return output.parent_path() / name;
+// An anonymous file in memory (memfd_create): it has no name in any
+// directory, so nobody can plant a link or a FIFO where it will be, and
+// gnuplot's stdin and stdout can be whole files rather than pipes that would
+// need a reader and a writer running at once.
+class MemoryFile {
+ public:
+  explicit MemoryFile(const char* label) : fd_(::memfd_create(label, MFD_CLOEXEC)) {
+    if (fd_ < 0) fail("memfd_create");
+  }
+  ~MemoryFile() { ::close(fd_); }
+  MemoryFile(const MemoryFile&) = delete;
+  MemoryFile& operator=(const MemoryFile&) = delete;
+
+  int fd() const { return fd_; }
+
+  /// Writes `bytes` and goes back to the start, where gnuplot begins to read.
+  void write_and_rewind(std::string_view bytes) {
+    for (std::size_t done = 0; done < bytes.size();) {
+      const ::ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) fail("write the gnuplot script");
+      done += static_cast<std::size_t>(n);
+    }
+    if (::lseek(fd_, 0, SEEK_SET) != 0) fail("rewind the gnuplot script");
+  }
+
+  /// Everything the file holds, whatever its offset (gnuplot's writes moved it).
+  std::string contents() const {
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) fail("read gnuplot's picture");
+    std::string bytes(static_cast<std::size_t>(st.st_size), '\0');
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+      const ::ssize_t n =
+          ::pread(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) fail("read gnuplot's picture");
+      if (n == 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    bytes.resize(done);
+    return bytes;
+  }
+
+ private:
+  [[noreturn]] static void fail(const char* step) {
+    throw IoError(std::string("cannot draw the chart: ") + step + ": " + system_reason());
+  }
+  int fd_;
+};
+
+std::string status_text(int status) {
+  if (WIFEXITED(status)) return "exit status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
+  return "wait status " + std::to_string(status);
 }
 
-// Runs `gnuplot script` and waits; throws IoError unless it exits with 0.
-void run_gnuplot(const std::filesystem::path& script) {
-  const std::string file = script.string();
+// Runs `gnuplot` reading `script` as its standard input and drawing into
+// `picture` as its standard output (its stderr is ours), and waits; throws
+// IoError unless it exits with 0.
+void run_gnuplot(const MemoryFile& script, const MemoryFile& picture) {
+  posix_spawn_file_actions_t actions;
+  if (const int err = posix_spawn_file_actions_init(&actions); err != 0)
+    throw IoError(std::string("cannot run gnuplot: ") + std::strerror(err));
+  struct Actions {
+    posix_spawn_file_actions_t* a;
+    ~Actions() { posix_spawn_file_actions_destroy(a); }
+  } destroy{&actions};
+  // dup2 clears close-on-exec on the copies at 0 and 1; the originals close.
+  int err = posix_spawn_file_actions_adddup2(&actions, script.fd(), STDIN_FILENO);
+  if (err == 0) err = posix_spawn_file_actions_adddup2(&actions, picture.fd(), STDOUT_FILENO);
+  if (err != 0) throw IoError(std::string("cannot run gnuplot: ") + std::strerror(err));
   char program[] = "gnuplot";
-  std::vector<char> arg(file.begin(), file.end());
-  arg.push_back('\0');
-  char* argv[] = {program, arg.data(), nullptr};
+  char* argv[] = {program, nullptr};
   pid_t pid = 0;
-  if (const int err = posix_spawnp(&pid, "gnuplot", nullptr, nullptr, argv, environ); err != 0)
+  if (err = posix_spawnp(&pid, "gnuplot", &actions, nullptr, argv, environ); err != 0)
     throw IoError(std::string("cannot run gnuplot (scripts/setup.sh installs gnuplot-nox): ") +
                   std::strerror(err));
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) throw IoError(std::string("waiting for gnuplot: ") + std::strerror(errno));
+    if (errno != EINTR) throw IoError("waiting for gnuplot: " + system_reason());
   if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
     throw IoError("cannot run gnuplot (not found; scripts/setup.sh installs gnuplot-nox)");
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw IoError("gnuplot failed drawing the chart (status " + std::to_string(status) + ")");
+    throw IoError("gnuplot failed drawing the chart (" + status_text(status) +
+                  "; its messages, if any, are above)");
 }
 
-// The script drawing with the terminal of `output`'s extension into `drawn`.
-std::string build_script(const std::vector<EpochMetrics>& history,
-                         const std::filesystem::path& output, const std::filesystem::path& drawn) {
+// gnuplot exits with 0 even when writing its output failed (a file-size limit
+// reaches a memfd too), leaving a prefix of the picture: that is refused
+// rather than saved. A complete SVG ends with its closing tag, a complete
+// PNG with the IEND chunk (length 0, type, CRC).
+void check_complete(const std::string& picture, const std::filesystem::path& output) {
+  if (picture.empty()) throw IoError("gnuplot exited with 0 but drew no chart");
+  bool complete = false;
+  if (output.extension() == ".svg") {
+    const std::size_t end = picture.find_last_not_of(" \t\r\n");
+    constexpr std::string_view kClose = "</svg>";
+    complete = end != std::string::npos && end + 1 >= kClose.size() &&
+               std::string_view(picture).substr(end + 1 - kClose.size(), kClose.size()) == kClose;
+  } else {
+    constexpr std::string_view kIend("\0\0\0\0IEND\xae\x42\x60\x82", 12);
+    complete = picture.size() >= kIend.size() &&
+               std::string_view(picture).substr(picture.size() - kIend.size()) == kIend;
+  }
+  if (!complete)
+    throw IoError("gnuplot's chart is incomplete (" + std::to_string(picture.size()) +
+                  " bytes): one of its writes failed, a file-size limit (ulimit -f) for one");
+}
+
+}  // namespace
+
+void check_chart_name(const std::filesystem::path& output) {
+  const std::filesystem::path ext = output.extension();
+  if (ext != ".svg" && ext != ".png")
+    throw InvalidAttribute("chart " + output.string() + ": the file name must end in .svg or .png");
+}
+
+std::string chart_script(const std::vector<EpochMetrics>& history,
+                         const std::filesystem::path& output) {
   std::string s = "set terminal " + terminal_for(output) + "\n";
-  s += "set output " + quoted(drawn.string()) + "\n";
+  s += "set output\n";  // standard output: the picture never goes to a named file
   s += "$history << EOD\n";
   char line[256];
   for (const EpochMetrics& m : history) {
@@ -86,46 +170,19 @@ std::string build_script(const std::vector<EpochMetrics>& history,
   s += "set title 'accuracy'\nset ylabel 'accuracy (%)'\nset key bottom right\n";
   s += "plot $history using 1:3 with linespoints ls 1 title 'train', "
        "$history using 1:5 with linespoints ls 2 title 'test'\n";
-  s += "unset multiplot\nset output\n";
+  s += "unset multiplot\nset output\n";  // closes the picture (SVG's final tag)
   return s;
 }
 
-}  // namespace
-
-void check_chart_name(const std::filesystem::path& output) {
-  const std::filesystem::path ext = output.extension();
-  if (ext != ".svg" && ext != ".png")
-    throw InvalidAttribute("chart " + output.string() + ": the file name must end in .svg or .png");
-}
-
-std::string chart_script(const std::vector<EpochMetrics>& history,
-                         const std::filesystem::path& output) {
-  return build_script(history, output, output);
-}
-
 void write_chart(const std::vector<EpochMetrics>& history, const std::filesystem::path& output) {
-  // Renaming onto a link would replace the link, not the file it names.
-  const std::filesystem::path target = final_target(output);
-  const std::filesystem::path picture = sibling_temp(target, "tmp");
-  const std::filesystem::path script = sibling_temp(target, "gp");
-  const std::string text = build_script(history, output, picture);
-  struct Cleanup {
-    std::filesystem::path a, b;
-    ~Cleanup() {
-      std::error_code ec;
-      std::filesystem::remove(a, ec);
-      std::filesystem::remove(b, ec);
-    }
-  } cleanup{picture, script};
-  {
-    std::ofstream out(script, std::ios::binary);
-    out << text;
-    if (!out.flush()) throw IoError("cannot write the gnuplot script " + script.string());
-  }
-  run_gnuplot(script);
-  std::error_code ec;
-  std::filesystem::rename(picture, target, ec);
-  if (ec) throw IoError("cannot move the chart into " + output.string() + ": " + ec.message());
+  const std::string text = chart_script(history, output);  // refuses a wrong extension first
+  MemoryFile script("nodeflow-chart-script");
+  script.write_and_rewind(text);
+  MemoryFile picture("nodeflow-chart-picture");
+  run_gnuplot(script, picture);
+  const std::string bytes = picture.contents();
+  check_complete(bytes, output);
+  write_file_atomically(output, bytes);
 }
 
 }  // namespace nodeflow::training

@@ -1,6 +1,11 @@
 #pragma once
 // The loss and accuracy chart of a training run, drawn by gnuplot (Debian's
 // gnuplot-nox; scripts/setup.sh installs it).
+//
+// No path reaches gnuplot: it reads its script from standard input and draws
+// on standard output, both anonymous in-memory files (memfd_create), and the
+// picture is then saved like every other output (write_file_atomically). A
+// file name is data, never gnuplot code, whatever bytes it holds.
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -14,20 +19,23 @@ namespace nodeflow::training {
 /// training, so that a wrong name is not found an epoch later.
 void check_chart_name(const std::filesystem::path& output);
 
-/// The gnuplot script that draws `history` into `output`: two panels side by
-/// side, loss (train, test) and accuracy in % (train, test) against the epoch.
-/// The terminal follows the extension: ".svg" (svg) or ".png" (pngcairo).
-/// Throws InvalidAttribute for another extension.
+/// The gnuplot script that draws `history` on gnuplot's standard output: two
+/// panels side by side, loss (train, test) and accuracy in % (train, test)
+/// against the epoch. `output` chooses the terminal only, by its extension:
+/// ".svg" (svg) or ".png" (pngcairo); the script holds no path, only fixed
+/// text and the numbers of `history`. Throws InvalidAttribute for another
+/// extension.
 std::string chart_script(const std::vector<EpochMetrics>& history,
                          const std::filesystem::path& output);
 
-/// Runs gnuplot on chart_script. The picture is drawn into a temporary file
-/// next to `output` and renamed over it, so `output` is never half-written.
-/// When `output` is a symbolic link (even a dangling one), the file it finally
-/// points to is replaced and the link stays, as with every other output
-/// (write_file_atomically).
-/// Throws IoError when gnuplot cannot be run or fails (its stderr is passed
-/// through), or when the result cannot be moved into place.
+/// Runs gnuplot on chart_script and saves the picture to `output` with
+/// write_file_atomically: `output` is never half-written, and when it is a
+/// symbolic link (even a dangling one) the file it finally points to is
+/// replaced and the link stays. No file but `output`'s is created or opened by
+/// name. Throws IoError when gnuplot cannot be run, fails (its stderr is
+/// passed through to ours), or draws nothing or an incomplete picture (an SVG
+/// without its closing tag, a PNG without its IEND chunk: gnuplot exits with 0
+/// when its own writes fail), or when the picture cannot be saved.
 void write_chart(const std::vector<EpochMetrics>& history, const std::filesystem::path& output);
 
 }  // namespace nodeflow::training

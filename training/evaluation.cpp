@@ -25,14 +25,34 @@ bool is_output(const Graph& g, const std::string& name) {
   return std::find(outs.begin(), outs.end(), name) != outs.end();
 }
 
+// "'x' float32 [?, 2], 'y' int64 [?]": what a binding to a graph input may name.
+std::string graph_inputs_text(const Graph& g) {
+  std::string out;
+  for (const GraphInput& in : g.def().inputs)
+    out += (out.empty() ? "'" : ", '") + in.name + "' " + std::string(dtype_name(in.info.dtype)) +
+           " " + to_string(in.info.shape);
+  return out.empty() ? "none" : out;
+}
+
+std::string graph_outputs_text(const Graph& g) {
+  std::string out;
+  for (const std::string& name : g.def().outputs) out += (out.empty() ? "'" : ", '") + name + "'";
+  return out.empty() ? "none" : out;
+}
+
 }  // namespace
 
 void check_bindings(const Graph& graph, const Bindings& b) {
-  DType dtype{};
-  if (!is_input(graph, b.input, &dtype))
-    throw InvalidGraph("bindings.input: '" + b.input + "' is not a graph input");
-  if (!is_input(graph, b.label, &dtype))
-    throw InvalidGraph("bindings.label: '" + b.label + "' is not a graph input");
+  const auto input_dtype = [&](const char* key, const std::string& name) {
+    DType dtype{};
+    if (!is_input(graph, name, &dtype))
+      throw InvalidGraph(std::string("bindings.") + key + ": '" + name +
+                         "' is not a graph input (the graph's inputs: " +
+                         graph_inputs_text(graph) + ")");
+    return dtype;
+  };
+  input_dtype("input", b.input);
+  const DType dtype = input_dtype("label", b.label);
   if (dtype != DType::Int64)
     throw InvalidGraph("bindings.label: graph input '" + b.label +
                        "' must be int64 class indices, not " + std::string(dtype_name(dtype)));
@@ -40,7 +60,8 @@ void check_bindings(const Graph& graph, const Bindings& b) {
        {std::pair{"loss", &b.loss}, std::pair{"prediction", &b.prediction}}) {
     if (!is_output(graph, *name))
       throw InvalidGraph(std::string("bindings.") + key + ": '" + *name +
-                         "' is not a graph output");
+                         "' is not a graph output (the graph's outputs: " +
+                         graph_outputs_text(graph) + ")");
     if (!is_float(graph.info(*name).dtype))
       throw InvalidGraph(std::string("bindings.") + key + ": output '" + *name +
                          "' is not a float tensor");
@@ -94,12 +115,12 @@ double scalar_value(const Tensor& t) {
 }
 
 Evaluation evaluate(const Graph& graph, const Dataset& data, const Bindings& bindings,
-                    std::int64_t batch_size, int threads) {
+                    std::int64_t batch_size, const ExecutorOptions& options) {
   check_bindings(graph, bindings);
   if (batch_size < 1) throw InvalidAttribute("evaluation batch size must be >= 1");
   check_feeds(graph, bindings, data, batch_size,
               "evaluation (batch size " + std::to_string(batch_size) + ")");
-  const Executor executor(graph, ExecutorOptions{threads});
+  const Executor executor(graph, options);
   Evaluation result{Tensor(graph.info(bindings.prediction).dtype,
                            {static_cast<std::int64_t>(data.size()), data.num_classes}),
                     ConfusionMatrix(data.num_classes), 0.0};

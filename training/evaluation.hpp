@@ -3,6 +3,7 @@
 // the mean loss.
 #include <cstdint>
 
+#include "core/executor.hpp"
 #include "core/graph.hpp"
 #include "training/dataset.hpp"
 #include "training/metrics.hpp"
@@ -10,9 +11,10 @@
 
 namespace nodeflow::training {
 
-/// Throws InvalidGraph naming the binding ("bindings.label: 'label' is not a
-/// graph input") unless input and label are graph inputs (label of dtype int64)
-/// and loss and prediction are float graph outputs.
+/// Throws InvalidGraph naming the binding and what the graph offers instead
+/// ("bindings.label: 'label' is not a graph input (the graph's inputs: 'x'
+/// float32 [?, 2], 'y' int64 [?])") unless input and label are graph inputs
+/// (label of dtype int64) and loss and prediction are float graph outputs.
 void check_bindings(const Graph& graph, const Bindings& bindings);
 
 /// Throws InvalidGraph, before any step, where the graph's declared shapes
@@ -33,12 +35,12 @@ struct Evaluation {
 };
 
 /// Runs the graph in inference mode over `data` in batches of `batch_size`
-/// (the last one may be smaller), its kernels using up to `threads` threads
-/// (ExecutorOptions). The graph's prediction output must be
+/// (the last one may be smaller), by an Executor with `options` (threads,
+/// max_tensor_bytes). The graph's prediction output must be
 /// [batch, data.num_classes]. Throws what check_bindings, check_feeds and the
 /// executor throw.
 Evaluation evaluate(const Graph& graph, const Dataset& data, const Bindings& bindings,
-                    std::int64_t batch_size, int threads = 1);
+                    std::int64_t batch_size, const ExecutorOptions& options = {});
 
 /// Where a binding's tensor is named in messages: "bindings.loss ('logits')".
 std::string binding_where(const char* key, const std::string& tensor);

@@ -1,5 +1,6 @@
 #include "training/mnist.hpp"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -81,7 +82,9 @@ class DigitFileHandler : public nlohmann::json_sax<nlohmann::json> {
 // The pixels of one digit file, validated.
 std::vector<float> read_digit_file(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
-  if (!in) throw IoError("MNIST: cannot read " + file.string() + " (run scripts/fetch_mnist.sh)");
+  if (!in)
+    throw IoError("MNIST: cannot read " + file.string() + ": " + std::strerror(errno) +
+                  " (scripts/fetch_mnist.sh fetches the digits)");
   std::ostringstream text;
   text << in.rdbuf();
   DigitFileHandler handler;
@@ -99,17 +102,27 @@ std::vector<float> read_digit_file(const std::filesystem::path& file) {
 
 }  // namespace
 
-std::filesystem::path default_mnist_dir() {
-  if (const char* env = std::getenv("NODEFLOW_MNIST_DIR"); env != nullptr && *env != '\0')
-    return env;
-  return std::filesystem::path(".cache") / "mnist" / "digits";
+std::optional<std::filesystem::path> mnist_dir_from_environment() {
+  if (const char* env = std::getenv(kMnistDirVariable); env != nullptr && *env != '\0')
+    return std::filesystem::path(env);
+  return std::nullopt;
 }
 
-bool mnist_available(const std::filesystem::path& dir) {
-  for (int d = 0; d < kMnistClasses; ++d)
-    if (!std::filesystem::is_regular_file(digit_file(dir, d))) return false;
-  return true;
+std::filesystem::path default_mnist_dir() {
+  return mnist_dir_from_environment().value_or(std::filesystem::path(kMnistFetchedDir));
 }
+
+std::vector<std::string> missing_mnist_files(const std::filesystem::path& dir) {
+  std::vector<std::string> missing;
+  for (int d = 0; d < kMnistClasses; ++d) {
+    std::error_code ec;
+    const std::filesystem::path file = digit_file(dir, d);
+    if (!std::filesystem::is_regular_file(file, ec)) missing.push_back(file.filename().string());
+  }
+  return missing;
+}
+
+bool mnist_available(const std::filesystem::path& dir) { return missing_mnist_files(dir).empty(); }
 
 Dataset load_mnist_digits(const std::filesystem::path& dir) {
   std::vector<std::vector<float>> per_digit;

@@ -5,6 +5,9 @@
 // each 28*28 = 784 row-major pixels in [0, 1], one after the other.
 #include <cstdint>
 #include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "training/dataset.hpp"
 
@@ -18,11 +21,23 @@ inline constexpr std::size_t kMnistTrainCount = 8000;  ///< the rest (2,000) is 
 /// run and every machine trains and tests on the same digits.
 inline constexpr std::uint64_t kMnistSplitSeed = 20170831;
 
-/// $NODEFLOW_MNIST_DIR when set, else ".cache/mnist/digits" (relative to the
+/// The environment variable naming the digits' folder.
+inline constexpr const char* kMnistDirVariable = "NODEFLOW_MNIST_DIR";
+/// Where scripts/fetch_mnist.sh puts the digits, relative to the checkout.
+inline constexpr const char* kMnistFetchedDir = ".cache/mnist/digits";
+
+/// $NODEFLOW_MNIST_DIR when it is set and not empty, else nothing.
+std::optional<std::filesystem::path> mnist_dir_from_environment();
+
+/// mnist_dir_from_environment(), else kMnistFetchedDir (relative to the
 /// working directory, i.e. the repository root for the scripts).
 std::filesystem::path default_mnist_dir();
 
-/// True when `dir` holds 0.json ... 9.json.
+/// The names of the digit files (0.json ... 9.json) that `dir` lacks as
+/// regular files, in digit order: all ten when `dir` does not exist.
+std::vector<std::string> missing_mnist_files(const std::filesystem::path& dir);
+
+/// True when `dir` holds 0.json ... 9.json (missing_mnist_files is empty).
 bool mnist_available(const std::filesystem::path& dir);
 
 /// Every digit of `dir`: samples float32 [N, 1, 28, 28] in file order (all

@@ -8,10 +8,10 @@ namespace nodeflow::training {
 
 ReloadCheck check_reload(const Graph& trained, const std::filesystem::path& saved,
                          const Dataset& data, const Bindings& bindings, std::int64_t batch_size,
-                         int threads) {
-  const Graph loaded = load_graph_file(saved);
-  ReloadCheck check{evaluate(trained, data, bindings, batch_size, threads),
-                    evaluate(loaded, data, bindings, batch_size, threads), std::nullopt};
+                         const ExecutorOptions& options, const ReadOptions& read) {
+  const Graph loaded = load_graph_file(saved, read);
+  ReloadCheck check{evaluate(trained, data, bindings, batch_size, options),
+                    evaluate(loaded, data, bindings, batch_size, options), std::nullopt};
   const Tensor& a = check.in_memory.predictions;
   const Tensor& b = check.reloaded.predictions;
   if (a.dtype() != b.dtype() || a.shape() != b.shape()) {

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "core/graph.hpp"
+#include "serialization/json_reader.hpp"
 #include "training/evaluation.hpp"
 
 namespace nodeflow::training {
@@ -20,13 +21,14 @@ struct ReloadCheck {
   bool identical() const { return !first_difference.has_value(); }
 };
 
-/// Loads `saved` (load_graph_file), evaluates it and `trained` on `data` in
-/// batches of `batch_size` with `threads` threads, and compares their
-/// prediction outputs byte by byte.
+/// Loads `saved` (load_graph_file with `read`, the limits the trained graph
+/// was read with), evaluates it and `trained` on `data` in batches of
+/// `batch_size` by Executors with `options`, and compares their prediction
+/// outputs byte by byte.
 /// Throws what loading and evaluation throw (the file must be a valid graph
 /// with the same bindings).
 ReloadCheck check_reload(const Graph& trained, const std::filesystem::path& saved,
                          const Dataset& data, const Bindings& bindings, std::int64_t batch_size,
-                         int threads = 1);
+                         const ExecutorOptions& options = {}, const ReadOptions& read = {});
 
 }  // namespace nodeflow::training

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "core/errors.hpp"
+#include "core/executor.hpp"
 #include "training/lr_schedule.hpp"
 #include "training/optimizer.hpp"
 
@@ -36,10 +37,16 @@ struct TrainConfig {
   std::int64_t epochs = 10;
   std::uint64_t seed = 0;  ///< shuffling and Dropout masks
   int threads = 1;         ///< threads the kernels of a run may use (ExecutorOptions)
+  /// ExecutorOptions::max_tensor_bytes of the runs. Not a key of the file: the
+  /// command line's --max-tensor-bytes sets it.
+  std::uint64_t max_tensor_bytes = kDefaultMaxTensorBytes;
   std::int64_t eval_batch_size = 256;
   std::int64_t log_every = 50;  ///< batches between progress lines; 0 logs epochs only
   std::map<std::string, double> weight_decay_overrides;  ///< by initializer name
   Bindings bindings;
+
+  /// The settings of the runs' Executor (threads, max_tensor_bytes).
+  ExecutorOptions executor_options() const { return {threads, max_tensor_bytes}; }
 };
 
 /// Parses a configuration document. Every key is optional except

@@ -62,7 +62,7 @@ constexpr std::uint64_t kDropoutStream = 2;
 Trainer::Trainer(Graph& graph, TrainConfig config)
     : graph_(graph),
       config_(std::move(config)),
-      executor_(graph_, ExecutorOptions{config_.threads}),
+      executor_(graph_, config_.executor_options()),
       optimizer_(config_.optimizer),
       shuffle_rng_(mix_seed(config_.seed, kShuffleStream)),
       dropout_seed_(mix_seed(config_.seed, kDropoutStream)) {
@@ -168,6 +168,8 @@ std::vector<EpochMetrics> Trainer::fit(const Dataset& train, const Dataset& test
   done_samples_ = 0;
   busy_seconds_ = 0.0;
   bool chart_failed = false;
+  checkpoint_ = outputs.checkpoint;
+  checkpoint_epoch_.reset();
   std::int64_t trained_values = 0;
   for (const std::string& name : reached_)
     trained_values += graph_.initializer(name)->value.numel();
@@ -185,8 +187,8 @@ std::vector<EpochMetrics> Trainer::fit(const Dataset& train, const Dataset& test
   for (std::int64_t e = 0; e < config_.epochs; ++e) {
     EpochMetrics m = train_epoch(train, e);
     const Clock::time_point eval_start = Clock::now();
-    const Evaluation ev =
-        evaluate(graph_, test, config_.bindings, config_.eval_batch_size, config_.threads);
+    const Evaluation ev = evaluate(graph_, test, config_.bindings, config_.eval_batch_size,
+                                   config_.executor_options());
     busy_seconds_ += seconds_since(eval_start);  // evaluation time counts in the estimate
     m.test_loss = ev.loss;
     m.test_accuracy = ev.confusion.accuracy();
@@ -199,18 +201,46 @@ std::vector<EpochMetrics> Trainer::fit(const Dataset& train, const Dataset& test
         100.0 * m.test_accuracy, m.samples_per_second, m.seconds,
         duration_text((planned_samples_ - static_cast<double>(done_samples_)) /
                       std::max(rate, 1e-9)));
-    if (!outputs.checkpoint.empty()) save_graph_file(outputs.checkpoint, graph_.def());
-    if (!outputs.metrics_csv.empty()) write_metrics_csv(outputs.metrics_csv, history);
+    // A file that cannot be written (a full disk) must not end the run: the
+    // weights in memory would be lost with it.
+    const bool last = m.epoch == config_.epochs;
+    if (!outputs.checkpoint.empty()) {
+      try {
+        save_graph_file(outputs.checkpoint, graph_.def());
+        checkpoint_epoch_ = m.epoch;
+      } catch (const IoError& err) {
+        spdlog::warn("epoch {}/{}: the checkpoint was not saved: {}; {}{}", m.epoch,
+                     config_.epochs, err.what(), checkpoint_status(),
+                     last ? "" : "; training goes on and saves it again after the next epoch");
+      }
+    }
+    if (!outputs.metrics_csv.empty()) {
+      try {
+        write_metrics_csv(outputs.metrics_csv, history);
+      } catch (const IoError& err) {
+        spdlog::warn("epoch {}/{}: the metrics were not saved: {}{}", m.epoch, config_.epochs,
+                     err.what(),
+                     last ? "" : "; training goes on and writes the whole history after the next "
+                                 "epoch");
+      }
+    }
     if (!outputs.chart.empty() && !chart_failed) {
       try {
         write_chart(history, outputs.chart);
       } catch (const IoError& err) {
-        chart_failed = true;
+        chart_failed = true;  // gnuplot missing or failing would fail every epoch
         spdlog::warn("no chart: {}", err.what());
       }
     }
   }
   return history;
+}
+
+std::string Trainer::checkpoint_status() const {
+  if (!checkpoint_epoch_) return "no checkpoint of this run has been saved";
+  return "the last good checkpoint is " + checkpoint_.string() + " (epoch " +
+         std::to_string(*checkpoint_epoch_) + " of " + std::to_string(config_.epochs) +
+         (*checkpoint_epoch_ == config_.epochs ? ", the trained weights)" : ")");
 }
 
 }  // namespace nodeflow::training

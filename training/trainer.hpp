@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -40,8 +41,8 @@ struct StepResult {
 class Trainer {
  public:
   /// Checks the bindings (check_bindings) and the optimizer and weight-decay
-  /// configuration against the graph. The runs' kernels may use config.threads
-  /// threads (ExecutorOptions).
+  /// configuration against the graph. The runs use
+  /// config.executor_options(); Executor's constructor throws there too.
   Trainer(Graph& graph, TrainConfig config);
 
   /// One step on `batch`: training-mode forward, backward seeded with 1 at the
@@ -58,11 +59,24 @@ class Trainer {
 
   /// config.epochs epochs; after each, evaluates `test` (inference mode) and
   /// writes `outputs`. Returns the history. A chart name that ends in neither
-  /// .svg nor .png throws InvalidAttribute before the first step; a chart that
-  /// cannot be drawn is logged as a warning (the CSV holds the same numbers);
-  /// other failures throw.
+  /// .svg nor .png throws InvalidAttribute before the first step. A file of
+  /// `outputs` that cannot be written (IoError: a full disk, say) does not stop
+  /// training, which would lose the weights in memory: it is logged as a
+  /// warning naming the reason and, for the checkpoint, checkpoint_status();
+  /// the checkpoint and the CSV are tried again after the next epoch, the
+  /// chart (which needs gnuplot) is not. Other failures throw.
   std::vector<EpochMetrics> fit(const Dataset& train, const Dataset& test,
                                 const TrainOutputs& outputs = {});
+
+  /// The 1-based epoch whose weights the last checkpoint fit() saved holds;
+  /// empty before the first one was saved (or without a checkpoint file).
+  std::optional<std::int64_t> checkpoint_epoch() const { return checkpoint_epoch_; }
+
+  /// Where the last good weights are, for messages about a save that failed:
+  /// "the last good checkpoint is ck.json (epoch 2 of 3)", with ", the
+  /// trained weights" inside the parentheses when it holds the last epoch's,
+  /// or "no checkpoint of this run has been saved".
+  std::string checkpoint_status() const;
 
   const Optimizer& optimizer() const { return optimizer_; }
   const TrainConfig& config() const { return config_; }
@@ -81,6 +95,8 @@ class Trainer {
   Rng shuffle_rng_;
   std::uint64_t dropout_seed_;
   std::int64_t steps_ = 0;
+  std::filesystem::path checkpoint_;  // fit()'s outputs.checkpoint
+  std::optional<std::int64_t> checkpoint_epoch_;
   // Progress estimate across fit(): samples planned, trained and time spent so
   // far. The plan is a double: samples x epochs may pass int64 (epochs is any
   // positive int64).

@@ -47,7 +47,8 @@ std::string render(const Json& v);
 
 /// "path.key", or "key" at the top of the document.
 std::string child(const std::string& path, std::string_view key);
-/// "path[i]", or "path[i] (name)" when the element has a string "name".
+/// "path[i]", or "path[i] (name)" when the element has a string "name" that is
+/// a valid name (one that is not is refused at "path[i].name", without it).
 std::string element(const std::string& path, std::size_t i, const Json& item);
 
 /// Throws InvalidGraph("<path>: expected <what>, got <render(v)>").
@@ -72,5 +73,11 @@ std::string int64_expectation(const Json& v, std::int64_t min);
 /// Required string member.
 std::string get_string(const Json& obj, const std::string& path, std::string_view key,
                        const std::string& what);
+
+/// A name of the graph, a node or a tensor at `path` ("nodes[2].name",
+/// "outputs[0]"): a JSON string (else expected(path, what, v)) that passes
+/// check_name (core/names.hpp), else InvalidGraph "<path>: a name must not
+/// contain control characters (U+001B at byte 3)".
+std::string read_name(const Json& v, const std::string& path, const std::string& what);
 
 }  // namespace nodeflow::json_detail

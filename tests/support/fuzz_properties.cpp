@@ -28,8 +28,13 @@ void check_graph_document(std::string_view text) {
   GraphDef def;
   try {
     def = Graph(parse_graph_def(text, OpRegistry::global(), kFuzzRead)).def();
-  } catch (const Error&) {
-    return;  // refused, as it may be
+  } catch (const Error& e) {
+    // Refused, as it may be; but the message reaches terminals.
+    for (const char c : std::string_view(e.what()))
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+        violated(std::string("a message holds a raw control character: ") +
+                 printable(e.what(), 300));
+    return;
   }
   // Accepted: the writer must reproduce it exactly.
   std::string first;

@@ -16,7 +16,8 @@ class PropertyViolation : public std::logic_error {
 };
 
 /// Loads `text` as a graph document. A refusal must be a nodeflow::Error (any
-/// other exception escapes to the caller). An accepted document must write
+/// other exception escapes to the caller) whose message holds no raw control
+/// character (names, keys and values are quoted escaped). An accepted document must write
 /// out, read back to the same description bit for bit, rewrite to the same
 /// bytes and load again as a valid graph.
 void check_graph_document(std::string_view text);

@@ -334,8 +334,9 @@ TEST(JsonReaderNodes, StructureErrorsNameTheNode) {
   EXPECT_EQ(node(R"({"op_type": 1, "name": "pool1", "inputs": ["x"]})"),
             "nodes[0] (pool1).op_type: expected an op_type (a string), got 1");
   EXPECT_EQ(node(R"([])"), "nodes[0]: expected an object with op_type, name and inputs, got []");
+  // A name with a control character is refused first, and left out of the path.
   EXPECT_EQ(node(R"({"op_type": "MaxPool", "name": "p\n", "inputs": 0})"),
-            "nodes[0] (p\\x0a).inputs: expected a list of tensor names, got 0");
+            "nodes[0].name: a name must not contain control characters (U+000A at byte 1)");
 }
 
 TEST(JsonReaderNodes, IntegerLdaCoeffIsANumber) {

@@ -40,13 +40,13 @@ TEST(JsonReaderLimits, ATinyInitRuleAskingFor40GigabytesIsRefused) {
   ASSERT_LT(text.size(), 250u);
   EXPECT_EQ(error_of(text),
             "initializers[0] (huge).shape: [200000, 50000] float32 needs 40000000000 bytes, over "
-            "the document's limit of 4294967296 bytes for initializers "
-            "(ReadOptions::max_initializer_bytes)");
+            "the document's limit of 1073741824 bytes for initializers "
+            "(ReadOptions::max_initializer_bytes; on the command line --max-initializer-bytes)");
   EXPECT_THROW(load_graph(text), InvalidGraph);
 }
 
-TEST(JsonReaderLimits, TheDefaultIsFourGibibytes) {
-  EXPECT_EQ(ReadOptions{}.max_initializer_bytes, 4ull * 1024 * 1024 * 1024);
+TEST(JsonReaderLimits, TheDefaultIsOneGibibyte) {
+  EXPECT_EQ(ReadOptions{}.max_initializer_bytes, 1ull * 1024 * 1024 * 1024);
 }
 
 TEST(JsonReaderLimits, ADocumentUpToACustomLimitLoads) {
@@ -70,7 +70,7 @@ TEST(JsonReaderLimits, TheTotalCountsAndTheErrorNamesTheInitializerThatCrossesIt
     EXPECT_EQ(budget_error(text, ReadOptions{95}),
               "initializers[1] (second).shape: [4, 3] float32 needs 48 bytes, over the document's "
               "limit of 95 bytes for initializers (48 already taken by earlier ones) "
-              "(ReadOptions::max_initializer_bytes)")
+              "(ReadOptions::max_initializer_bytes; on the command line --max-initializer-bytes)")
         << value;
   }
 }
@@ -88,7 +88,7 @@ TEST(JsonReaderLimits, TheWholeListIsCountedBeforeAnyInitializerIsBuilt) {
     EXPECT_EQ(budget_error(text, ReadOptions{51}),
               "initializers[1] (second).shape: [4, 3] float32 needs 48 bytes, over the document's "
               "limit of 51 bytes for initializers (4 already taken by earlier ones) "
-              "(ReadOptions::max_initializer_bytes)")
+              "(ReadOptions::max_initializer_bytes; on the command line --max-initializer-bytes)")
         << first;
     // Within the limit, the first one's own error is what the document gets.
     try {

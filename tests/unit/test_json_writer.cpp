@@ -119,13 +119,23 @@ TEST(JsonWriter, EscapesStringsAndRefusesInvalidUtf8) {
   }
 }
 
-TEST(JsonWriter, NamesWithAnyTextRoundTrip) {
+TEST(JsonWriter, NamesWithAnyValidTextRoundTrip) {
   GraphDef d;
-  d.name = "quote \" backslash \\ newline \n tab \t nul-free control \x1f unicode \xe2\x88\x91";
-  d.inputs.push_back({"in \"1\"\n", {DType::UInt8, {3}}});
-  d.outputs = {"in \"1\"\n"};
+  // C1 controls (U+0085, U+009B) and U+2028 are not control characters of
+  // graph-format.md's names.
+  d.name = "quote \" backslash \\ slash / unicode \xe2\x88\x91 \xc2\x85\xc2\x9b \xe2\x80\xa8";
+  d.inputs.push_back({"in \"1\"\\", {DType::UInt8, {3}}});
+  d.outputs = {"in \"1\"\\"};
   const std::string text = write_graph_json(d);
   EXPECT_TRUE(testing::same_graph_def(parse_graph_def(text), d));
+}
+
+TEST(JsonWriter, EscapesControlCharactersTheReaderThenRefuses) {
+  GraphDef d;
+  d.name = "newline \n tab \t unit separator \x1f";
+  const std::string text = write_graph_json(d);
+  EXPECT_NE(text.find(R"("newline \n tab \t unit separator \u001f")"), std::string::npos) << text;
+  EXPECT_THROW(parse_graph_def(text), InvalidGraph);
 }
 
 TEST(JsonWriter, RefusesWhatJsonCannotCarryNamingThePath) {

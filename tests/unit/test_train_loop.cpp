@@ -214,7 +214,9 @@ TEST(TrainLoop, RefusesBindingsTheGraphDoesNotHave) {
     Trainer t(g, c);
     FAIL();
   } catch (const InvalidGraph& e) {
-    EXPECT_STREQ(e.what(), "bindings.label: 'labels' is not a graph input");
+    EXPECT_STREQ(e.what(),
+                 "bindings.label: 'labels' is not a graph input (the graph's inputs: 'x' float32 "
+                 "[?, 2], 'y' int64 [?])");
   }
   c = toy_config(8, 1);
   c.bindings.prediction = "x";

@@ -181,7 +181,7 @@ TEST(TrainMessages, EvaluationNamesAWrongBindingToo) {
   training::Bindings loss_on_logits = sgd_config().bindings;
   loss_on_logits.loss = "logits";
   try {
-    training::evaluate(g, four_points(), loss_on_logits, 4, 1);
+    training::evaluate(g, four_points(), loss_on_logits, 4);
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "bindings.loss: output 'logits' has shape [?, 2], not one element");
@@ -225,16 +225,15 @@ TEST(TrainMessages, TrainingNothingIsWarnedOf) {
 // Any positive int64 is a valid epoch count: the progress estimate must not
 // overflow (samples x epochs passes int64) nor print a negative time left.
 TEST(TrainMessages, TheTimeLeftOfTheLargestEpochCountIsAPositiveNumberOfHours) {
-  ScratchDir scratch("nodeflow-eta");
   Graph g(two_class_graph());
   TrainConfig config = sgd_config();
   config.epochs = std::numeric_limits<std::int64_t>::max();
+  // The first step's update makes the weights infinite: epoch 1 ends and is
+  // logged, the first step of epoch 2 stops the run (a NaN loss).
+  config.optimizer.lr = 1e300;
   Trainer trainer(g, config);
   LogCapture log;
-  // A checkpoint under a regular file fails after epoch 1 has been logged.
-  std::ofstream(scratch.path() / "file") << "x";
-  const training::TrainOutputs outputs{{}, {}, scratch.path() / "file" / "ck.json"};
-  EXPECT_THROW(trainer.fit(four_points(), four_points(), outputs), IoError);
+  EXPECT_THROW(trainer.fit(four_points(), four_points(), {}), RunError);
   const std::string text = log.text();
   const auto done = text.find("epoch 1/9223372036854775807 done");
   ASSERT_NE(done, std::string::npos) << text;
@@ -282,7 +281,7 @@ TEST(TrainMessages, FixedShapesThatABatchDoesNotHaveAreRefusedBeforeTraining) {
   three_classes.num_classes = 3;
   Graph g(two_class_graph());
   try {
-    training::evaluate(g, three_classes, sgd_config().bindings, 4, 1);
+    training::evaluate(g, three_classes, sgd_config().bindings, 4);
     ADD_FAILURE() << "no error";
   } catch (const InvalidGraph& e) {
     EXPECT_STREQ(e.what(), "bindings.prediction: output 'logits' has 2 classes ([?, 2]), the dataset 3");

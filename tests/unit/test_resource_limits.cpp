@@ -1,0 +1,254 @@
+// Resource limits (issue 17, item 13): the reader's default budget for
+// initializer data (ReadOptions::max_initializer_bytes, 1 GiB), the run-time
+// cap on the bytes of any one node output (ExecutorOptions::max_tensor_bytes,
+// 4 GiB), refused before the tensor is allocated, and the command-line flags
+// that raise or lower them (--max-initializer-bytes, --max-tensor-bytes).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/errors.hpp"
+#include "core/executor.hpp"
+#include "serialization/json_reader.hpp"
+#include "serialization/npy.hpp"
+#include "support/mnist_fixtures.hpp"
+#include "support/subprocess.hpp"
+
+namespace nodeflow {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A graph that only passes its input through, with one unused float32
+// initializer `w` of `count` elements drawn by the `normal` rule.
+std::string unused_initializer_graph(const std::string& count) {
+  return R"({"format": "nodeflow.graph", "version": 1,
+    "inputs": [{"name": "x", "dtype": "float32", "shape": [1]}], "outputs": ["x"],
+    "initializers": [{"name": "w", "dtype": "float32", "shape": [)" +
+         count + R"(], "init": {"rule": "normal", "seed": 1}}], "nodes": []})";
+}
+
+const std::string kLimitNote =
+    " (ReadOptions::max_initializer_bytes; on the command line --max-initializer-bytes)";
+
+// Conv 3x3 padded by `pad` on every side of an 8x8 image: for pad 100000 the
+// output is [N, 1, 200006, 200006], 160009600144 bytes of float32 for N = 1.
+std::string padded_conv_graph(const std::string& batch, const std::string& pad = "100000") {
+  return R"({"format": "nodeflow.graph", "version": 1, "name": "pads",
+    "inputs": [{"name": "x", "dtype": "float32", "shape": [)" +
+         batch + R"(, 1, 8, 8]}], "outputs": ["y"],
+    "initializers": [{"name": "w", "dtype": "float32", "shape": [1, 1, 3, 3], "init": {"rule": "ones"}}],
+    "nodes": [{"op_type": "Conv", "name": "conv", "inputs": ["x", "w"], "specified_outputs_name": ["y"],
+               "attributes": {"pads": [)" +
+         pad + ", " + pad + ", " + pad + ", " + pad + R"(]}}]})";
+}
+
+const std::string kConvRefusal =
+    "nodes[0] (conv): output 'y' of shape [1, 1, 200006, 200006] and dtype float32 would take "
+    "160009600144 bytes, over the limit of 4294967296 bytes per tensor "
+    "(ExecutorOptions::max_tensor_bytes; on the command line --max-tensor-bytes)";
+
+std::string run_error(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const RunError& e) {
+    return e.what();
+  }
+  return "no RunError";
+}
+
+TEST(ResourceLimits, DefaultsAreDocumented) {
+  EXPECT_EQ(ReadOptions{}.max_initializer_bytes, std::uint64_t{1} << 30);
+  EXPECT_EQ(kDefaultMaxInitializerBytes, std::uint64_t{1} << 30);
+  EXPECT_EQ(ExecutorOptions{}.max_tensor_bytes, std::uint64_t{4} << 30);
+  EXPECT_EQ(kDefaultMaxTensorBytes, std::uint64_t{4} << 30);
+}
+
+TEST(ResourceLimits, AHugeInitRuleIsRefusedByTheDefaultBudget) {
+  // 4e9 bytes: within the former 4 GiB default, where `check` spent 65 s and 3.9 GB on it.
+  try {
+    parse_graph_def(unused_initializer_graph("1000000000"));
+    ADD_FAILURE() << "no error";
+  } catch (const InvalidGraph& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "initializers[0] (w).shape: [1000000000] float32 needs 4000000000 bytes, over the "
+              "document's limit of 1073741824 bytes for initializers" +
+                  kLimitNote);
+  }
+}
+
+TEST(ResourceLimits, ARaisedOrLoweredBudgetIsHonoured) {
+  const std::string doc = unused_initializer_graph("1000");  // 4000 bytes
+  EXPECT_THROW(load_graph(doc, ReadOptions{3999}), InvalidGraph);
+  EXPECT_EQ(load_graph(doc, ReadOptions{4000}).def().initializers.at(0).value.numel(), 1000);
+}
+
+TEST(ResourceLimits, AHugeConvOutputIsRefusedBeforeTheRun) {
+  // Batch dimension dynamic: the size is known only from the run's input.
+  const Graph dynamic = load_graph(padded_conv_graph("null"));
+  const Executor ex(dynamic);
+  const TensorMap feeds{{"x", Tensor(DType::Float32, {1, 1, 8, 8})}};
+  EXPECT_EQ(run_error([&] { ex.run(feeds); }), kConvRefusal);
+  EXPECT_EQ(run_error([&] { ex.forward(feeds); }), kConvRefusal);
+  // Every shape fixed by the graph: refused when the executor is made.
+  const Graph fixed = load_graph(padded_conv_graph("1"));
+  EXPECT_EQ(run_error([&] { (void)Executor(fixed); }), kConvRefusal);
+  // A limit raised above the need lets the executor be made (it is not run).
+  EXPECT_NO_THROW(Executor(fixed, ExecutorOptions{1, std::uint64_t{160009600144}}));
+}
+
+TEST(ResourceLimits, EveryNodeOutputIsCheckedAtItsBoundary) {
+  // Relu of x [?, 4] float32: 48 bytes for a [3, 4] run.
+  const Graph g = load_graph(R"({"format": "nodeflow.graph", "version": 1,
+    "inputs": [{"name": "x", "dtype": "float32", "shape": [null, 4]}], "outputs": ["relu"],
+    "nodes": [{"op_type": "Relu", "name": "relu", "inputs": ["x"]}]})");
+  const TensorMap feeds{{"x", Tensor(DType::Float32, {3, 4})}};
+  EXPECT_NO_THROW(Executor(g, ExecutorOptions{1, 48}).run(feeds));
+  EXPECT_EQ(run_error([&] { Executor(g, ExecutorOptions{1, 47}).run(feeds); }),
+            "nodes[0] (relu): output 'relu' of shape [3, 4] and dtype float32 would take 48 bytes, over "
+            "the limit of 47 bytes per tensor (ExecutorOptions::max_tensor_bytes; on the command line "
+            "--max-tensor-bytes)");
+  // An empty tensor takes nothing.
+  EXPECT_NO_THROW(Executor(g, ExecutorOptions{1, 0}).run({{"x", Tensor(DType::Float32, {0, 4})}}));
+}
+
+TEST(ResourceLimits, AnOutputShapeFedAtRunTimeIsCheckedBeforeAllocation) {
+  // MaxUnpool's output_shape is a graph input: shape inference at load cannot
+  // know the size, the run's values can (40 GB of float32 asked for here).
+  const Graph g = load_graph(R"({"format": "nodeflow.graph", "version": 1,
+    "inputs": [{"name": "x", "dtype": "float32", "shape": [1, 1, 1, 1]},
+               {"name": "i", "dtype": "int64", "shape": [1, 1, 1, 1]},
+               {"name": "s", "dtype": "int64", "shape": [4]}], "outputs": ["u"],
+    "nodes": [{"op_type": "MaxUnpool", "name": "u", "inputs": ["x", "i", "s"],
+               "attributes": {"kernel_shape": [2, 2], "strides": [2, 2]}}]})");
+  const TensorMap feeds{{"x", Tensor(DType::Float32, {1, 1, 1, 1})},
+                        {"i", Tensor(DType::Int64, {1, 1, 1, 1})},
+                        {"s", Tensor::from<std::int64_t>({4}, {1, 1, 100000, 100000})}};
+  EXPECT_EQ(run_error([&] { Executor(g).run(feeds); }),
+            "nodes[0] (u): output 'u' of shape [1, 1, 100000, 100000] and dtype float32 would take "
+            "40000000000 bytes, over the limit of 4294967296 bytes per tensor "
+            "(ExecutorOptions::max_tensor_bytes; on the command line --max-tensor-bytes)");
+}
+
+// ---------------------------------------------------------------------------
+// The command line.
+
+constexpr int kFailure = 1;
+constexpr int kUsage = 2;
+
+class ResourceLimitFlags : public ::testing::Test {
+ protected:
+  fs::path dir() const { return scratch_.path(); }
+
+  testing::ProcessResult nodeflow(std::vector<std::string> args) const {
+    args.insert(args.begin(), NODEFLOW_BUILT_CLI);
+    testing::ProcessResult r = testing::run_process(args, dir());
+    EXPECT_FALSE(r.sanitizer_report()) << r.describe();
+    return r;
+  }
+
+  void write_text(const std::string& name, const std::string& text) const {
+    std::ofstream(dir() / name, std::ios::binary) << text;
+  }
+
+  static void expect_error(const testing::ProcessResult& r, const std::string& message) {
+    EXPECT_EQ(r.exit_code, kFailure) << r.describe();
+    EXPECT_EQ(r.err, "error: " + message + "\n") << r.describe();
+  }
+
+ private:
+  testing::ScratchDir scratch_{"nodeflow-limits"};
+};
+
+TEST_F(ResourceLimitFlags, MaxInitializerBytesOnEveryVerbThatReadsAGraph) {
+  write_text("huge.json", unused_initializer_graph("1000000000"));
+  write_text("small.json", unused_initializer_graph("1000"));
+  write_npy(dir() / "x.npy", Tensor(DType::Float32, {1}));
+  expect_error(nodeflow({"check", "huge.json"}),
+               "initializers[0] (w).shape: [1000000000] float32 needs 4000000000 bytes, over the "
+               "document's limit of 1073741824 bytes for initializers" +
+                   kLimitNote);
+  const std::string small_refused =
+      "initializers[0] (w).shape: [1000] float32 needs 4000 bytes, over the document's limit of "
+      "3999 bytes for initializers" +
+      kLimitNote;
+  const std::vector<std::vector<std::string>> verbs{
+      {"check", "small.json"},
+      {"convert", "small.json", "out.json"},
+      {"run", "small.json", "-i", "x=x.npy", "-o", "out"},
+      {"backward", "small.json", "-i", "x=x.npy", "-o", "out"}};
+  for (std::vector<std::string> args : verbs) {
+    args.insert(args.end(), {"--max-initializer-bytes", "3999"});
+    expect_error(nodeflow(args), small_refused);
+    args.back() = "4000";
+    EXPECT_EQ(nodeflow(args).exit_code, 0) << args[0];
+    args.back() = "4kb";  // units: kb = 1000, kib = 1024
+    EXPECT_EQ(nodeflow(args).exit_code, 0) << args[0];
+  }
+  for (const char* bad : {"-1", "lots", "1.5.3", "1e3", ""}) {
+    const testing::ProcessResult r = nodeflow({"check", "small.json", "--max-initializer-bytes", bad});
+    EXPECT_EQ(r.exit_code, kUsage) << bad << "\n" << r.describe();
+    EXPECT_NE(r.err.find("--max-initializer-bytes"), std::string::npos) << r.describe();
+  }
+}
+
+TEST_F(ResourceLimitFlags, MaxTensorBytesOnRunAndBackward) {
+  write_text("pads.json", padded_conv_graph("null"));
+  // Pads 1: the output is 8x8 too, 256 bytes.
+  write_text("pad1.json", padded_conv_graph("null", "1"));
+  write_npy(dir() / "x.npy", Tensor(DType::Float32, {1, 1, 8, 8}));
+  for (const char* verb : {"run", "backward"}) {
+    expect_error(nodeflow({verb, "pads.json", "-i", "x=x.npy", "-o", "out"}), kConvRefusal);
+    for (const char* enough : {"256", "1KiB"})
+      EXPECT_EQ(nodeflow({verb, "pad1.json", "-i", "x=x.npy", "-o", "out", "--max-tensor-bytes", enough})
+                    .exit_code,
+                0)
+          << verb << " " << enough;
+    expect_error(nodeflow({verb, "pad1.json", "-i", "x=x.npy", "-o", "out2", "--max-tensor-bytes", "255"}),
+                 "nodes[0] (conv): output 'y' of shape [1, 1, 8, 8] and dtype float32 would take 256 "
+                 "bytes, over the limit of 255 bytes per tensor (ExecutorOptions::max_tensor_bytes; on "
+                 "the command line --max-tensor-bytes)");
+  }
+}
+
+TEST_F(ResourceLimitFlags, TrainAndEvalTakeBothLimits) {
+  testing::write_blank_digits(dir() / "digits");
+  // Flatten -> Gemm: W float32 [10, 784] and B [10], 31400 bytes of initializers.
+  write_text("g.json", testing::linear_classifier_json(R"("init": {"rule": "zeros"})"));
+  write_text("c.json", R"({"optimizer": {"type": "sgd", "lr": 0.1}, "epochs": 1, "log_every": 0,
+                           "batch_size": 64, "eval_batch_size": 100})");
+  const std::vector<std::string> train{"train", "g.json", "--config", "c.json", "--data", "mnist",
+                                       "--mnist-dir", "digits", "-o", "out/m.json"};
+  const std::vector<std::string> eval{"eval", "g.json", "--config", "c.json", "--data", "mnist",
+                                      "--mnist-dir", "digits"};
+  for (const std::vector<std::string>& verb : {train, eval}) {
+    std::vector<std::string> args = verb;
+    args.insert(args.end(), {"--max-initializer-bytes", "31399"});
+    const testing::ProcessResult r = nodeflow(args);
+    EXPECT_EQ(r.exit_code, kFailure) << r.describe();
+    EXPECT_NE(r.err.find("over the document's limit of 31399 bytes for initializers"), std::string::npos)
+        << r.describe();
+    // The flattened batch: [64, 784] (train) or [100, 784] (eval) float32.
+    args = verb;
+    args.insert(args.end(), {"--max-initializer-bytes", "31400", "--max-tensor-bytes", "200000"});
+    const testing::ProcessResult small = nodeflow(args);
+    EXPECT_EQ(small.exit_code, kFailure) << small.describe();
+    const std::string batch = verb[0] == "train" ? "[64, 784]" : "[100, 784]";
+    const std::string bytes = verb[0] == "train" ? "200704" : "313600";
+    EXPECT_NE(small.err.find("of shape " + batch + " and dtype float32 would take " + bytes +
+                             " bytes, over the limit of 200000 bytes per tensor"),
+              std::string::npos)
+        << small.describe();
+    if (verb[0] == "eval") {
+      args.back() = "400000";
+      const testing::ProcessResult enough = nodeflow(args);
+      EXPECT_EQ(enough.exit_code, 0) << enough.describe();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace nodeflow

@@ -1,0 +1,148 @@
+// What `eval` and `train` tell a user who has to fix something: bindings
+// that do not fit the graph (and how to give others), MNIST files that are
+// missing (which ones, and every way to point at the data), and what the
+// --predictions file holds.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "serialization/npy.hpp"
+#include "support/mnist_fixtures.hpp"
+#include "support/subprocess.hpp"
+
+namespace nodeflow::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The linear classifier with its `image` input renamed `pixels`.
+std::string pixels_graph() {
+  std::string g = linear_classifier_json(R"("init": {"rule": "zeros"})");
+  for (std::size_t at = g.find("\"image\""); at != std::string::npos; at = g.find("\"image\""))
+    g.replace(at, 7, "\"pixels\"");
+  return g;
+}
+
+class EvalMessages : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::ofstream(dir() / "g.json") << linear_classifier_json(R"("init": {"rule": "zeros"})");
+    std::ofstream(dir() / "pixels.json") << pixels_graph();
+    std::ofstream(dir() / "c.json")
+        << R"({"optimizer": {"type": "sgd", "lr": 0.1}, "epochs": 1, "log_every": 0})";
+    // Nine of the ten digit files: the check for them comes before they are read.
+    fs::create_directories(dir() / "nine");
+    for (int d = 0; d < 10; ++d)
+      if (d != 7) std::ofstream(dir() / "nine" / (std::to_string(d) + ".json")) << "{}";
+  }
+
+  const fs::path& dir() const { return scratch_.path(); }
+
+  // The `nodeflow` command `args` in dir(), with NODEFLOW_MNIST_DIR set to
+  // `mnist_env` (unset when empty).
+  ProcessResult nodeflow(const std::vector<std::string>& args,
+                         const std::string& mnist_env = "") const {
+    std::vector<std::string> argv{"/usr/bin/env"};
+    argv.push_back(mnist_env.empty() ? "-uNODEFLOW_MNIST_DIR" : "NODEFLOW_MNIST_DIR=" + mnist_env);
+    argv.push_back(NODEFLOW_BUILT_CLI);
+    argv.insert(argv.end(), args.begin(), args.end());
+    ProcessResult r = run_process(argv, dir());
+    EXPECT_FALSE(r.sanitizer_report()) << r.describe();
+    return r;
+  }
+
+  static void expect_all(const ProcessResult& r, const std::vector<std::string>& pieces) {
+    for (const std::string& piece : pieces)
+      EXPECT_NE(r.err.find(piece), std::string::npos) << "expected '" << piece << "' in\n"
+                                                      << r.describe();
+  }
+
+ private:
+  ScratchDir scratch_{"nodeflow-eval-messages"};
+};
+
+TEST_F(EvalMessages, BindingsThatDoNotFitTheGraphPointToConfigAndItsBindings) {
+  const std::string inputs =
+      "bindings.input: 'image' is not a graph input (the graph's inputs: 'pixels' float32 "
+      "[?, 1, 28, 28], 'label' int64 [?])";
+  // Refused before the data are read: "nine" lacks a digit file.
+  ProcessResult r = nodeflow({"eval", "pixels.json", "--data", "mnist", "--mnist-dir", "nine"});
+  EXPECT_EQ(r.exit_code, 1) << r.describe();
+  expect_all(r, {inputs,
+                 "without --config, eval binds input 'image', label 'label', loss 'loss' "
+                 "and prediction 'logits'",
+                 "give --config FILE", "\"bindings\" object", "docs/training-config.md"});
+  EXPECT_EQ(r.err.find("7.json"), std::string::npos) << r.describe();
+
+  r = nodeflow(
+      {"eval", "pixels.json", "--config", "c.json", "--data", "mnist", "--mnist-dir", "nine"});
+  EXPECT_EQ(r.exit_code, 1) << r.describe();
+  expect_all(r,
+             {inputs, "fix the \"bindings\" object of --config c.json (docs/training-config.md)"});
+
+  r = nodeflow({"train", "pixels.json", "--config", "c.json", "--data", "mnist", "--mnist-dir",
+                "nine", "-o", "o.json"});
+  EXPECT_EQ(r.exit_code, 1) << r.describe();
+  expect_all(r,
+             {inputs, "fix the \"bindings\" object of --config c.json (docs/training-config.md)"});
+}
+
+TEST_F(EvalMessages, AMissingDigitFileIsNamedWithEveryWayToPointAtTheData) {
+  const std::vector<std::string> ways{"scripts/fetch_mnist.sh", "--mnist-dir DIR",
+                                      "NODEFLOW_MNIST_DIR=DIR"};
+  for (const char* split : {"test", "all"}) {
+    SCOPED_TRACE(split);
+    ProcessResult r =
+        nodeflow({"eval", "g.json", "--data", "mnist", "--split", split, "--mnist-dir", "nine"});
+    EXPECT_EQ(r.exit_code, 1) << r.describe();
+    expect_all(r, ways);
+    expect_all(r, {"MNIST digits: 7.json is missing from nine (--mnist-dir), which must hold all "
+                   "of 0.json ... 9.json"});
+  }
+  ProcessResult r = nodeflow({"eval", "g.json", "--data", "mnist"}, "nine");
+  EXPECT_EQ(r.exit_code, 1) << r.describe();
+  expect_all(r, ways);
+  expect_all(r, {"7.json is missing from nine ($NODEFLOW_MNIST_DIR)"});
+
+  // From outside the checkout, with no folder given: the default is named
+  // with the directory it is relative to.
+  r = nodeflow({"train", "g.json", "--config", "c.json", "--data", "mnist", "-o", "o.json"});
+  EXPECT_EQ(r.exit_code, 1) << r.describe();
+  expect_all(r, ways);
+  expect_all(r, {"the folder .cache/mnist/digits (the default, in the current directory " +
+                 fs::canonical(dir()).string() + ") does not exist"});
+
+  fs::create_directories(dir() / "empty");
+  r = nodeflow({"eval", "g.json", "--data", "mnist", "--mnist-dir", "empty"});
+  expect_all(r, ways);
+  expect_all(r, {"none of the digit files 0.json ... 9.json is in empty (--mnist-dir)"});
+}
+
+TEST_F(EvalMessages, TheHelpSaysWhatThePredictionsFileHolds) {
+  for (const char* verb : {"eval", "train"}) {
+    const ProcessResult r = nodeflow({verb, "--help"});
+    EXPECT_EQ(r.exit_code, 0) << r.describe();
+    const std::size_t at = r.out.find("--predictions");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    const std::string line = r.out.substr(at, r.out.find('\n', at) - at);
+    EXPECT_NE(line.find("float32 logits ["), std::string::npos) << line;
+    EXPECT_NE(line.find(", 10]"), std::string::npos) << line;
+    EXPECT_NE(line.find("argmax"), std::string::npos) << line;
+  }
+}
+
+TEST_F(EvalMessages, ThePredictionsFileHoldsWhatTheHelpSays) {
+  write_blank_digits(dir() / "digits");
+  const ProcessResult r = nodeflow(
+      {"eval", "g.json", "--data", "mnist", "--mnist-dir", "digits", "--predictions", "p.npy"});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  const Tensor p = read_npy(dir() / "p.npy");
+  EXPECT_EQ(p.dtype(), DType::Float32);
+  EXPECT_EQ(p.shape(), (Shape{2000, 10}));
+}
+
+}  // namespace
+}  // namespace nodeflow::testing
