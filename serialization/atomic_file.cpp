@@ -52,12 +52,7 @@ class Fd {
   int fd_ = -1;
 };
 
-std::string reason(int error) {
-  std::string text = std::strerror(error);
-  if (error == EFBIG)
-    text += " (the file-size limit, ulimit -f, or the file system's largest file)";
-  return text;
-}
+std::string reason(int error) { return std::strerror(error); }
 
 [[noreturn]] void fail(const std::string& what, const std::string& step, int error) {
   throw IoError("cannot write " + what + ": " + step + ": " + reason(error));
