@@ -1,5 +1,7 @@
 #include "apps/commands.hpp"
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <string>
 #include <system_error>
@@ -47,6 +49,7 @@ void run_inference(const RunRequest& request) {
   const Graph graph = load_graph_argument(request.graph, request.read);
   check_input_names(graph, request.inputs);
   const OutputPlan plan = plan_output_files(request.outdir, graph.def().outputs, {});
+  refuse_input_files(plan, request.inputs, "-i");
   const TensorMap feeds = read_inputs(graph, request.inputs);
   const TensorMap outputs = Executor(graph, request.executor).run(feeds);
   write_planned_files(plan, outputs, {});
@@ -58,6 +61,8 @@ void run_backward(const RunRequest& request) {
   check_grad_output_names(graph, request.grad_outputs);
   const OutputPlan plan =
       plan_output_files(request.outdir, graph.def().outputs, differentiable_names(graph));
+  refuse_input_files(plan, request.inputs, "-i");
+  refuse_input_files(plan, request.grad_outputs, "-g");
   const TensorMap feeds = read_inputs(graph, request.inputs);
   const TensorMap seeds = read_grad_outputs(graph, request.grad_outputs);
   const Executor executor(graph, request.executor);
@@ -99,7 +104,22 @@ void check_graph(const std::filesystem::path& path, std::ostream& out, const Rea
 }
 
 void convert_graph(const std::filesystem::path& in, const std::filesystem::path& out,
-                   const ReadOptions& read) {
+                   const ReadOptions& read, std::ostream& standard_output) {
+  if (out == "-") {
+    const std::string text = write_graph_json(load_graph_argument(in, read).def());
+    if (!standard_output.write(text.data(), static_cast<std::streamsize>(text.size())).flush())
+      throw IoError("cannot write the converted document to standard output");
+    return;
+  }
+  try {
+    check_replaceable(out);
+  } catch (const IoError& e) {
+    // A pipe, FIFO or terminal cannot be replaced, but it can be written to.
+    struct stat st {};
+    if (::stat(out.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+      throw IoError(std::string(e.what()) + "; give - as OUT to write to standard output");
+    throw;
+  }
   const Graph graph = load_graph_argument(in, read);
   // A link to a file in a directory still to be made (dangling) is followed.
   if (const auto dir = final_target(out).parent_path(); !dir.empty()) {

@@ -3,6 +3,7 @@
 // nodeflow::Error (or std::exception) on a failure in the input or the run;
 // main turns that into exit status 1 and an `error:` line.
 #include <filesystem>
+#include <iostream>
 #include <ostream>
 
 #include "apps/arguments.hpp"
@@ -37,8 +38,12 @@ void check_graph(const std::filesystem::path& graph, std::ostream& out,
 /// layout, shortest exact numbers, base64 above 64 elements; `init` rules
 /// become the values they generate). OUT's directory is made when missing (as
 /// run's OUTDIR is); OUT is replaced atomically and may be IN; nothing is
-/// written, and no directory made, when IN is refused.
+/// written, and no directory made, when IN is refused. OUT "-" writes the
+/// document to `standard_output` instead; an OUT that cannot be replaced (a
+/// pipe such as /dev/stdout of a piped command, a FIFO, a terminal, a
+/// directory) is refused before IN is read, with an IoError naming it and,
+/// but for a directory, suggesting "-".
 void convert_graph(const std::filesystem::path& in, const std::filesystem::path& out,
-                   const ReadOptions& read = {});
+                   const ReadOptions& read = {}, std::ostream& standard_output = std::cout);
 
 }  // namespace nodeflow::cli

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <cstdint>
 #include <exception>
 #include <iostream>
@@ -95,6 +96,10 @@ int report_failure(const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A write beyond the file-size limit (ulimit -f) then fails with EFBIG, and
+  // the save removes its staged file and says why, instead of the process
+  // dying silently (serialization/atomic_file.hpp).
+  std::signal(SIGXFSZ, SIG_IGN);
   // Library diagnostics must never mix with `check` output on stdout.
   spdlog::set_default_logger(spdlog::stderr_color_mt("nodeflow"));
   spdlog::set_level(spdlog::level::warn);
@@ -137,7 +142,8 @@ int main(int argc, char** argv) {
   CLI::App* convert = app.add_subcommand(
       "convert", "Validate GRAPH and write it to OUT in normal form (replaced atomically)");
   add_graph_argument(*convert, args);
-  convert->add_option("OUT", args.converted, "Graph document to write (may be GRAPH)")->required();
+  convert->add_option("OUT", args.converted,
+                      "Graph document to write (may be GRAPH; - for standard output)")->required();
 
   nodeflow::cli::TrainingVerbs training;
   add_training_verbs(app, training);
@@ -168,7 +174,7 @@ int main(int argc, char** argv) {
   try {
     if (nodeflow::cli::run_training_verb(training, std::cout)) return 0;
     if (verb == convert) {
-      nodeflow::cli::convert_graph(args.graph, args.converted, args.read);
+      nodeflow::cli::convert_graph(args.graph, args.converted, args.read, std::cout);
       return 0;
     }
     if (verb == check) {

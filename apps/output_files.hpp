@@ -1,13 +1,15 @@
 #pragma once
 // Where the command line writes its results (graph-format.md, "Command line"):
 // OUTDIR/<file name>.npy per graph output and OUTDIR/<file name>.grad.npy per
-// gradient, with file names derived from tensor names.
+// gradient, with file names derived from tensor names, written as one set
+// with a manifest (README, "The command line": what a reader may rely on).
 #include <filesystem>
 #include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "apps/arguments.hpp"
 #include "core/executor.hpp"
 
 namespace nodeflow::cli {
@@ -31,12 +33,34 @@ OutputPlan plan_output_files(const std::filesystem::path& outdir,
                              const std::vector<std::string>& outputs,
                              const std::vector<std::string>& grads);
 
-/// Creates plan.outdir and writes every planned tensor of
-/// `outputs` / `grads` (bfloat16 as float32, since .npy has no bfloat16).
-/// Every file is complete (in a temporary file) before the first is renamed
-/// into place, so a failure while writing leaves every file as it was. Throws
-/// IoError when a directory or file cannot be written, Error when a planned
-/// tensor is missing from the maps.
+/// The manifest of the last complete set of files written into OUTDIR:
+/// JSON {"format": "nodeflow.outputs", "version": 1, "files": [{"name":
+/// "y.npy", "bytes": 128, "sha256": "<64 hex digits>"}, ...]}, files sorted
+/// by name. Removed before the set's first file is replaced and written
+/// after its last, so while it exists the files it lists are those of one
+/// run.
+inline constexpr std::string_view kManifestName = ".nodeflow-outputs.json";
+
+/// Creates plan.outdir and writes every planned tensor of `outputs` / `grads`
+/// (bfloat16 as float32, since .npy has no bfloat16) and the manifest, as one
+/// set (AtomicFileGroup): every file is complete before the first is renamed
+/// into place, so a failure while writing leaves every file as it was, and
+/// concurrent commands writing into one OUTDIR leave the whole set of one of
+/// them. Throws IoError when a directory or file cannot be written (e.g. a
+/// file of the set that is a link out of OUTDIR), Error when a planned tensor
+/// is missing from the maps.
 void write_planned_files(const OutputPlan& plan, const TensorMap& outputs, const TensorMap& grads);
+
+/// True when `a` and `b` name one file: after symbolic links (the last
+/// component too, even a dangling one), "." and ".." relative to the current
+/// directory, or, for existing files, the same inode (hard links, bind
+/// mounts). Neither file needs to exist.
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b);
+
+/// Throws UsageError naming both when a planned file is one of `inputs` (the
+/// files the command reads, given with `option`: "-i" or "-g"), which the
+/// command would otherwise replace; called before anything runs.
+void refuse_input_files(const OutputPlan& plan, const std::vector<NamedFile>& inputs,
+                        std::string_view option);
 
 }  // namespace nodeflow::cli

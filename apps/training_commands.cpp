@@ -15,8 +15,9 @@
 #include <vector>
 
 #include "apps/arguments.hpp"
-#include "apps/limit_flags.hpp"
 #include "apps/commands.hpp"
+#include "apps/limit_flags.hpp"
+#include "apps/output_files.hpp"
 #include "serialization/atomic_file.hpp"
 #include "serialization/json_reader.hpp"
 #include "serialization/json_writer.hpp"
@@ -142,22 +143,6 @@ TrainFiles planned_files(const TrainRequest& request) {
   if (!request.predictions.empty())
     files.predictions = OutputFile{"--predictions", request.predictions};
   return files;
-}
-
-// The file a path finally names, for comparing outputs: symbolic links
-// followed (the last component too, even a dangling one), "." and ".."
-// resolved, relative to the current directory.
-fs::path file_identity(const fs::path& path) {
-  const fs::path absolute = fs::absolute(final_target(path));
-  std::error_code ec;
-  const fs::path id = fs::weakly_canonical(absolute, ec);
-  return ec ? absolute.lexically_normal() : id;
-}
-
-bool same_file(const fs::path& a, const fs::path& b) {
-  if (file_identity(a) == file_identity(b)) return true;
-  std::error_code ec;  // hard links and bind mounts: only existing files can tell
-  return fs::equivalent(a, b, ec) && !ec;
 }
 
 // Two outputs written to one file would silently replace each other (the

@@ -1,8 +1,35 @@
 #pragma once
-// Replacing a file all at once: the bytes go to a temporary file next to the
-// target, which is flushed to disk and then renamed over it. A reader of the
-// target sees either the old file or the complete new one, never a prefix,
-// even if the process dies half-way (POSIX rename is atomic).
+// Replacing files all at once (README, "Saving, fuzzing and benchmarks" and
+// "The command line"). One mechanism for every save:
+//
+// - The bytes go to files in a private staging directory
+//   `.nodeflow-stage-<random>` (mode 0700, owned by this process) made in the
+//   target's directory, created with O_EXCL|O_NOFOLLOW: nothing another user
+//   placed in that directory (a link, a FIFO at a name they predicted) is
+//   opened, written or renamed into place, and a rename across file systems
+//   (not atomic) is never needed.
+// - Each file is flushed to disk before it is renamed over its target, and
+//   the target's directory is flushed after the renames (failures reported).
+// - The renames into a directory happen under an exclusive flock(2) on the
+//   directory itself. A set of several files (AtomicFileGroup) first leaves a
+//   commit record `.nodeflow-commit` in the directory, so that a set whose
+//   writer is killed half-way through its renames is completed by the next
+//   save into that directory before anything else is renamed there.
+// - The owner of a staging directory holds a flock on it for its lifetime;
+//   the first save of a process into a directory removes the staging
+//   directories of processes that died (their flock is free).
+// - Where the file system cannot flock a directory (NFS), saves go on without
+//   the locks: concurrent sets may then mix, and staging directories of dead
+//   processes stay.
+//
+// A reader of a target sees either the old file or the complete new one,
+// never a prefix, even if the writer dies half-way (POSIX rename is atomic).
+//
+// A host process should ignore SIGXFSZ (`signal(SIGXFSZ, SIG_IGN)`, as the
+// `nodeflow` command does): otherwise a write beyond the file-size limit
+// (`ulimit -f`) kills the process without a message, where with the signal
+// ignored the write fails with EFBIG and the save removes its staged file and
+// throws IoError saying why.
 #include <cstddef>
 #include <filesystem>
 #include <functional>
@@ -11,7 +38,7 @@
 
 namespace nodeflow {
 
-/// Called after each block written to the temporary file, with the number of
+/// Called after each block written to the staged file, with the number of
 /// bytes written so far. A hook that throws aborts the save exactly as a failed
 /// write would: tests use it to inject a failure half-way through a save.
 using WriteProgress = std::function<void(std::size_t bytes_written)>;
@@ -19,36 +46,60 @@ using WriteProgress = std::function<void(std::size_t bytes_written)>;
 /// Bytes written between two calls of a WriteProgress hook.
 inline constexpr std::size_t kWriteBlockSize = 64 * 1024;
 
+/// Names of a save's bookkeeping entries in the target's directory: the
+/// staging directories (this prefix plus 12 random letters and digits) and the
+/// commit record of a set whose renames are under way.
+inline constexpr std::string_view kStageDirectoryPrefix = ".nodeflow-stage-";
+inline constexpr std::string_view kCommitRecordName = ".nodeflow-commit";
+
 /// Writes `bytes` to `path` atomically. When `path` is a symbolic link, the
 /// file it finally points to is replaced (created if the link dangles) and the
-/// link stays. The temporary file is `.<file name>.tmp-<pid>-<n>` (at most
-/// the file name's first 200 bytes, so that it fits NAME_MAX) in the
-/// target's directory (a rename across file systems would not be atomic),
-/// created exclusively; it takes the mode of an existing target, else 0666
-/// less the umask. On any failure, including an
-/// exception from `progress`, the temporary file is removed, `path` is left as
-/// it was and the exception propagates; system failures throw IoError naming
-/// `path`, the step and the system's reason. Refuses what check_replaceable
-/// refuses, and a file name longer than the file system allows, before
-/// writing anything.
+/// link stays. The new file takes the mode of an existing target, else 0666
+/// less the umask. On any failure, including an exception from `progress` or
+/// EFBIG from the file-size limit, the staged file is removed, `path` is left
+/// as it was and the exception propagates; system failures throw IoError
+/// naming `path`, the step and the system's reason. When the directory cannot
+/// be flushed after the rename, IoError says so (the new file is then in
+/// place but may not survive a crash). Refuses what check_replaceable refuses,
+/// and a file name longer than the file system allows, before writing
+/// anything. Safe to call from several threads and processes at once.
 void write_file_atomically(const std::filesystem::path& path, std::string_view bytes,
                            const WriteProgress& progress = {});
 
-/// Several files replaced together (a command's outputs): add() writes each
-/// to its temporary file as write_file_atomically does, and commit() renames
-/// them all over their targets only once every one is complete, so a failure
-/// while writing (a full disk, a name the file system refuses) leaves every
-/// target as it was. Temporary files not committed are removed on
-/// destruction. add() throws as write_file_atomically does; commit() throws
-/// IoError if a rename fails (the files renamed before it stay replaced).
+/// Several files of one directory replaced together as a set (a command's
+/// outputs): add() writes each to the group's staging directory, and commit()
+/// renames them all over their targets only once every one is complete, so a
+/// failure while writing (a full disk, a name the file system refuses) leaves
+/// every target as it was. Sets committed into one directory by concurrent
+/// processes never mix: each commit renames all of its files under the
+/// directory's lock. A commit killed half-way is completed by the next save
+/// into the directory (the commit record above). Staged files not committed
+/// are removed on destruction.
 class AtomicFileGroup {
  public:
-  AtomicFileGroup();
+  /// A set of files in `directory` ("" for the current one), which must
+  /// exist when the first file is added.
+  explicit AtomicFileGroup(const std::filesystem::path& directory);
   ~AtomicFileGroup();
   AtomicFileGroup(const AtomicFileGroup&) = delete;
   AtomicFileGroup& operator=(const AtomicFileGroup&) = delete;
 
+  /// Stages `bytes` for `path` (links followed as write_file_atomically
+  /// does). Throws as write_file_atomically does, and IoError when `path`
+  /// (after links) is not in the group's directory or was added before.
   void add(const std::filesystem::path& path, std::string_view bytes);
+
+  /// Stages the file that marks the set complete (a manifest): at commit its
+  /// target is removed before the first rename and it is renamed last, so it
+  /// exists only while every file of the set is in place. At most one per
+  /// group; throws as add() does.
+  void set_marker(const std::filesystem::path& path, std::string_view bytes);
+
+  /// Flushes the staged files to disk (one syncfs(2) for the set), then
+  /// renames them into place. Throws IoError if that fails: before the first
+  /// rename, every target is left as it was; after it (a failing rename or
+  /// directory flush), the set is completed by the next save into the
+  /// directory and the message says so.
   void commit();
 
  private:
@@ -57,10 +108,11 @@ class AtomicFileGroup {
 };
 
 /// Throws IoError naming `path` unless saving to it replaces a regular file or
-/// creates one: a directory, device, FIFO or socket in its place (after
-/// links) is refused, since the rename would swap it for a regular file
-/// (/dev/null, when run as root). write_file_atomically checks this itself;
-/// commands call it to check every destination before doing any work.
+/// creates one: a directory, device, FIFO, pipe (`/dev/stdout` of a command
+/// piped on) or socket in its place (after links) is refused, since the rename
+/// would swap it for a regular file (/dev/null, when run as root).
+/// write_file_atomically checks this itself; commands call it to check every
+/// destination before doing any work.
 void check_replaceable(const std::filesystem::path& path);
 
 /// The file that saving to `path` replaces: `path` itself, or, when it is a

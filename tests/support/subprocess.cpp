@@ -2,7 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,29 +27,32 @@ std::string slurp(const std::filesystem::path& file) {
   return text.str();
 }
 
-// posix_spawn file actions that close themselves.
-class FileActions {
- public:
-  FileActions() { posix_spawn_file_actions_init(&actions_); }
-  ~FileActions() { posix_spawn_file_actions_destroy(&actions_); }
-  FileActions(const FileActions&) = delete;
-  FileActions& operator=(const FileActions&) = delete;
-  void open(int fd, const std::string& path, int flags) {
-    if (int rc = posix_spawn_file_actions_addopen(&actions_, fd, path.c_str(), flags, 0644);
-        rc != 0)
-      throw std::runtime_error("posix_spawn_file_actions_addopen: " +
-                               std::string(std::strerror(rc)));
+// The child's side of run_process, between fork and exec: only
+// async-signal-safe calls (another thread may hold any lock).
+[[noreturn]] void exec_child(char* const* argv, const char* out_file, const char* err_file,
+                             const char* dir, const std::optional<std::uint64_t>& file_size_limit,
+                             int go, int go_write) {
+  if (go >= 0) {
+    ::close(go_write);  // else the read below never sees the end of the pipe
+    char byte = 0;
+    while (::read(go, &byte, 1) < 0 && errno == EINTR) {
+    }
+    ::close(go);
   }
-  void chdir(const std::filesystem::path& dir) {
-    if (int rc = posix_spawn_file_actions_addchdir_np(&actions_, dir.c_str()); rc != 0)
-      throw std::runtime_error("posix_spawn_file_actions_addchdir_np: " +
-                               std::string(std::strerror(rc)));
+  const int in = ::open("/dev/null", O_RDONLY);
+  const int out = ::open(out_file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  const int err = ::open(err_file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (in < 0 || out < 0 || err < 0 || ::dup2(in, STDIN_FILENO) < 0 ||
+      ::dup2(out, STDOUT_FILENO) < 0 || ::dup2(err, STDERR_FILENO) < 0 || ::chdir(dir) != 0)
+    ::_exit(126);
+  if (file_size_limit) {
+    const rlimit limit{static_cast<rlim_t>(*file_size_limit),
+                       static_cast<rlim_t>(*file_size_limit)};
+    if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) ::_exit(126);
   }
-  const posix_spawn_file_actions_t* get() const { return &actions_; }
-
- private:
-  posix_spawn_file_actions_t actions_;
-};
+  ::execve(argv[0], argv, environ);
+  ::_exit(127);
+}
 
 }  // namespace
 
@@ -66,43 +69,75 @@ bool ProcessResult::sanitizer_report() const {
 }
 
 ProcessResult run_process(const std::vector<std::string>& argv,
-                          const std::filesystem::path& scratch, std::chrono::seconds timeout) {
+                          const std::filesystem::path& scratch, const ProcessOptions& options) {
   static std::atomic<int> counter{0};
   const std::string tag = std::to_string(counter++);
-  const auto out_file = scratch / ("stdout." + tag);
-  const auto err_file = scratch / ("stderr." + tag);
-  FileActions actions;
-  actions.open(STDIN_FILENO, "/dev/null", O_RDONLY);
-  actions.open(STDOUT_FILENO, out_file.string(), O_WRONLY | O_CREAT | O_TRUNC);
-  actions.open(STDERR_FILENO, err_file.string(), O_WRONLY | O_CREAT | O_TRUNC);
-  actions.chdir(scratch);
-
+  const std::string out_file = (scratch / ("stdout." + tag)).string();
+  const std::string err_file = (scratch / ("stderr." + tag)).string();
+  const std::string dir = scratch.string();
   std::vector<char*> args;
   for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
   args.push_back(nullptr);
-  pid_t pid = 0;
-  if (int rc = posix_spawn(&pid, args[0], actions.get(), nullptr, args.data(), environ); rc != 0)
-    throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(rc));
+  if (::access(args[0], X_OK) != 0)
+    throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(errno));
+
+  int go[2] = {-1, -1};
+  if (options.before_exec && ::pipe2(go, O_CLOEXEC) != 0)
+    throw std::runtime_error("pipe: " + std::string(std::strerror(errno)));
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork: " + std::string(std::strerror(errno)));
+  if (pid == 0)
+    exec_child(args.data(), out_file.c_str(), err_file.c_str(), dir.c_str(),
+               options.file_size_limit, go[0], go[1]);
+  const auto start = std::chrono::steady_clock::now();
+  if (options.before_exec) {
+    ::close(go[0]);
+    try {
+      options.before_exec(pid);
+    } catch (...) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+      ::close(go[1]);
+      throw;
+    }
+    ::close(go[1]);  // the child goes on
+  }
 
   ProcessResult result;
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto deadline = start + options.timeout;
+  bool killed = false;
   int status = 0;
   for (;;) {
-    const pid_t done = waitpid(pid, &status, WNOHANG);
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
     if (done == pid) break;
     if (done < 0 && errno != EINTR)
       throw std::runtime_error("waitpid: " + std::string(std::strerror(errno)));
-    if (std::chrono::steady_clock::now() > deadline && !result.timed_out) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now > deadline && !result.timed_out) {
       result.timed_out = true;
-      kill(pid, SIGKILL);
+      ::kill(pid, SIGKILL);
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (options.kill_after && !killed && now >= start + *options.kill_after) {
+      killed = true;
+      ::kill(pid, SIGKILL);
+    }
+    // Fine steps while a kill is due, so that it comes close to its time.
+    const bool kill_due = options.kill_after && !killed;
+    std::this_thread::sleep_for(kill_due ? std::chrono::microseconds(200)
+                                         : std::chrono::microseconds(2000));
   }
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
   result.out = slurp(out_file);
   result.err = slurp(err_file);
   return result;
+}
+
+ProcessResult run_process(const std::vector<std::string>& argv,
+                          const std::filesystem::path& scratch, std::chrono::seconds timeout) {
+  ProcessOptions options;
+  options.timeout = timeout;
+  return run_process(argv, scratch, options);
 }
 
 ScratchDir::ScratchDir(const std::string& prefix) {

@@ -103,11 +103,12 @@ TEST_F(SaveTest, ProcessKilledHalfWayLeavesThePreviousFileComplete) {
       },
       ::testing::KilledBySignal(SIGKILL), "");
   EXPECT_EQ(read_text(path), before);
-  // The killed process could not clean up: its partial temporary file is
-  // beside the target, under a name no reader takes for the graph.
+  // The killed process could not clean up: its partial file is in its
+  // private staging directory beside the target, which no reader takes for
+  // the graph (the next process saving here removes it: test_output_sets.cpp).
   for (const auto& name : files()) {
     if (name != "net.json") {
-      EXPECT_EQ(name.rfind(".net.json.tmp-", 0), 0u) << name;
+      EXPECT_EQ(name.rfind(".nodeflow-stage-", 0), 0u) << name;
     }
   }
 }
