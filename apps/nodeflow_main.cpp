@@ -1,6 +1,7 @@
 // `nodeflow`: the command line of graph-format.md ("Command line").
 // Exit status 0 on success, 1 on a failure in the input or the run (one stderr
 // line beginning `error:`), 2 on wrong usage (with the usage text).
+#include <spdlog/sinks/sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <exception>
 #include <iostream>
+#include <memory>
 #include <new>
 #include <string>
 #include <vector>
@@ -20,6 +22,29 @@
 #include "core/errors.hpp"
 
 namespace {
+
+// Forwards each log record to `inner` with control characters of its text
+// escaped, as the `error:` lines are: a warning quoting a path or a message
+// from a file must not be able to move the cursor or forge a line.
+class PrintableSink final : public spdlog::sinks::sink {
+ public:
+  explicit PrintableSink(std::shared_ptr<spdlog::sinks::sink> inner) : inner_(std::move(inner)) {}
+  void log(const spdlog::details::log_msg& msg) override {
+    const std::string text =
+        nodeflow::printable(std::string_view(msg.payload.data(), msg.payload.size()), std::string::npos);
+    spdlog::details::log_msg escaped = msg;
+    escaped.payload = text;
+    inner_->log(escaped);
+  }
+  void flush() override { inner_->flush(); }
+  void set_pattern(const std::string& pattern) override { inner_->set_pattern(pattern); }
+  void set_formatter(std::unique_ptr<spdlog::formatter> formatter) override {
+    inner_->set_formatter(std::move(formatter));
+  }
+
+ private:
+  std::shared_ptr<spdlog::sinks::sink> inner_;
+};
 
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
@@ -101,7 +126,9 @@ int main(int argc, char** argv) {
   // dying silently (serialization/atomic_file.hpp).
   std::signal(SIGXFSZ, SIG_IGN);
   // Library diagnostics must never mix with `check` output on stdout.
-  spdlog::set_default_logger(spdlog::stderr_color_mt("nodeflow"));
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "nodeflow", std::make_shared<PrintableSink>(
+                      std::make_shared<spdlog::sinks::stderr_color_sink_mt>())));
   spdlog::set_level(spdlog::level::warn);
 
   CLI::App app{"nodeflow: run, differentiate and check nodeflow graphs", "nodeflow"};

@@ -251,5 +251,29 @@ TEST(TrainCheckpointFailure, AFinalSaveThatFailsSaysWhereTheWeightsAreAndExits1)
   EXPECT_FALSE(fs::exists(dir / "ck.json"));
 }
 
+// A warning quotes the checkpoint's path; control characters in it (a
+// terminal escape, a bell) come out escaped, as in `error:` lines, so a log
+// cannot clear the screen or forge a line.
+TEST(TrainCheckpointFailure, WarningsEscapeControlCharactersOfThePaths) {
+  ScratchDir scratch("nodeflow-ck-escape");
+  const fs::path dir = scratch.path();
+  write_blank_digits(dir / "digits");
+  std::ofstream(dir / "g.json") << linear_classifier_json(R"("init": {"rule": "zeros"})");
+  std::ofstream(dir / "c.json")
+      << R"({"optimizer": {"type": "sgd", "lr": 0.1}, "epochs": 1, "log_every": 0})";
+  const char* kLimited = R"(trap '' XFSZ; ulimit -f 24 && exec "$@")";
+  const ProcessResult r = run_process(
+      {"/bin/sh", "-c", kLimited, "sh", NODEFLOW_BUILT_CLI, "train", "g.json", "--config", "c.json",
+       "--data", "mnist", "--mnist-dir", "digits", "-o", "o.json", "--checkpoint",
+       "ck\x1b[2J\a.json"},
+      dir);
+  EXPECT_FALSE(r.sanitizer_report()) << r.describe();
+  EXPECT_EQ(r.exit_code, 1) << r.describe();
+  const std::string line = line_with(r.err, "[warning] epoch 1/1: the checkpoint was not saved: ");
+  EXPECT_NE(line.find(R"(ck\x1b[2J\x07.json)"), std::string::npos) << r.describe();
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.describe();
+  EXPECT_EQ(r.err.find('\a'), std::string::npos) << r.describe();
+}
+
 }  // namespace
 }  // namespace nodeflow::testing
