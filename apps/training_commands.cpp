@@ -16,6 +16,7 @@
 
 #include "apps/arguments.hpp"
 #include "apps/commands.hpp"
+#include "core/errors.hpp"
 #include "apps/limit_flags.hpp"
 #include "apps/output_files.hpp"
 #include "serialization/atomic_file.hpp"
@@ -34,6 +35,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace nodeflow::training;
+
+// A path in the summary on stdout: control characters escaped, as in messages.
+std::string shown_path(const fs::path& path) { return printable(path.string(), std::string::npos); }
 
 std::string joined(const std::vector<std::string>& names) {
   std::string out;
@@ -320,11 +324,11 @@ void train_model(const TrainRequest& request, std::ostream& out) {
       << config.threads << " thread(s)\n";
   out << "held-out set (" << data.test.size() << " digits): accuracy "
       << percent(last.test_accuracy) << ", loss " << last.test_loss << "\n";
-  out << "saved " << request.output.string() << "; reloaded: predictions identical bit for bit ("
+  out << "saved " << shown_path(request.output) << "; reloaded: predictions identical bit for bit ("
       << check.reloaded.predictions.numel() << " " << dtype_name(check.reloaded.predictions.dtype())
       << " values), accuracy " << percent(check.reloaded.confusion.accuracy()) << "\n";
-  out << "metrics " << outputs.metrics_csv.string() << ", chart " << outputs.chart.string()
-      << ", checkpoint " << outputs.checkpoint.string() << "\n";
+  out << "metrics " << shown_path(outputs.metrics_csv) << ", chart " << shown_path(outputs.chart)
+      << ", checkpoint " << shown_path(outputs.checkpoint) << "\n";
   out << check.reloaded.confusion.format();
 }
 
@@ -366,7 +370,7 @@ void evaluate_model(const EvalRequest& request, std::ostream& out) {
     write_npy(request.predictions, ev.predictions);
     directories.keep();
   }
-  out << "evaluated " << request.graph.string() << " on the MNIST " << request.split << " split ("
+  out << "evaluated " << shown_path(request.graph) << " on the MNIST " << request.split << " split ("
       << set.size() << " digits) in " << seconds << " s ("
       << static_cast<long long>(static_cast<double>(set.size()) / seconds) << " images/s, "
       << threads << " thread(s)): loss " << ev.loss << "\n";
