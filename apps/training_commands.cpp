@@ -16,9 +16,9 @@
 
 #include "apps/arguments.hpp"
 #include "apps/commands.hpp"
-#include "core/errors.hpp"
 #include "apps/limit_flags.hpp"
 #include "apps/output_files.hpp"
+#include "core/errors.hpp"
 #include "serialization/atomic_file.hpp"
 #include "serialization/json_reader.hpp"
 #include "serialization/json_writer.hpp"
