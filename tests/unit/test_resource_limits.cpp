@@ -13,6 +13,8 @@
 
 #include "core/errors.hpp"
 #include "core/executor.hpp"
+#include "nodes/pool_fast_plan.hpp"
+#include "nodes/pool_geometry.hpp"
 #include "serialization/json_reader.hpp"
 #include "serialization/npy.hpp"
 #include "support/mnist_fixtures.hpp"
@@ -221,6 +223,37 @@ TEST(ResourceLimits, MaxPoolSavedArgmaxIsRefusedInTrainingMode) {
             "64 bytes, over the limit of 32 bytes per tensor (ExecutorOptions::max_tensor_bytes; on the "
             "command line --max-tensor-bytes)");
   EXPECT_NO_THROW(Executor(g, ExecutorOptions{1, 64}).forward(feeds));
+}
+
+TEST(ResourceLimits, PoolingScratchStaysWithinThePlanes) {
+  // x [1, 1, 10000, 1], kernel [10000, 1000], pads 999 on axis 3: the output
+  // is [1, 1, 1, 1000], but the fast kernels' stages after reducing axis 3
+  // held the 10000 rows times 1000 outputs (10^7 values per thread; 10^9 with
+  // a kernel of 100000). Such geometries go to the reference kernels.
+  Attributes attrs;
+  attrs["kernel_shape"] = std::vector<std::int64_t>{10000, 1000};
+  attrs["pads"] = std::vector<std::int64_t>{0, 999, 0, 999};
+  const PoolGeometry wide = pool_geometry(parse_pool_attributes(PoolKind::Max, attrs), {1, 1, 10000, 1});
+  fast::Plan plan;
+  for (const fast::Reduce reduce : {fast::Reduce::Max, fast::Reduce::Average})
+    EXPECT_FALSE(fast::make_plan(wide, reduce, false, 0, 1, plan)) << plan.forward_scratch;
+  // LeNet's 2x2 pooling keeps its fast plan.
+  attrs["kernel_shape"] = std::vector<std::int64_t>{2, 2};
+  attrs["strides"] = std::vector<std::int64_t>{2, 2};
+  attrs["pads"] = std::vector<std::int64_t>{0, 0, 0, 0};
+  const PoolGeometry lenet = pool_geometry(parse_pool_attributes(PoolKind::Max, attrs), {64, 6, 28, 28});
+  EXPECT_TRUE(fast::make_plan(lenet, fast::Reduce::Max, false, 0, 2, plan));
+  // The node gives the windows' values: every window holds the one column of
+  // ones, so its maximum and its average over the valid elements are 1.
+  for (const char* op : {"MaxPool", "AveragePool"}) {
+    const Graph g = load_graph(std::string(R"({"format": "nodeflow.graph", "version": 1,
+      "inputs": [{"name": "x", "dtype": "float32", "shape": [1, 1, 10000, 1]}], "outputs": ["y"],
+      "nodes": [{"op_type": ")") + op + R"(", "name": "pool", "inputs": ["x"], "specified_outputs_name": ["y"],
+                 "attributes": {"kernel_shape": [10000, 1000], "pads": [0, 999, 0, 999]}}]})");
+    const Tensor y = Executor(g).run({{"x", ones({1, 1, 10000, 1})}}).at("y");
+    ASSERT_EQ(y.shape(), (Shape{1, 1, 1, 1000})) << op;
+    for (const float v : y.values<float>()) ASSERT_EQ(v, 1.0f) << op;
+  }
 }
 
 // ---------------------------------------------------------------------------
