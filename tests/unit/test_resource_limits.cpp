@@ -2,8 +2,9 @@
 // initializer data (ReadOptions::max_initializer_bytes, 1 GiB), the run-time
 // cap on the bytes of any one node output (ExecutorOptions::max_tensor_bytes,
 // 4 GiB) and of any work buffer a node allocates beyond its inputs' and
-// outputs' sizes, refused before the memory is allocated, and the command-line flags
-// that raise or lower them (--max-initializer-bytes, --max-tensor-bytes).
+// outputs' sizes, refused before the memory is allocated, and the
+// command-line flags that raise or lower them (--max-initializer-bytes,
+// --max-tensor-bytes).
 #include <gtest/gtest.h>
 
 #include <fstream>
