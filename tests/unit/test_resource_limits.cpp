@@ -6,6 +6,7 @@
 // command-line flags that raise or lower them (--max-initializer-bytes,
 // --max-tensor-bytes).
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <fstream>
 #include <functional>
@@ -255,6 +256,30 @@ TEST(ResourceLimits, PoolingScratchStaysWithinThePlanes) {
     ASSERT_EQ(y.shape(), (Shape{1, 1, 1, 1000})) << op;
     for (const float v : y.values<float>()) ASSERT_EQ(v, 1.0f) << op;
   }
+}
+
+// Peak resident memory of this process so far, in KiB.
+std::int64_t peak_rss_kib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;
+}
+
+TEST(ResourceLimits, ReferencePoolingHoldsOneWindowAtATime) {
+  // MaxPool of x [1, 1, 10000] (40 KB), kernel 10000, pads 9999: 19999 windows
+  // of up to 10000 taps. The fast plan refuses its 10^8 tap-table entries; the
+  // reference kernels listed every window's input coordinates, 800 MB of
+  // int64, and now keep a start and a count per window. (A peak reached by an
+  // earlier test in this process can hide the growth, never invent it.)
+  const Graph g = load_graph(R"({"format": "nodeflow.graph", "version": 1,
+    "inputs": [{"name": "x", "dtype": "float32", "shape": [1, 1, 10000]}], "outputs": ["y"],
+    "nodes": [{"op_type": "MaxPool", "name": "pool", "inputs": ["x"], "specified_outputs_name": ["y"],
+               "attributes": {"kernel_shape": [10000], "pads": [9999, 9999]}}]})");
+  const std::int64_t before = peak_rss_kib();
+  const Tensor y = Executor(g).run({{"x", ones({1, 1, 10000})}}).at("y");
+  EXPECT_LT(peak_rss_kib() - before, 100 * 1024);
+  ASSERT_EQ(y.shape(), (Shape{1, 1, 19999}));
+  for (const float v : y.values<float>()) ASSERT_EQ(v, 1.0f);  // every window holds ones only
 }
 
 // ---------------------------------------------------------------------------
