@@ -13,23 +13,11 @@ std::string step_path(const Graph& g, const Graph::Step& s) {
   return "nodes[" + std::to_string(s.def_index) + "] (" + g.def().nodes[s.def_index].name + ")";
 }
 
-// Refuses a tensor of `info` (a static shape) over `limit` bytes, before it exists.
-void check_tensor_bytes(const Graph& g, const Graph::Step& step, std::size_t k,
+// Refuses output k of `step` of `info` (a static shape) over `limit` bytes, before it exists.
+void check_output_bytes(const Graph& g, const Graph::Step& step, std::size_t k,
                         const TensorInfo& info, std::uint64_t limit) {
-  // Not element_count: a run-time shape may overflow int64, and is then over
-  // any limit too. A dimension 0 makes the tensor empty whatever the others.
-  if (std::find(info.shape.begin(), info.shape.end(), 0) != info.shape.end()) return;
-  std::uint64_t bytes = dtype_size(info.dtype);
-  bool overflows = false;
-  for (const std::int64_t d : info.shape)
-    overflows = overflows || __builtin_mul_overflow(bytes, static_cast<std::uint64_t>(d), &bytes);
-  if (!overflows && bytes <= limit) return;
-  throw RunError(step_path(g, step) + ": output '" + step.outputs[k] + "' of shape " +
-                 to_string(info.shape) + " and dtype " + std::string(dtype_name(info.dtype)) +
-                 " would take " + (overflows ? "more than 2^64" : std::to_string(bytes)) +
-                 " bytes, over the limit of " + std::to_string(limit) +
-                 " bytes per tensor (ExecutorOptions::max_tensor_bytes; on the command line "
-                 "--max-tensor-bytes)");
+  check_tensor_bytes(step_path(g, step) + ": output '" + step.outputs[k] + "'", info.shape, info.dtype,
+                     limit);
 }
 
 // Shape inference for the run's actual inputs, so that an output too large for
@@ -56,7 +44,7 @@ class RunTimeInference {
     // cannot tell even now (data-dependent) is checked once the node has
     // made it (Workspace::store).
     for (std::size_t k = 0; k < step.outputs.size() && k < out.size(); ++k)
-      if (is_static(out[k].shape)) check_tensor_bytes(g, step, k, out[k], limit);
+      if (is_static(out[k].shape)) check_output_bytes(g, step, k, out[k], limit);
   }
 
  private:
@@ -121,7 +109,7 @@ class Workspace {
                        " " + to_string(want.shape));
       // Too late to spare the memory, but the limit holds for every tensor a
       // run keeps, including one whose size no inference could tell in advance.
-      check_tensor_bytes(graph_, step, k, TensorInfo{got.dtype(), got.shape()}, max_tensor_bytes_);
+      check_output_bytes(graph_, step, k, TensorInfo{got.dtype(), got.shape()}, max_tensor_bytes_);
       if (remaining_[slot] > 0) values_[slot] = std::move(outputs[k]);  // else nobody reads it
     }
   }
@@ -179,7 +167,7 @@ TensorMap forward_pass(const Graph& g, const detail::ExecutionPlan& plan, const 
     const bool keep = run != nullptr && step.node->config().training;
     std::vector<std::pair<std::size_t, Tensor>> node_updates;
     ForwardContext ctx{in, out, keep ? &(*saved)[s] : nullptr, mix(seed ^ mix(s)),
-                       keep ? &node_updates : nullptr, options.threads};
+                       keep ? &node_updates : nullptr, options.threads, options.max_tensor_bytes};
     with_lazy_context([&] { return step_path(g, step); }, [&] { step.node->forward(ctx); });
     for (auto& [k, value] : node_updates) {
       const Initializer* init =
@@ -231,7 +219,7 @@ Executor::Executor(const Graph& graph, ExecutorOptions options)
     for (std::size_t k = 0; k < step.outputs.size(); ++k) {
       const TensorInfo& info = graph.tensor_info(step.output_slots[k]);
       if (is_static(info.shape))
-        check_tensor_bytes(graph, step, k, info, options_.max_tensor_bytes);
+        check_output_bytes(graph, step, k, info, options_.max_tensor_bytes);
       else
         plan_.infer_at_run[s] = 1;
     }
@@ -358,7 +346,7 @@ TensorMap Executor::backward(TrainingRun& run, const TensorMap& grad_outputs) co
       parameters.push_back(init != nullptr && init->trainable);
     }
     BackwardContext ctx{infos, saved, dy, dx, step.node->config().lda_coeff, parameters,
-                        options_.threads};
+                        options_.threads, options_.max_tensor_bytes};
     with_lazy_context([&] { return step_path(g, step); }, [&] { step.node->backward(ctx); });
   }
   run.input_infos_.clear();

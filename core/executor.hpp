@@ -37,13 +37,6 @@ class TrainingRun {
   bool consumed_ = false;
 };
 
-/// The default of ExecutorOptions::max_tensor_bytes: 4 GiB. Large enough for
-/// the activations of the networks people train on one machine (VGG-16's
-/// largest, float32 [256, 64, 224, 224] at batch 256, is 3.3 GB), small enough
-/// that a graph asking for an absurd tensor (a Conv padded by 100000 on an 8x8
-/// image wants 160 GB) is refused with a message instead of exhausting memory.
-inline constexpr std::uint64_t kDefaultMaxTensorBytes = std::uint64_t{4} << 30;
-
 /// Settings of an Executor.
 struct ExecutorOptions {
   /// Threads each node's kernels may use (the one thread-count setting of a
@@ -55,8 +48,11 @@ struct ExecutorOptions {
   /// output whose shape is fixed by the graph alone is checked when the
   /// Executor is made. Graph inputs and initializers are not checked (they
   /// exist already; ReadOptions::max_initializer_bytes bounds the latter).
-  /// Buffers a kernel keeps to itself (Conv's im2col columns) are not tensors
-  /// and are not counted. The command line's --max-tensor-bytes.
+  /// The same cap holds for each buffer a node allocates beyond the sizes of
+  /// its inputs and outputs (Conv's im2col columns and tap table, MaxPool's
+  /// saved argmax), refused before allocation as an output is; a float32
+  /// compute copy of a float16 tensor (twice its bytes) is not counted
+  /// (check_tensor_bytes in core/node.hpp). The command line's --max-tensor-bytes.
   std::uint64_t max_tensor_bytes = kDefaultMaxTensorBytes;
 };
 

@@ -24,6 +24,25 @@ struct NodeConfig {
   double lda_coeff = 1.0;  ///< finite factor on the gradient sent to the inputs
 };
 
+/// The default of ExecutorOptions::max_tensor_bytes: 4 GiB. Large enough for
+/// the activations of the networks people train on one machine (VGG-16's
+/// largest, float32 [256, 64, 224, 224] at batch 256, is 3.3 GB), small enough
+/// that a graph asking for an absurd tensor (a Conv padded by 100000 on an 8x8
+/// image wants 160 GB) is refused with a message instead of exhausting memory.
+inline constexpr std::uint64_t kDefaultMaxTensorBytes = std::uint64_t{4} << 30;
+
+/// The one check of ExecutorOptions::max_tensor_bytes, made before the memory
+/// is allocated: by the executor for every node output, by a node for a work
+/// buffer or saved state not bounded by its inputs and outputs (Conv's im2col
+/// columns, MaxPool's saved argmax). `shape` may hold dimensions whose product
+/// overflows int64 (it is then over any limit); a dimension 0 takes nothing.
+/// Throws RunError "<what> of shape [100, 4004001] and dtype float32 would take
+/// 1601600400 bytes, over the limit of 40000000 bytes per tensor
+/// (ExecutorOptions::max_tensor_bytes; on the command line --max-tensor-bytes)";
+/// `what` names the tensor ("output 'y'", "im2col buffer"), and the executor
+/// prefixes the node ("nodes[0] (conv): ").
+void check_tensor_bytes(const std::string& what, const Shape& shape, DType dtype, std::uint64_t limit);
+
 /// Arguments of Node::infer. `inputs[i]` is nullptr for an absent optional input;
 /// `constants[i]` is the input's value where it is known, else nullptr: at load,
 /// the value of a non-trainable initializer; in the executor's run-time
@@ -51,6 +70,9 @@ struct ForwardContext {
   std::vector<std::pair<std::size_t, Tensor>>* updates = nullptr;
   /// Threads the node's kernels may use (ExecutorOptions::threads); >= 1.
   int threads = 1;
+  /// ExecutorOptions::max_tensor_bytes: a work buffer or saved state the node
+  /// allocates beyond its inputs' and outputs' sizes passes check_tensor_bytes first.
+  std::uint64_t max_tensor_bytes = kDefaultMaxTensorBytes;
 };
 
 /// Arguments of Node::backward.
@@ -66,6 +88,8 @@ struct BackwardContext {
   std::span<const std::uint8_t> parameter_inputs;
   /// Threads the node's kernels may use (ExecutorOptions::threads); >= 1.
   int threads = 1;
+  /// ExecutorOptions::max_tensor_bytes, as in ForwardContext.
+  std::uint64_t max_tensor_bytes = kDefaultMaxTensorBytes;
 
   /// The factor to apply to the gradient of input k.
   double scale_for(std::size_t k) const {

@@ -22,7 +22,9 @@ struct TapTable {
   std::vector<std::int64_t> offset;  // K x P
   bool identity = false;     // K == 1 and output p reads input p: no im2col needed
 
-  explicit TapTable(const ConvGeometry& g) : taps(g.kernel_size()), outputs(g.output_plane()) {
+  TapTable(const ConvGeometry& g, std::uint64_t max_bytes)
+      : taps(g.kernel_size()), outputs(g.output_plane()) {
+    check_tensor_bytes("im2col tap table", {taps, outputs}, DType::Int64, max_bytes);
     const std::size_t rank = g.axes.size();
     std::vector<std::int64_t> in_stride(rank, 1);
     for (std::size_t a = rank - 1; a-- > 0;) in_stride[a] = in_stride[a + 1] * g.axes[a + 1].input;
@@ -95,11 +97,22 @@ struct Blocks {
         in_plane(g.input_plane()) {}
 };
 
+// A work buffer of R x P elements of T (im2col columns or their gradient),
+// refused over the run's max_tensor_bytes before it is allocated. With
+// `wanted` false (no im2col needed, or that gradient not wanted) it is empty.
 template <typename T>
-void conv_forward(const ConvGeometry& g, const T* x, const T* w, const T* b, T* y) {
-  const TapTable table(g);
+std::vector<T> column_buffer(const char* what, const Blocks& s, bool wanted, std::uint64_t max_bytes) {
+  if (!wanted) return {};
+  check_tensor_bytes(what, {s.r, s.p}, dtype_of_v<T>, max_bytes);
+  return std::vector<T>(static_cast<std::size_t>(s.r * s.p));
+}
+
+template <typename T>
+void conv_forward(const ConvGeometry& g, const T* x, const T* w, const T* b, T* y,
+                  std::uint64_t max_bytes) {
+  const TapTable table(g, max_bytes);
   const Blocks s(g);
-  std::vector<T> col(table.identity ? 0 : static_cast<std::size_t>(s.r * s.p));
+  std::vector<T> col = column_buffer<T>("im2col buffer", s, !table.identity, max_bytes);
   for (std::int64_t n = 0; n < g.batch; ++n)
     for (std::int64_t grp = 0; grp < g.group; ++grp) {
       const T* xb = x + (n * g.in_channels + grp * s.cg) * s.in_plane;
@@ -118,11 +131,14 @@ void conv_forward(const ConvGeometry& g, const T* x, const T* w, const T* b, T* 
 
 // Gradients into zero-initialized dx, dw, db (each may be null: not wanted).
 template <typename T>
-void conv_backward(const ConvGeometry& g, const T* x, const T* w, const T* dy, T* dx, T* dw, T* db) {
-  const TapTable table(g);
+void conv_backward(const ConvGeometry& g, const T* x, const T* w, const T* dy, T* dx, T* dw, T* db,
+                   std::uint64_t max_bytes) {
+  const TapTable table(g, max_bytes);
   const Blocks s(g);
-  std::vector<T> col(table.identity || !dw ? 0 : static_cast<std::size_t>(s.r * s.p));
-  std::vector<T> dcol(table.identity || !dx ? 0 : static_cast<std::size_t>(s.r * s.p));
+  std::vector<T> col =
+      column_buffer<T>("im2col buffer", s, !table.identity && dw != nullptr, max_bytes);
+  std::vector<T> dcol =
+      column_buffer<T>("im2col gradient buffer", s, !table.identity && dx != nullptr, max_bytes);
   for (std::int64_t n = 0; n < g.batch; ++n)
     for (std::int64_t grp = 0; grp < g.group; ++grp) {
       const T* dyb = dy + (n * g.out_channels + grp * s.mg) * s.p;
@@ -192,7 +208,8 @@ class ConvNode final : public Node {
     Tensor y(xc.dtype(), g.output_shape());
     visit_compute_dtype(xc.dtype(), [&](auto tag) {
       using T = decltype(tag);
-      conv_forward<T>(g, xc.data<T>(), wc.data<T>(), bc.empty() ? nullptr : bc.data<T>(), y.data<T>());
+      conv_forward<T>(g, xc.data<T>(), wc.data<T>(), bc.empty() ? nullptr : bc.data<T>(), y.data<T>(),
+                      ctx.max_tensor_bytes);
     });
     ctx.outputs[0] = as_dtype(y, x.dtype());
     if (ctx.saved) ctx.saved->insert(ctx.saved->end(), {xc, wc});
@@ -214,7 +231,8 @@ class ConvNode final : public Node {
     visit_compute_dtype(xc.dtype(), [&](auto tag) {
       using T = decltype(tag);
       auto ptr = [](Tensor& t) { return t.empty() ? nullptr : t.data<T>(); };
-      conv_backward<T>(g, xc.data<T>(), wc.data<T>(), dy.data<T>(), ptr(dx), ptr(dw), ptr(db));
+      conv_backward<T>(g, xc.data<T>(), wc.data<T>(), dy.data<T>(), ptr(dx), ptr(dw), ptr(db),
+                       ctx.max_tensor_bytes);
     });
     for (std::size_t k = 0; k < 3; ++k)
       if (wanted(k))

@@ -32,9 +32,13 @@ class MaxPoolNode final : public PoolNode {
     Tensor y = Tensor::uninitialized(x.dtype(), g.output_shape());
     const bool offsets = save && !want_indices &&
                          g.input_plane() <= std::numeric_limits<std::int32_t>::max();
-    Tensor argmax = want_indices || save ? Tensor::uninitialized(
-                                               offsets ? DType::Int32 : DType::Int64,
-                                               g.output_shape())
+    // Up to four times Y's bytes (int64 beside float16): not bounded by the
+    // outputs, so checked against the run's cap like one.
+    const DType argmax_dtype = offsets ? DType::Int32 : DType::Int64;
+    if (want_indices || save)
+      check_tensor_bytes(save ? "argmax saved for backward" : "argmax buffer", g.output_shape(),
+                         argmax_dtype, ctx.max_tensor_bytes);
+    Tensor argmax = want_indices || save ? Tensor::uninitialized(argmax_dtype, g.output_shape())
                                          : Tensor();
     visit_dtype(x.dtype(), [&](auto tag) {
       using T = decltype(tag);

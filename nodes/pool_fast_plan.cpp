@@ -244,7 +244,14 @@ bool make_plan(const PoolGeometry& g, Reduce reduce, bool count_include_pad, std
                                 [&](std::int64_t c) { return backward_scratch(plan, c); });
   plan.input_chunks = (a0.in + plan.input_chunk - 1) / plan.input_chunk;
   plan.backward_scratch = static_cast<std::size_t>(backward_scratch(plan, plan.input_chunk));
-  return true;
+  // Even one row per chunk can stage far more than a plane where an axis that
+  // shrinks comes before one padded wide (x [1, 1, 10000, 1], kernel
+  // [10000, 100000], pads 99999 staged 10^9 values per thread for an output of
+  // 10^5: 4 GB, no tensor cap applies to it). The reference kernels keep one
+  // window at a time.
+  const std::int64_t bound = std::max(kScratchBudget, plan.in_plane + plan.out_plane);
+  return static_cast<std::int64_t>(plan.forward_scratch) <= bound &&
+         static_cast<std::int64_t>(plan.backward_scratch) <= bound;
 }
 
 void throw_argmax_outside(std::int64_t value, std::int64_t output, std::int64_t plane,

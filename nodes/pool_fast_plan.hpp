@@ -94,7 +94,8 @@ void axis_slab(const AxisPlan& a, std::int64_t ob, std::int64_t oe, std::int64_t
 
 /// Builds the plan of `g` for `threads` threads. Returns false when the
 /// geometry is outside what the fast kernels handle (a plane of 2^31 elements
-/// or more, or tap tables far larger than the tensors); callers then use the
+/// or more, tap tables far larger than the tensors, or a per-thread scratch
+/// buffer over max(2^15, in_plane + out_plane) elements); callers then use the
 /// reference kernels (pool_kernels.hpp), which handle every geometry.
 bool make_plan(const PoolGeometry& g, Reduce reduce, bool count_include_pad, std::int64_t p,
                int threads, Plan& plan);

@@ -1,9 +1,12 @@
 // Resource limits (issue 17, item 13): the reader's default budget for
 // initializer data (ReadOptions::max_initializer_bytes, 1 GiB), the run-time
 // cap on the bytes of any one node output (ExecutorOptions::max_tensor_bytes,
-// 4 GiB), refused before the tensor is allocated, and the command-line flags
-// that raise or lower them (--max-initializer-bytes, --max-tensor-bytes).
+// 4 GiB) and of any work buffer a node allocates beyond its inputs' and
+// outputs' sizes, refused before the memory is allocated, and the
+// command-line flags that raise or lower them (--max-initializer-bytes,
+// --max-tensor-bytes).
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <fstream>
 #include <functional>
@@ -12,6 +15,8 @@
 
 #include "core/errors.hpp"
 #include "core/executor.hpp"
+#include "nodes/pool_fast_plan.hpp"
+#include "nodes/pool_geometry.hpp"
 #include "serialization/json_reader.hpp"
 #include "serialization/npy.hpp"
 #include "support/mnist_fixtures.hpp"
@@ -133,6 +138,150 @@ TEST(ResourceLimits, AnOutputShapeFedAtRunTimeIsCheckedBeforeAllocation) {
             "(ExecutorOptions::max_tensor_bytes; on the command line --max-tensor-bytes)");
 }
 
+// Conv with a 1x1 kernel over x [1, C, 1, 1] padded by `pad` on every side:
+// the output [1, 1, 2 pad + 1, 2 pad + 1] is small beside the im2col buffer
+// [C, (2 pad + 1)^2] and its tap table [1, (2 pad + 1)^2] of int64.
+std::string padded_channels_graph(int channels, int pad, bool trainable_w) {
+  const std::string c = std::to_string(channels);
+  const std::string p = std::to_string(pad);
+  return R"({"format": "nodeflow.graph", "version": 1,
+    "inputs": [{"name": "x", "dtype": "float32", "shape": [1, )" + c + R"(, 1, 1]}], "outputs": ["y"],
+    "initializers": [{"name": "w", "dtype": "float32", "shape": [1, )" + c +
+         R"(, 1, 1], "init": {"rule": "ones"}, "trainable": )" + (trainable_w ? "true" : "false") + R"(}],
+    "nodes": [{"op_type": "Conv", "name": "conv", "inputs": ["x", "w"], "specified_outputs_name": ["y"],
+               "attributes": {"pads": [)" + p + ", " + p + ", " + p + ", " + p + R"(]}}]})";
+}
+
+std::string over_limit(const std::string& what, const std::string& shape, const std::string& dtype,
+                       const std::string& bytes, const std::string& limit) {
+  return "nodes[0] (conv): " + what + " of shape " + shape + " and dtype " + dtype + " would take " + bytes +
+         " bytes, over the limit of " + limit +
+         " bytes per tensor (ExecutorOptions::max_tensor_bytes; on the command line --max-tensor-bytes)";
+}
+
+TEST(ResourceLimits, ConvIm2colBuffersAreRefusedBeforeAllocation) {
+  // x [1, 100, 1, 1], pads 1000: the output [1, 1, 2001, 2001] takes 16016004
+  // bytes, the tap table 4004001 x 8 = 32032008, the columns 100 x 4004001 x 4
+  // = 1601600400 (1000 channels would want 16 GB under the default limit).
+  const Graph g = load_graph(padded_channels_graph(100, 1000, true));
+  const TensorMap feeds{{"x", Tensor(DType::Float32, {1, 100, 1, 1})}};
+  const std::string table =
+      over_limit("im2col tap table", "[1, 4004001]", "int64", "32032008", "17000000");
+  const Executor small(g, ExecutorOptions{1, 17000000});  // the output fits
+  EXPECT_EQ(run_error([&] { small.run(feeds); }), table);
+  EXPECT_EQ(run_error([&] { small.forward(feeds); }), table);
+  const std::string columns =
+      over_limit("im2col buffer", "[100, 4004001]", "float32", "1601600400", "40000000");
+  const Executor table_fits(g, ExecutorOptions{1, 40000000});
+  EXPECT_EQ(run_error([&] { table_fits.run(feeds); }), columns);
+  EXPECT_EQ(run_error([&] { table_fits.forward(feeds); }), columns);
+}
+
+Tensor ones(const Shape& shape) {
+  const std::vector<float> values(static_cast<std::size_t>(element_count(shape)), 1.0f);
+  return Tensor::from<float>(shape, values);
+}
+
+TEST(ResourceLimits, ConvBackwardBuffersAreRefusedBeforeAllocation) {
+  // x [1, 10, 1, 1], pads 100: output [1, 1, 201, 201] (161604 bytes), tap
+  // table [1, 40401] int64 (323208), columns [10, 40401] float32 (1616040).
+  for (const bool trainable_w : {true, false}) {
+    const Graph g = load_graph(padded_channels_graph(10, 100, trainable_w));
+    const TensorMap feeds{{"x", ones({1, 10, 1, 1})}};
+    TrainingRun run = Executor(g).forward(feeds);  // the default limit: every buffer fits
+    const TensorMap seed{{"y", ones({1, 1, 201, 201})}};
+    // Forward's limit does not matter: backward checks against its own executor's.
+    const Executor small(g, ExecutorOptions{1, 1000000});
+    // dW needs the columns of x; dX alone (w not trainable) needs their gradient.
+    EXPECT_EQ(run_error([&] { small.backward(run, seed); }),
+              over_limit(trainable_w ? "im2col buffer" : "im2col gradient buffer", "[10, 40401]", "float32",
+                         "1616040", "1000000"))
+        << trainable_w;
+  }
+  // Under a limit the columns fit, the gradients are those of y = sum_c x_c w_c
+  // at the one position that reads x (all others read the padding): dx_c =
+  // w_c = 1, dw_c = x_c = 1.
+  const Graph g = load_graph(padded_channels_graph(10, 100, true));
+  const Executor fits(g, ExecutorOptions{1, 1616040});
+  TrainingRun run = fits.forward({{"x", ones({1, 10, 1, 1})}});
+  const TensorMap grads =
+      fits.backward(run, {{"y", ones({1, 1, 201, 201})}});
+  for (const char* name : {"x", "w"})
+    for (std::int64_t c = 0; c < 10; ++c) EXPECT_EQ(grads.at(name).data<float>()[c], 1.0f) << name << c;
+}
+
+TEST(ResourceLimits, MaxPoolSavedArgmaxIsRefusedInTrainingMode) {
+  // float16 x [1, 1, 4, 4], kernel 1x1: Y takes 32 bytes, the argmax saved for
+  // backward (int32 offsets) 64.
+  const Graph g = load_graph(R"({"format": "nodeflow.graph", "version": 1,
+    "inputs": [{"name": "x", "dtype": "float16", "shape": [1, 1, 4, 4]}], "outputs": ["y"],
+    "nodes": [{"op_type": "MaxPool", "name": "pool", "inputs": ["x"], "specified_outputs_name": ["y"],
+               "attributes": {"kernel_shape": [1, 1]}}]})");
+  const TensorMap feeds{{"x", Tensor(DType::Float16, {1, 1, 4, 4})}};
+  const Executor small(g, ExecutorOptions{1, 32});
+  EXPECT_NO_THROW(small.run(feeds));  // inference saves nothing
+  EXPECT_EQ(run_error([&] { small.forward(feeds); }),
+            "nodes[0] (pool): argmax saved for backward of shape [1, 1, 4, 4] and dtype int32 would take "
+            "64 bytes, over the limit of 32 bytes per tensor (ExecutorOptions::max_tensor_bytes; on the "
+            "command line --max-tensor-bytes)");
+  EXPECT_NO_THROW(Executor(g, ExecutorOptions{1, 64}).forward(feeds));
+}
+
+TEST(ResourceLimits, PoolingScratchStaysWithinThePlanes) {
+  // x [1, 1, 10000, 1], kernel [10000, 1000], pads 999 on axis 3: the output
+  // is [1, 1, 1, 1000], but the fast kernels' stages after reducing axis 3
+  // held the 10000 rows times 1000 outputs (10^7 values per thread; 10^9 with
+  // a kernel of 100000). Such geometries go to the reference kernels.
+  Attributes attrs;
+  attrs["kernel_shape"] = std::vector<std::int64_t>{10000, 1000};
+  attrs["pads"] = std::vector<std::int64_t>{0, 999, 0, 999};
+  const PoolGeometry wide = pool_geometry(parse_pool_attributes(PoolKind::Max, attrs), {1, 1, 10000, 1});
+  fast::Plan plan;
+  for (const fast::Reduce reduce : {fast::Reduce::Max, fast::Reduce::Average})
+    EXPECT_FALSE(fast::make_plan(wide, reduce, false, 0, 1, plan)) << plan.forward_scratch;
+  // LeNet's 2x2 pooling keeps its fast plan.
+  attrs["kernel_shape"] = std::vector<std::int64_t>{2, 2};
+  attrs["strides"] = std::vector<std::int64_t>{2, 2};
+  attrs["pads"] = std::vector<std::int64_t>{0, 0, 0, 0};
+  const PoolGeometry lenet = pool_geometry(parse_pool_attributes(PoolKind::Max, attrs), {64, 6, 28, 28});
+  EXPECT_TRUE(fast::make_plan(lenet, fast::Reduce::Max, false, 0, 2, plan));
+  // The node gives the windows' values: every window holds the one column of
+  // ones, so its maximum and its average over the valid elements are 1.
+  for (const char* op : {"MaxPool", "AveragePool"}) {
+    const Graph g = load_graph(std::string(R"({"format": "nodeflow.graph", "version": 1,
+      "inputs": [{"name": "x", "dtype": "float32", "shape": [1, 1, 10000, 1]}], "outputs": ["y"],
+      "nodes": [{"op_type": ")") + op + R"(", "name": "pool", "inputs": ["x"], "specified_outputs_name": ["y"],
+                 "attributes": {"kernel_shape": [10000, 1000], "pads": [0, 999, 0, 999]}}]})");
+    const Tensor y = Executor(g).run({{"x", ones({1, 1, 10000, 1})}}).at("y");
+    ASSERT_EQ(y.shape(), (Shape{1, 1, 1, 1000})) << op;
+    for (const float v : y.values<float>()) ASSERT_EQ(v, 1.0f) << op;
+  }
+}
+
+// Peak resident memory of this process so far, in KiB.
+std::int64_t peak_rss_kib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;
+}
+
+TEST(ResourceLimits, ReferencePoolingHoldsOneWindowAtATime) {
+  // MaxPool of x [1, 1, 10000] (40 KB), kernel 10000, pads 9999: 19999 windows
+  // of up to 10000 taps. The fast plan refuses its 10^8 tap-table entries; the
+  // reference kernels listed every window's input coordinates, 800 MB of
+  // int64, and now keep a start and a count per window. (A peak reached by an
+  // earlier test in this process can hide the growth, never invent it.)
+  const Graph g = load_graph(R"({"format": "nodeflow.graph", "version": 1,
+    "inputs": [{"name": "x", "dtype": "float32", "shape": [1, 1, 10000]}], "outputs": ["y"],
+    "nodes": [{"op_type": "MaxPool", "name": "pool", "inputs": ["x"], "specified_outputs_name": ["y"],
+               "attributes": {"kernel_shape": [10000], "pads": [9999, 9999]}}]})");
+  const std::int64_t before = peak_rss_kib();
+  const Tensor y = Executor(g).run({{"x", ones({1, 1, 10000})}}).at("y");
+  EXPECT_LT(peak_rss_kib() - before, 100 * 1024);
+  ASSERT_EQ(y.shape(), (Shape{1, 1, 19999}));
+  for (const float v : y.values<float>()) ASSERT_EQ(v, 1.0f);  // every window holds ones only
+}
+
 // ---------------------------------------------------------------------------
 // The command line.
 
@@ -197,12 +346,13 @@ TEST_F(ResourceLimitFlags, MaxInitializerBytesOnEveryVerbThatReadsAGraph) {
 
 TEST_F(ResourceLimitFlags, MaxTensorBytesOnRunAndBackward) {
   write_text("pads.json", padded_conv_graph("null"));
-  // Pads 1: the output is 8x8 too, 256 bytes.
+  // Pads 1: the output is 8x8 too, 256 bytes; the largest buffer is Conv's
+  // tap table, 9 taps x 64 positions of int64, 4608 bytes.
   write_text("pad1.json", padded_conv_graph("null", "1"));
   write_npy(dir() / "x.npy", Tensor(DType::Float32, {1, 1, 8, 8}));
   for (const char* verb : {"run", "backward"}) {
     expect_error(nodeflow({verb, "pads.json", "-i", "x=x.npy", "-o", "out"}), kConvRefusal);
-    for (const char* enough : {"256", "1KiB"})
+    for (const char* enough : {"4608", "5KiB"})
       EXPECT_EQ(nodeflow({verb, "pad1.json", "-i", "x=x.npy", "-o", "out", "--max-tensor-bytes", enough})
                     .exit_code,
                 0)
@@ -210,6 +360,10 @@ TEST_F(ResourceLimitFlags, MaxTensorBytesOnRunAndBackward) {
     expect_error(nodeflow({verb, "pad1.json", "-i", "x=x.npy", "-o", "out2", "--max-tensor-bytes", "255"}),
                  "nodes[0] (conv): output 'y' of shape [1, 1, 8, 8] and dtype float32 would take 256 "
                  "bytes, over the limit of 255 bytes per tensor (ExecutorOptions::max_tensor_bytes; on "
+                 "the command line --max-tensor-bytes)");
+    expect_error(nodeflow({verb, "pad1.json", "-i", "x=x.npy", "-o", "out3", "--max-tensor-bytes", "4607"}),
+                 "nodes[0] (conv): im2col tap table of shape [9, 64] and dtype int64 would take 4608 "
+                 "bytes, over the limit of 4607 bytes per tensor (ExecutorOptions::max_tensor_bytes; on "
                  "the command line --max-tensor-bytes)");
   }
 }
