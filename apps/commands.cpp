@@ -1,6 +1,7 @@
 #include "apps/commands.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <string>
@@ -45,11 +46,22 @@ Graph load_graph_argument(const std::filesystem::path& graph, const ReadOptions&
   return load_graph_file(graph, options);
 }
 
+namespace {
+
+// Every file run/backward read (GRAPH, -i, -g) stays as it is: none may be an output.
+void refuse_command_inputs(const OutputPlan& plan, const RunRequest& request) {
+  if (request.graph != "-") refuse_input_files(plan, {NamedFile{"", request.graph}}, "GRAPH");
+  refuse_input_files(plan, request.inputs, "-i");
+  refuse_input_files(plan, request.grad_outputs, "-g");
+}
+
+}  // namespace
+
 void run_inference(const RunRequest& request) {
   const Graph graph = load_graph_argument(request.graph, request.read);
   check_input_names(graph, request.inputs);
   const OutputPlan plan = plan_output_files(request.outdir, graph.def().outputs, {});
-  refuse_input_files(plan, request.inputs, "-i");
+  refuse_command_inputs(plan, request);
   const TensorMap feeds = read_inputs(graph, request.inputs);
   const TensorMap outputs = Executor(graph, request.executor).run(feeds);
   write_planned_files(plan, outputs, {});
@@ -61,8 +73,7 @@ void run_backward(const RunRequest& request) {
   check_grad_output_names(graph, request.grad_outputs);
   const OutputPlan plan =
       plan_output_files(request.outdir, graph.def().outputs, differentiable_names(graph));
-  refuse_input_files(plan, request.inputs, "-i");
-  refuse_input_files(plan, request.grad_outputs, "-g");
+  refuse_command_inputs(plan, request);
   const TensorMap feeds = read_inputs(graph, request.inputs);
   const TensorMap seeds = read_grad_outputs(graph, request.grad_outputs);
   const Executor executor(graph, request.executor);
@@ -114,9 +125,15 @@ void convert_graph(const std::filesystem::path& in, const std::filesystem::path&
   try {
     check_replaceable(out);
   } catch (const IoError& e) {
-    // A pipe, FIFO or terminal cannot be replaced, but it can be written to.
-    struct stat st {};
-    if (::stat(out.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+    // A pipe, FIFO or terminal cannot be replaced, but it can be written to;
+    // nor can standard output by name (/dev/stdout redirected to a file).
+    struct stat st {}, standard_output_st {};
+    const bool stream = ::stat(out.c_str(), &st) == 0 && !S_ISDIR(st.st_mode) &&
+                        (!S_ISREG(st.st_mode) ||
+                         (::fstat(STDOUT_FILENO, &standard_output_st) == 0 &&
+                          st.st_dev == standard_output_st.st_dev &&
+                          st.st_ino == standard_output_st.st_ino));
+    if (stream)
       throw IoError(std::string(e.what()) + "; give - as OUT to write to standard output");
     throw;
   }

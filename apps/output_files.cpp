@@ -222,7 +222,7 @@ void refuse_input_files(const OutputPlan& plan, const std::vector<NamedFile>& in
       const NamedFile& input = inputs[i];
       throw UsageError(described + " would be written to " + file.string() + ", which is " +
                        (file == input.file ? "" : "the same file as ") + std::string(option) +
-                       " " + input.name + "=" + input.file.string() +
+                       " " + (input.name.empty() ? "" : input.name + "=") + input.file.string() +
                        ", a file this command reads; each output needs a file of its own "
                        "(choose another -o)");
     }

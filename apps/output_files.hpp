@@ -58,8 +58,9 @@ void write_planned_files(const OutputPlan& plan, const TensorMap& outputs, const
 bool same_file(const std::filesystem::path& a, const std::filesystem::path& b);
 
 /// Throws UsageError naming both when a planned file is one of `inputs` (the
-/// files the command reads, given with `option`: "-i" or "-g"), which the
-/// command would otherwise replace; called before anything runs.
+/// files the command reads, given with `option`: "-i" or "-g", or "GRAPH"
+/// with an empty name), which the command would otherwise replace; called
+/// before anything runs.
 void refuse_input_files(const OutputPlan& plan, const std::vector<NamedFile>& inputs,
                         std::string_view option);
 

@@ -259,7 +259,8 @@ class Stage {
     if (!fd) fail(what, "create a file in staging directory " + dir_.shown(name_), errno);
     struct stat existing {};
     if (!mode_of.empty() && ::fstatat(dir_.fd(), mode_of.c_str(), &existing, 0) == 0 &&
-        S_ISREG(existing.st_mode) && ::fchmod(fd.get(), existing.st_mode & 07777) != 0)
+        S_ISREG(existing.st_mode) && existing.st_uid == ::geteuid() &&
+        ::fchmod(fd.get(), existing.st_mode & 0777) != 0)
       fail(what, "chmod", errno);
     std::size_t done = 0;
     do {
@@ -531,10 +532,25 @@ constexpr int kMaxSymlinkHops = 40;
 // Renaming onto a link itself would turn it into a regular file and leave its
 // target untouched.
 std::filesystem::path final_target(const std::filesystem::path& path) {
+  const auto refuse_descriptor_link = [&](const std::filesystem::path& p) {
+    const std::string text = std::filesystem::absolute(p).lexically_normal().string();
+    if (text.starts_with("/proc/") || text.starts_with("/dev/fd/"))
+      throw IoError("cannot write " + path.string() +
+                    (p == path ? "" : " (a link to " + p.string() + ")") +
+                    ": it names an open file of this process, which a save would replace "
+                    "instead of writing to it");
+  };
   std::filesystem::path target = path;
   for (int hop = 0; hop <= kMaxSymlinkHops; ++hop) {
+    refuse_descriptor_link(target);
+    struct stat link {};
+    if (::lstat(target.c_str(), &link) != 0 || !S_ISLNK(link.st_mode)) return target;
+    if (link.st_uid != ::geteuid() && link.st_uid != 0)
+      throw IoError("cannot write " + path.string() + ": " +
+                    (target == path ? std::string("it") : target.string()) +
+                    " is a symbolic link of another user (uid " + std::to_string(link.st_uid) +
+                    "); a save follows only its own user's and root's links");
     std::error_code ec;
-    if (!std::filesystem::is_symlink(std::filesystem::symlink_status(target, ec))) return target;
     const std::filesystem::path next = std::filesystem::read_symlink(target, ec);
     if (ec)
       throw IoError("cannot write " + path.string() + ": read symbolic link " + target.string() +
@@ -545,23 +561,51 @@ std::filesystem::path final_target(const std::filesystem::path& path) {
                 std::to_string(kMaxSymlinkHops) + " symbolic links to follow (a loop?)");
 }
 
-void check_replaceable(const std::filesystem::path& link_or_file) {
-  const std::filesystem::path path = final_target(link_or_file);
+namespace {
+
+// A save onto the directory's own bookkeeping would corrupt the next save
+// there (a commit record) or what a reader checks (the manifest).
+void refuse_bookkeeping_name(const std::filesystem::path& link_or_file,
+                             const std::filesystem::path& path, bool marker) {
+  const std::string name = path.filename().string();
+  const bool reserved = name == kCommitRecordName || name.starts_with(kStageDirectoryPrefix) ||
+                        (!marker && name == kOutputsManifestName);
+  if (reserved)
+    throw IoError("cannot write " + link_or_file.string() +
+                  (path == link_or_file ? "" : " (a link to " + path.string() + ")") + ": " +
+                  name + " is a name nodeflow keeps for its own bookkeeping in a directory");
+}
+
+void check_replaceable(const std::filesystem::path& link_or_file, bool marker) {
   // stat() of the path as given also resolves the kernel's own links, which
-  // final_target cannot: /dev/stdout -> /proc/self/fd/1 -> "pipe:[1234]".
+  // final_target refuses: /dev/stdout -> /proc/self/fd/1 -> "pipe:[1234]".
   struct stat st {};
-  if (::stat(link_or_file.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return;  // absent: created
-  struct stat named {};
-  const bool has_name = ::lstat(path.c_str(), &named) == 0;
-  const char* what = S_ISDIR(st.st_mode)                          ? "a directory"
-                     : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
-                     : S_ISFIFO(st.st_mode)                       ? (has_name ? "a FIFO" : "a pipe")
-                     : S_ISSOCK(st.st_mode)                       ? "a socket"
-                                                                  : "not a regular file";
-  throw IoError("cannot write " + link_or_file.string() +
-                (path == link_or_file || !has_name ? "" : " (a link to " + path.string() + ")") +
-                ": it is " + what +
-                ", and saving replaces a regular file whole (a new file renamed over it)");
+  if (::stat(link_or_file.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    std::filesystem::path path = link_or_file;
+    bool has_name = false;  // a FIFO has a name; a pipe reached through /proc has none
+    try {
+      path = final_target(link_or_file);
+      struct stat named {};
+      has_name = ::lstat(path.c_str(), &named) == 0;
+    } catch (const IoError&) {
+    }
+    const char* what = S_ISDIR(st.st_mode)                          ? "a directory"
+                       : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                       : S_ISFIFO(st.st_mode) ? (has_name ? "a FIFO" : "a pipe")
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "not a regular file";
+    throw IoError("cannot write " + link_or_file.string() +
+                  (path == link_or_file || !has_name ? "" : " (a link to " + path.string() + ")") +
+                  ": it is " + what +
+                  ", and saving replaces a regular file whole (a new file renamed over it)");
+  }
+  refuse_bookkeeping_name(link_or_file, final_target(link_or_file), marker);
+}
+
+}  // namespace
+
+void check_replaceable(const std::filesystem::path& link_or_file) {
+  check_replaceable(link_or_file, false);
 }
 
 void write_file_atomically(const std::filesystem::path& link_or_file, std::string_view bytes,
@@ -587,7 +631,7 @@ struct AtomicFileGroup::Impl {
 
   void stage_file(const std::filesystem::path& link_or_file, std::string_view bytes,
                   bool is_marker) {
-    check_replaceable(link_or_file);
+    check_replaceable(link_or_file, is_marker);
     const std::filesystem::path path = final_target(link_or_file);
     const std::string what = link_or_file.string();
     const std::filesystem::path parent = directory_of(path);

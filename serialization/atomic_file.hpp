@@ -51,11 +51,17 @@ inline constexpr std::size_t kWriteBlockSize = 64 * 1024;
 /// commit record of a set whose renames are under way.
 inline constexpr std::string_view kStageDirectoryPrefix = ".nodeflow-stage-";
 inline constexpr std::string_view kCommitRecordName = ".nodeflow-commit";
+/// The manifest of a command's last complete set of outputs (apps/output_files.hpp).
+/// Like the two names above, a save refuses it as a target (links followed),
+/// except as the marker of an AtomicFileGroup.
+inline constexpr std::string_view kOutputsManifestName = ".nodeflow-outputs.json";
 
 /// Writes `bytes` to `path` atomically. When `path` is a symbolic link, the
 /// file it finally points to is replaced (created if the link dangles) and the
-/// link stays. The new file takes the mode of an existing target, else 0666
-/// less the umask. On any failure, including an exception from `progress` or
+/// link stays (final_target says which links are followed). The new file
+/// takes the permission bits (0777) of an existing target of the same owner,
+/// else 0666 less the umask: never setuid/setgid, never the mode of a file
+/// someone else planted. On any failure, including an exception from `progress` or
 /// EFBIG from the file-size limit, the staged file is removed, `path` is left
 /// as it was and the exception propagates; system failures throw IoError
 /// naming `path`, the step and the system's reason. When the directory cannot
@@ -110,7 +116,9 @@ class AtomicFileGroup {
 /// Throws IoError naming `path` unless saving to it replaces a regular file or
 /// creates one: a directory, device, FIFO, pipe (`/dev/stdout` of a command
 /// piped on) or socket in its place (after links) is refused, since the rename
-/// would swap it for a regular file (/dev/null, when run as root).
+/// would swap it for a regular file (/dev/null, when run as root); so are the
+/// bookkeeping names above (a save there would corrupt the directory's next
+/// save or a reader's check) and what final_target refuses.
 /// write_file_atomically checks this itself; commands call it to check every
 /// destination before doing any work.
 void check_replaceable(const std::filesystem::path& path);
@@ -118,7 +126,14 @@ void check_replaceable(const std::filesystem::path& path);
 /// The file that saving to `path` replaces: `path` itself, or, when it is a
 /// symbolic link (to another link, or dangling), the file it finally points to.
 /// Throws IoError naming `path` when a link cannot be read or there are more
-/// than 40 of them in a row (a loop).
+/// than 40 of them in a row (a loop); when a link belongs to another user than
+/// this process's (root's links excepted), since whoever can write to a shared
+/// directory could otherwise plant one at a name a command derives (OUT's
+/// checkpoint) and have any file of ours replaced (the kernel's
+/// protected_symlinks rule does not apply to links resolved by hand); and
+/// when `path` or a link leads into /proc or /dev/fd (`/dev/stdout` is
+/// /proc/self/fd/1): those name open files of this process, which a save by
+/// name would replace rather than write to.
 std::filesystem::path final_target(const std::filesystem::path& path);
 
 }  // namespace nodeflow
