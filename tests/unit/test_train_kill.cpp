@@ -119,6 +119,8 @@ struct Versions {
   std::vector<std::string> checkpoints, charts;
   std::vector<std::string> csv_rows;  ///< this run's rows, without timings
   std::vector<std::string> old_csv_rows;
+  std::chrono::microseconds duration{};  ///< of a whole run
+  bool complete = false;                 ///< every reference run succeeded
 };
 
 class TrainKill : public ::testing::Test {
@@ -172,8 +174,13 @@ class TrainKill : public ::testing::Test {
   /// The earlier run's set and this run's versions, from uninterrupted runs
   /// into directories of their own (epoch k's checkpoint and chart are those
   /// of a k-epoch run: the schedule is constant and the shuffling stream
-  /// advances once per epoch). `duration` gets how long a whole run takes.
-  Versions versions(std::chrono::microseconds& duration) const {
+  /// advances once per epoch). Made once, for both tests.
+  const Versions& versions() const {
+    static const Versions v = make_versions();
+    return v;
+  }
+
+  Versions make_versions() const {
     Versions v;
     EXPECT_EQ(train("old.json", dir() / "ref-old").exit_code, 0);
     v.old = outputs_of(dir() / "ref-old");
@@ -186,7 +193,7 @@ class TrainKill : public ::testing::Test {
       const auto start = std::chrono::steady_clock::now();
       const ProcessResult r =
           train("new.json", ref, {}, k == kEpochs ? std::nullopt : std::optional<int>(k));
-      duration = std::chrono::duration_cast<std::chrono::microseconds>(
+      v.duration = std::chrono::duration_cast<std::chrono::microseconds>(
           std::chrono::steady_clock::now() - start);
       EXPECT_EQ(r.exit_code, 0) << r.describe();
       v.checkpoints.push_back(read_bytes(ref / "o.checkpoint.json"));
@@ -200,6 +207,7 @@ class TrainKill : public ::testing::Test {
     EXPECT_EQ(v.checkpoints.back(), v.trained);
     EXPECT_NE(v.old.at("o.json"), v.trained);
     EXPECT_NE(v.old.at("o.chart.svg"), v.charts.front());
+    v.complete = !::testing::Test::HasFailure();
     return v;
   }
 
@@ -265,15 +273,14 @@ class TrainKill : public ::testing::Test {
 };
 
 TEST_F(TrainKill, KilledAtRandomMomentsEachFileIsAWholeVersionAndTheNextTrainLeavesNothing) {
-  std::chrono::microseconds duration{};
-  const Versions v = versions(duration);
-  ASSERT_FALSE(HasFailure());
+  const Versions& v = versions();
+  ASSERT_TRUE(v.complete) << "the reference runs failed";
   const fs::path out = dir() / "out";
   ASSERT_EQ(train("old.json", out).exit_code, 0);
 
   // The first third of a run reads the digits, where a kill can change nothing.
   std::mt19937 rng(17);
-  std::uniform_int_distribution<long long> when(duration.count() / 3, duration.count());
+  std::uniform_int_distribution<long long> when(v.duration.count() / 3, v.duration.count());
   int killed = 0, changed = 0, stages = 0;
   for (int round = 0; round < 20; ++round) {
     ProcessOptions options;
@@ -302,9 +309,8 @@ TEST_F(TrainKill, KilledAtRandomMomentsEachFileIsAWholeVersionAndTheNextTrainLea
 
 TEST_F(TrainKill, KilledInsideACheckpointSaveTheNextTrainRemovesItsStagingDirectory) {
   if (!strace_works(dir())) GTEST_SKIP() << "strace cannot trace here";
-  std::chrono::microseconds duration{};
-  const Versions v = versions(duration);
-  ASSERT_FALSE(HasFailure());
+  const Versions& v = versions();
+  ASSERT_TRUE(v.complete) << "the reference runs failed";
   const fs::path out = dir() / "out";
   ASSERT_EQ(train("old.json", out).exit_code, 0);
   // The first save of a run is epoch 1's checkpoint: mkdirat (its staging
