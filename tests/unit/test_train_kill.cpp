@@ -29,7 +29,6 @@
 #include <map>
 #include <optional>
 #include <random>
-#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -48,10 +47,10 @@ namespace fs = std::filesystem;
 // Epochs of the runs that are killed; the earlier run had 2 with another seed
 // and learning rate, so that every file of its set differs from this run's.
 constexpr int kEpochs = 3;
-constexpr const char* kOldConfig =
-    R"({"optimizer": {"type": "sgd", "lr": 0.05}, "epochs": 2, "batch_size": 500, "seed": 7, "log_every": 0})";
-constexpr const char* kNewConfig =
-    R"({"optimizer": {"type": "sgd", "lr": 0.1}, "epochs": 3, "batch_size": 500, "seed": 1, "log_every": 0})";
+constexpr const char* kOldConfig = R"({"optimizer": {"type": "sgd", "lr": 0.05}, "epochs": 2,
+                                      "batch_size": 500, "seed": 7, "log_every": 0})";
+constexpr const char* kNewConfig = R"({"optimizer": {"type": "sgd", "lr": 0.1}, "epochs": 3,
+                                      "batch_size": 500, "seed": 1, "log_every": 0})";
 const std::vector<std::string> kOutputs{"o.chart.svg", "o.checkpoint.json", "o.json",
                                         "o.metrics.csv"};
 constexpr const char* kCsvHeader =
