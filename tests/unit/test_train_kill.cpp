@@ -51,6 +51,13 @@ constexpr const char* kOldConfig = R"({"optimizer": {"type": "sgd", "lr": 0.05},
                                       "batch_size": 500, "seed": 7, "log_every": 0})";
 constexpr const char* kNewConfig = R"({"optimizer": {"type": "sgd", "lr": 0.1}, "epochs": 3,
                                       "batch_size": 500, "seed": 1, "log_every": 0})";
+// A sanitized Debug build trains some twenty times slower (45 runs took 8
+// minutes): fewer rounds there.
+#ifdef __SANITIZE_ADDRESS__
+constexpr int kRounds = 5;
+#else
+constexpr int kRounds = 20;
+#endif
 const std::vector<std::string> kOutputs{"o.chart.svg", "o.checkpoint.json", "o.json",
                                         "o.metrics.csv"};
 constexpr const char* kCsvHeader =
@@ -281,7 +288,7 @@ TEST_F(TrainKill, KilledAtRandomMomentsEachFileIsAWholeVersionAndTheNextTrainLea
   std::mt19937 rng(17);
   std::uniform_int_distribution<long long> when(v.duration.count() / 3, v.duration.count());
   int killed = 0, changed = 0, stages = 0;
-  for (int round = 0; round < 20; ++round) {
+  for (int round = 0; round < kRounds; ++round) {
     ProcessOptions options;
     options.kill_after = std::chrono::microseconds(when(rng));
     const ProcessResult r = train("new.json", out, options);
