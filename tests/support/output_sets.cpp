@@ -70,4 +70,15 @@ bool strace_works(const std::filesystem::path& scratch) {
   return run_process({kStrace, "-f", "-o", "/dev/null", "/bin/true"}, scratch).exit_code == 0;
 }
 
+ProcessResult run_traced(const std::vector<std::string>& strace_options, const std::string& program,
+                         const std::vector<std::string>& args,
+                         const std::filesystem::path& scratch) {
+  // LeakSanitizer (sanitized builds) cannot run under ptrace and fails the exit.
+  std::vector<std::string> argv{kStrace, "-f", "-EASAN_OPTIONS=detect_leaks=0", "-o", "/dev/null"};
+  argv.insert(argv.end(), strace_options.begin(), strace_options.end());  // a later -o wins
+  argv.push_back(program);
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_process(argv, scratch);
+}
+
 }  // namespace nodeflow::testing

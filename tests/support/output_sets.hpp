@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "support/subprocess.hpp"
+
 namespace nodeflow::testing {
 
 /// A graph document with input "x" (float32 [1, width]) and `outputs` graph
@@ -37,5 +39,12 @@ OutdirState inspect_outdir(const std::filesystem::path& outdir,
 bool strace_works(const std::filesystem::path& scratch);
 
 inline constexpr const char* kStrace = "/usr/bin/strace";
+
+/// Runs `program args` in `scratch` under strace with `strace_options` (e.g.
+/// {"-e", "inject=renameat:signal=SIGKILL:when=2"}), its trace to /dev/null
+/// unless they say otherwise.
+ProcessResult run_traced(const std::vector<std::string>& strace_options, const std::string& program,
+                         const std::vector<std::string>& args,
+                         const std::filesystem::path& scratch);
 
 }  // namespace nodeflow::testing

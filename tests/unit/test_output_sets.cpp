@@ -58,15 +58,9 @@ class OutputSets : public ::testing::Test {
 
   /// `nodeflow args` under strace with `options` (its trace to /dev/null
   /// unless they say otherwise).
-  ProcessResult traced(std::vector<std::string> options,
+  ProcessResult traced(const std::vector<std::string>& options,
                        const std::vector<std::string>& args) const {
-    // LeakSanitizer (sanitized builds) cannot run under ptrace and fails the exit.
-    std::vector<std::string> argv{kStrace, "-f", "-EASAN_OPTIONS=detect_leaks=0", "-o",
-                                  "/dev/null"};
-    argv.insert(argv.end(), options.begin(), options.end());  // a later -o wins
-    argv.push_back(NODEFLOW_BUILT_CLI);
-    argv.insert(argv.end(), args.begin(), args.end());
-    return run_process(argv, dir());
+    return run_traced(options, NODEFLOW_BUILT_CLI, args, dir());
   }
 
   /// A graph of `outputs` Relu outputs and inputs "a" (1, 2, ...) and "b"
