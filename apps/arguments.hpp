@@ -3,6 +3,7 @@
 // (independent of the parser) and the options several verbs share.
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -63,9 +64,23 @@ namespace nodeflow::cli {
 /// all accept 1 to 1024 and refuse anything else as wrong usage.
 CLI::Option* add_threads_option(CLI::App& verb, int& threads, const std::string& help);
 
-/// Adds `--seed N` to `verb`, parsed into `seed`: a decimal integer from 0 to
-/// 2^64 - 1. A sign, a fraction or a value past 2^64 - 1 is wrong usage (not
-/// wrapped around or clamped, as strtoull would).
+/// A count as the command line takes it: decimal digits only (no sign, space,
+/// fraction or 0x), and with `units` an optional unit suffix, case-insensitive:
+/// B = 1; k, kB = 10^3; M, MB = 10^6; G, T, P, E likewise up to 10^18; Ki,
+/// KiB = 2^10; Mi, MiB = 2^20; ... Ei, EiB = 2^60 (README, "The command line").
+/// Nothing when the text is not of that form or the value exceeds 2^64 - 1
+/// (never wrapped around or clamped, as strtoull and CLI11 would).
+std::optional<std::uint64_t> parse_count(std::string_view text, bool units);
+
+/// Adds option `flag` to `verb`, parsed by parse_count into `into`: the one
+/// parser of every integer option. A text parse_count refuses or a value
+/// outside [min, max] is wrong usage, naming the option and the range.
+CLI::Option* add_count_option(CLI::App& verb, const std::string& flag, std::uint64_t& into,
+                              std::uint64_t min, std::uint64_t max, bool units,
+                              const std::string& help);
+
+/// Adds `--seed N` to `verb`, parsed into `seed`: add_count_option from 0 to
+/// 2^64 - 1, without units.
 CLI::Option* add_seed_option(CLI::App& verb, std::uint64_t& seed, const std::string& help);
 
 }  // namespace nodeflow::cli

@@ -50,18 +50,27 @@ std::string joined(const std::vector<std::string>& names) {
 // user who ran from outside the checkout, or fetched only part of the
 // package, is told which files are missing where, and every way to point
 // at the data.
-fs::path mnist_dir(const DataRequest& data) {
+// The folder the digits are read from (--mnist-dir, else $NODEFLOW_MNIST_DIR,
+// else the default) and which of these three named it; not checked yet.
+fs::path requested_mnist_dir(const DataRequest& data, std::string* origin = nullptr) {
   if (data.name != "mnist")
     throw UsageError("--data: unknown dataset '" + data.name + "' (known: mnist)");
-  fs::path dir = data.mnist_dir;
-  std::string origin = "--mnist-dir";
-  if (dir.empty()) {
-    const std::optional<fs::path> env = mnist_dir_from_environment();
-    dir = env.value_or(fs::path(kMnistFetchedDir));
-    std::error_code ec;
-    origin = env ? std::string("$") + kMnistDirVariable
-                 : "the default, in the current directory " + fs::current_path(ec).string();
+  if (!data.mnist_dir.empty()) {
+    if (origin) *origin = "--mnist-dir";
+    return data.mnist_dir;
   }
+  const std::optional<fs::path> env = mnist_dir_from_environment();
+  if (origin) {
+    std::error_code ec;
+    *origin = env ? std::string("$") + kMnistDirVariable
+                  : "the default, in the current directory " + fs::current_path(ec).string();
+  }
+  return env.value_or(fs::path(kMnistFetchedDir));
+}
+
+fs::path mnist_dir(const DataRequest& data) {
+  std::string origin;
+  const fs::path dir = requested_mnist_dir(data, &origin);
   const std::vector<std::string> missing = missing_mnist_files(dir);
   if (missing.empty()) return dir;
   const std::string where = dir.string() + " (" + origin + ")";
@@ -199,10 +208,19 @@ void refuse_input_as_output(const OutputFile& file, const char* input, const fs:
                      "), which this command reads; each output needs a file of its own");
 }
 
+// The inputs every output of train and eval is checked against: --config and
+// the dataset's files; the graph separately, as train's -o may name it.
+void refuse_config_and_data(const OutputFile& file, const fs::path& config,
+                            const DataRequest& data) {
+  refuse_input_as_output(file, "--config", config);
+  for (const fs::path& digits : mnist_files(requested_mnist_dir(data)))
+    refuse_input_as_output(file, "--data mnist", digits);
+}
+
 void refuse_inputs_as_outputs(const TrainRequest& request, const TrainFiles& files) {
   for (const OutputFile& file : files.all()) {
     if (file.option != "-o") refuse_input_as_output(file, "the graph", request.graph);
-    refuse_input_as_output(file, "--config", request.config);
+    refuse_config_and_data(file, request.config, request.data);
   }
 }
 
@@ -336,7 +354,7 @@ void evaluate_model(const EvalRequest& request, std::ostream& out) {
   if (!request.predictions.empty()) {
     const OutputFile predictions{"--predictions", request.predictions};
     refuse_input_as_output(predictions, "the graph", request.graph);
-    refuse_input_as_output(predictions, "--config", request.config);
+    refuse_config_and_data(predictions, request.config, request.data);
     check_destination(predictions);  // before the evaluation, not after it
   }
   keep_freed_buffers_in_heap();
@@ -403,9 +421,10 @@ void add_training_verbs(CLI::App& app, TrainingVerbs& verbs) {
                           "class");
   add_threads_option(*verbs.train, verbs.threads,
                      "Threads the kernels may use (overrides the config)");
-  // CLI::PositiveNumber's message spells out DBL_MAX ("not in range 0.000000 to 1797...").
-  verbs.train->add_option("--epochs", verbs.epochs, "Epochs (overrides the config)")
-      ->check(CLI::Range(1LL, std::numeric_limits<long long>::max()));
+  // The configuration's "epochs" is an int64: its range, refused beyond, not clamped.
+  add_count_option(*verbs.train, "--epochs", verbs.epochs, 1,
+                   static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()), false,
+                   "Epochs (overrides the config)");
   verbs.train->add_option(
       "--mnist-dir", t.data.mnist_dir,
       "MNIST digits folder (default: $NODEFLOW_MNIST_DIR or .cache/mnist/digits)");
@@ -440,7 +459,7 @@ void add_training_verbs(CLI::App& app, TrainingVerbs& verbs) {
 bool run_training_verb(TrainingVerbs& verbs, std::ostream& out) {
   if (verbs.train->parsed()) {
     if (verbs.threads > 0) verbs.train_request.threads = verbs.threads;
-    if (verbs.epochs > 0) verbs.train_request.epochs = verbs.epochs;
+    if (verbs.epochs > 0) verbs.train_request.epochs = static_cast<long long>(verbs.epochs);
     train_model(verbs.train_request, out);
     return true;
   }

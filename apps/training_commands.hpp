@@ -2,6 +2,7 @@
 // The training verbs of `nodeflow`: `train` and `eval` on a named dataset.
 // Like the other verbs they throw nodeflow::Error (exit status 1) on a failure
 // in the input or the run and UsageError (exit status 2) on wrong usage.
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <ostream>
@@ -97,7 +98,7 @@ struct TrainingVerbs {
   EvalRequest eval_request;
   // Parsed as plain values; copied into the requests' optionals when given.
   int threads = 0;
-  long long epochs = 0;
+  std::uint64_t epochs = 0;  ///< add_count_option: 1 to 2^63 - 1 when given
 };
 
 /// Adds `train` and `eval` to `app`; their options parse into `verbs`.

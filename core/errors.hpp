@@ -63,10 +63,13 @@ class RunError : public Error {
 /// ": " for free text ("axis 3: ..."). Returns where + separator.
 std::string context_prefix(const std::string& where, const std::string& inner);
 
-/// Text from a user's file shown inside a message: control characters (with
-/// ascii_only, every byte outside printable ASCII) as \xNN, and cut to at
-/// most `limit` bytes (never inside a UTF-8 sequence) followed by "...". A raw
-/// NUL would end the message wherever it is printed as a C string.
+/// Text from a user's file shown inside a message, safe for a terminal: the
+/// C0 controls and DEL as \xNN, each byte of ill-formed UTF-8 as \xNN, the C1
+/// controls U+0080 ... U+009F as \u0080 ... \u009f (0x9B alone or as C2 9B
+/// would start a CSI sequence); other well-formed UTF-8 passes unchanged. With
+/// ascii_only, every byte outside printable ASCII is \xNN. Cut to at most
+/// `limit` bytes of `s` (never inside a UTF-8 sequence) followed by "...". A
+/// raw NUL would end the message wherever it is printed as a C string.
 std::string printable(std::string_view s, std::size_t limit, bool ascii_only = false);
 
 /// Runs f(); a nodeflow::Error escaping it is rethrown with `where` prepended.

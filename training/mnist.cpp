@@ -15,10 +15,6 @@ namespace {
 
 constexpr std::size_t kPixels = static_cast<std::size_t>(kMnistSide * kMnistSide);
 
-std::filesystem::path digit_file(const std::filesystem::path& dir, int digit) {
-  return dir / (std::to_string(digit) + ".json");
-}
-
 // Accepts exactly {"data": [numbers in [0, 1]]} while nlohmann parses the
 // text, without building a document tree (the files hold 10^6 numbers).
 class DigitFileHandler : public nlohmann::json_sax<nlohmann::json> {
@@ -112,11 +108,16 @@ std::filesystem::path default_mnist_dir() {
   return mnist_dir_from_environment().value_or(std::filesystem::path(kMnistFetchedDir));
 }
 
+std::vector<std::filesystem::path> mnist_files(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> files;
+  for (int d = 0; d < kMnistClasses; ++d) files.push_back(dir / (std::to_string(d) + ".json"));
+  return files;
+}
+
 std::vector<std::string> missing_mnist_files(const std::filesystem::path& dir) {
   std::vector<std::string> missing;
-  for (int d = 0; d < kMnistClasses; ++d) {
+  for (const std::filesystem::path& file : mnist_files(dir)) {
     std::error_code ec;
-    const std::filesystem::path file = digit_file(dir, d);
     if (!std::filesystem::is_regular_file(file, ec)) missing.push_back(file.filename().string());
   }
   return missing;
@@ -127,8 +128,8 @@ bool mnist_available(const std::filesystem::path& dir) { return missing_mnist_fi
 Dataset load_mnist_digits(const std::filesystem::path& dir) {
   std::vector<std::vector<float>> per_digit;
   std::size_t count = 0;
-  for (int d = 0; d < kMnistClasses; ++d) {
-    per_digit.push_back(read_digit_file(digit_file(dir, d)));
+  for (const std::filesystem::path& file : mnist_files(dir)) {
+    per_digit.push_back(read_digit_file(file));
     count += per_digit.back().size() / kPixels;
   }
   Dataset data{

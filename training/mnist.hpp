@@ -33,6 +33,11 @@ std::optional<std::filesystem::path> mnist_dir_from_environment();
 /// working directory, i.e. the repository root for the scripts).
 std::filesystem::path default_mnist_dir();
 
+/// The files that make up the dataset in `dir`: dir/0.json ... dir/9.json, in
+/// digit order (whether they exist or not). The one list of them, for the
+/// loader and for the commands that must not write over their inputs.
+std::vector<std::filesystem::path> mnist_files(const std::filesystem::path& dir);
+
 /// The names of the digit files (0.json ... 9.json) that `dir` lacks as
 /// regular files, in digit order: all ten when `dir` does not exist.
 std::vector<std::string> missing_mnist_files(const std::filesystem::path& dir);

@@ -178,3 +178,30 @@ TEST(CliFileNames, AnOutputDirectoryThatIsADanglingLinkIsCreatedWhereItPoints) {
 
 }  // namespace
 }  // namespace nodeflow::cli
+
+namespace nodeflow::cli {
+namespace {
+
+// parse_count, the one parser of the integer options; expected values by hand.
+TEST(CliCount, DecimalDigitsWithOptionalUnits) {
+  EXPECT_EQ(parse_count("0", false), 0u);
+  EXPECT_EQ(parse_count("18446744073709551615", false), UINT64_MAX);
+  EXPECT_EQ(parse_count("512MiB", true), 512ull << 20);
+  EXPECT_EQ(parse_count("2GB", true), 2000000000ull);
+  EXPECT_EQ(parse_count("2gib", true), 2ull << 30);
+  EXPECT_EQ(parse_count("7b", true), 7u);
+  EXPECT_EQ(parse_count("3k", true), 3000u);
+  EXPECT_EQ(parse_count("15EiB", true), 15ull << 60);
+  EXPECT_EQ(parse_count("18EB", true), 18000000000000000000ull);
+}
+
+TEST(CliCount, AnythingElseIsRefusedNotClamped) {
+  for (const char* bad : {"", "18446744073709551616", "36893488147419103232",
+                          "99999999999999999999999", "16EiB", "19EB", "0x10", " 5", "5 ", "+5",
+                          "-1", "1.5", "1e3", "5XB", "KiB", "5 KiB", "5KiBB"})
+    EXPECT_FALSE(parse_count(bad, true).has_value()) << "'" << bad << "'";
+  EXPECT_FALSE(parse_count("5KiB", false).has_value());  // units only where documented
+}
+
+}  // namespace
+}  // namespace nodeflow::cli

@@ -83,7 +83,7 @@ TEST_F(CliMessages, ANonPositiveEpochCountNamesTheIntegerRange) {
                 "--epochs", "0"});
   EXPECT_EQ(r.exit_code, kUsage) << r.describe();
   EXPECT_EQ(r.err.substr(0, r.err.find('\n')),
-            "nodeflow: --epochs: Value 0 not in range 1 to 9223372036854775807")
+            "nodeflow: --epochs: expected an integer from 1 to 9223372036854775807, got '0'")
       << r.describe();
 }
 
