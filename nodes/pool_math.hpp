@@ -176,7 +176,8 @@ class LpWindowGradient {
     }
     if (m_ == W(0)) return;
     W sum(0);
-    for (std::int64_t i : inputs) sum += pow_p(abs_value(static_cast<W>(static_cast<A>(x[i]))) / m_, p);
+    for (std::int64_t i : inputs)
+      sum += pow_p(abs_value(static_cast<W>(static_cast<A>(x[i]))) / m_, p);
     root_ = root_p(sum, p);
     scaled_ = true;
   }

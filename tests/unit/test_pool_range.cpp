@@ -465,7 +465,8 @@ void check_case(const SweepCase& c, const PoolGeometry& g, const PoolAttributes&
       // T (it carries T's precision: the documented route), else from the
       // exact value (a subnormal or infinite y has lost the ratio).
       const auto y_t = static_cast<LD>(static_cast<double>(y_in[o]));
-      const bool normal = std::abs(y_t) >= Ranges<T>::min_normal() && std::abs(y_t) <= Ranges<T>::max();
+      const bool normal =
+          std::abs(y_t) >= Ranges<T>::min_normal() && std::abs(y_t) <= Ranges<T>::max();
       const LD yo = normal || y_t == 0 || std::isnan(y_t) ? y_t : y_want[o];
       for (std::int64_t i : win.inputs) {
         const auto at = static_cast<std::size_t>(plane * in_plane + i);
