@@ -92,10 +92,11 @@ void lp_backward_sums(const Plan& plan, const T* x, const T* y, const T* dy, dou
       if (yo != A(0)) {
         const auto g = static_cast<A>(dy[at]);
         window_offsets(plan, o, offsets, next);
+        const pool_math::LpWindowGradient<T> grad(y[at], xp, offsets, plan.p);
         for (std::int64_t i : offsets) {
           const auto xi = static_cast<A>(xp[i]);
-          if (pool_math::lp_gradient_is_zero(xi, yo)) continue;
-          const A term = pool_math::lp_gradient_term(xi, yo, g, plan.p);
+          if (grad.zero(xi)) continue;
+          const A term = grad.term(xi, g);
           if constexpr (kWide)
             sums[static_cast<std::size_t>(i)] += wide.term(term);
           else

@@ -28,7 +28,6 @@ bool beats(T candidate, T best) {
 }
 
 using pool_math::GradSum;
-using pool_math::lp_gradient_is_zero;
 
 // Whether the gradient sums stay in the accumulator's range (else the
 // kernels sum in GradSum's float64 form).
@@ -65,12 +64,13 @@ void lp_backward_sums(const PoolGeometry& g, std::int64_t p, std::span<const T> 
   for_each_window(g, [&](const PoolWindow& w) {
     for (std::int64_t plane = 0; plane < g.planes(); ++plane) {
       const auto o = static_cast<std::size_t>(plane * out_plane + w.output);
-      const auto yo = static_cast<A>(y[o]);
+      const T* xp = x.data() + plane * in_plane;
+      const pool_math::LpWindowGradient<T> grad(y[o], xp, w.inputs, p);
       const auto g_out = static_cast<A>(dy[o]);
       for (std::int64_t i : w.inputs) {
-        const auto xi = static_cast<A>(x[static_cast<std::size_t>(plane * in_plane + i)]);
-        if (lp_gradient_is_zero(xi, yo)) continue;
-        sum.add(plane * in_plane + i, pool_math::lp_gradient_term(xi, yo, g_out, p));
+        const auto xi = static_cast<A>(xp[i]);
+        if (grad.zero(xi)) continue;
+        sum.add(plane * in_plane + i, grad.term(xi, g_out));
       }
     }
   });

@@ -66,7 +66,11 @@ void lp_pool_forward(const PoolGeometry& g, std::int64_t p, std::span<const T> x
 /// dx += scale * dy * sign(x) * |x|^(p-1) / y^(p-1) for every input element of
 /// every window; 0 where y == 0, and where x == 0 unless y is NaN. Where y
 /// is NaN (a NaN in the window), or |x| / y is (x and y infinite), the
-/// gradient is NaN for every p, p = 1 included. Needs the forward's x and y.
+/// gradient is NaN for every p, p = 1 included. Where y overflowed to
+/// infinity or is subnormal over a finite window, |x| / y is taken from the
+/// window as the forward computes y, m * (sum (|x|/m)^p)^(1/p), so a
+/// representable gradient is returned (pool_math::LpWindowGradient). Needs
+/// the forward's x and y.
 /// Sums leave the accumulator's range as for AveragePool: float64 then.
 template <typename T>
 void lp_pool_backward(const PoolGeometry& g, std::int64_t p, std::span<const T> x,

@@ -105,18 +105,20 @@ double lp_plain_floor(std::int64_t p) {
   return std::pow(floor, 1.0 / static_cast<double>(p));
 }
 
-/// One term of LpPool's gradient, dy * sign(x) * (|x| / y)^(p-1), for an
-/// element x != 0 of a window whose value is y != 0: at most |dy|, since
-/// y >= |x|. Computed in a wider type (float64; long double for float64)
-/// so that a factor (|x| / y)^(p-1) below A's range does not take a product
-/// with a large dy that A can hold down to 0. NaN where |x| / y is NaN (y
-/// NaN: a NaN in the window; or x and y infinite) for every p, p = 1
-/// included, so a NaN in a window makes every gradient of that window NaN
-/// whatever p is.
+/// The type LpPool's gradient terms are computed in: wider than the
+/// accumulator (float64; long double for float64), so that a factor
+/// (|x| / y)^(p-1) below A's range does not take a product with a large dy
+/// that A can hold down to 0.
 template <typename A>
-A lp_gradient_term(A x, A y, A dy, std::int64_t p) {
-  using W = std::conditional_t<std::is_same_v<A, double>, long double, double>;
-  const W ratio = static_cast<W>(abs_value(x)) / static_cast<W>(y);
+using lp_wide_t = std::conditional_t<std::is_same_v<A, double>, long double, double>;
+
+/// One term of LpPool's gradient, dy * sign(x) * ratio^(p-1), ratio being
+/// |x| / y: at most |dy|, since y >= |x|. NaN where the ratio is NaN for
+/// every p, p = 1 included, so a NaN in a window makes every gradient of
+/// that window NaN whatever p is.
+template <typename A>
+A lp_gradient_from_ratio(A x, lp_wide_t<A> ratio, A dy, std::int64_t p) {
+  using W = lp_wide_t<A>;
   const W factor = ratio != ratio ? ratio : pow_p(ratio, p - 1);
   // sign(x) as a factor of +-1, not a branch: the signs of random inputs
   // mispredicted half the time (LpPool p=2 backward: 0.95x-1.06x the
@@ -125,12 +127,76 @@ A lp_gradient_term(A x, A y, A dy, std::int64_t p) {
   return static_cast<A>(static_cast<W>(dy) * factor * sign);
 }
 
+/// LpPool's gradient term from the window's value y, for an element x != 0
+/// of a window whose y != 0 (NaN where |x| / y is: y NaN, or x and y
+/// infinite).
+template <typename A>
+A lp_gradient_term(A x, A y, A dy, std::int64_t p) {
+  using W = lp_wide_t<A>;
+  return lp_gradient_from_ratio(x, static_cast<W>(abs_value(x)) / static_cast<W>(y), dy, p);
+}
+
 /// Whether LpPool's gradient term at x is 0 without computing it: y == 0
 /// (the gradient there is defined as 0), or x == 0 with y not NaN.
 template <typename A>
 bool lp_gradient_is_zero(A x, A y) {
   return y == A(0) || (x == A(0) && y == y);
 }
+
+/// LpPool's gradient terms of one window, whose value (from the forward,
+/// rounded to T) is y. The ratio |x| / y is taken from y where y is a
+/// normal finite T: there y carries T's full precision, and the common path
+/// stays one division per element. Where y overflowed to infinity or is
+/// subnormal although the window is finite, y has lost the ratio (x / inf
+/// is 0; a subnormal y has few bits), so the ratio is computed as window_lp
+/// computes y, from the window's largest |x| m and S = sum (|x| / m)^p:
+/// |x| / y = (|x| / m) / S^(1/p), in lp_wide_t<A>, whatever y rounded to.
+/// y == 0 needs no such route: y >= m, so y is 0 only when every x is 0.
+/// A window holding an infinity (y = +inf, m = inf) keeps y's ratio, the
+/// same rule for every p: an infinite x gets NaN (inf / inf), a finite x
+/// dy * sign(x) * 0^(p-1) (dy * sign(x) for p = 1, 0 above); a NaN in the
+/// window (y NaN) makes every term NaN.
+template <typename T>
+class LpWindowGradient {
+ public:
+  using A = accumulator_t<T>;
+  using W = lp_wide_t<A>;
+
+  /// x[i] for i in `inputs` are the window's elements.
+  LpWindowGradient(T y, const T* x, std::span<const std::int64_t> inputs, std::int64_t p)
+      : y_(static_cast<A>(y)), p_(p) {
+    const A a = abs_value(y_);
+    const auto smallest = static_cast<A>(std::numeric_limits<T>::min());
+    const auto largest = static_cast<A>(std::numeric_limits<T>::max());
+    if (a == A(0) || a != a || (a >= smallest && a <= largest)) return;
+    for (std::int64_t i : inputs) {
+      const W v = abs_value(static_cast<W>(static_cast<A>(x[i])));
+      if (!(v <= std::numeric_limits<W>::max())) return;  // an infinity or NaN: y's rule
+      m_ = std::max(m_, v);
+    }
+    if (m_ == W(0)) return;
+    W sum(0);
+    for (std::int64_t i : inputs)
+      sum += pow_p(abs_value(static_cast<W>(static_cast<A>(x[i]))) / m_, p);
+    root_ = root_p(sum, p);
+    scaled_ = true;
+  }
+
+  /// Whether the term at x is 0 without computing it (lp_gradient_is_zero).
+  bool zero(A x) const { return lp_gradient_is_zero(x, y_); }
+
+  /// The term at x (not zero(x)) for the window's dy.
+  A term(A x, A dy) const {
+    if (!scaled_) return lp_gradient_term(x, y_, dy, p_);
+    return lp_gradient_from_ratio(x, (static_cast<W>(abs_value(x)) / m_) / root_, dy, p_);
+  }
+
+ private:
+  A y_;
+  std::int64_t p_;
+  bool scaled_ = false;
+  W m_ = W(0), root_ = W(1);
+};
 
 /// The largest |v| of `values` as a double; NaN if one is NaN.
 template <typename T>

@@ -204,6 +204,48 @@ TEST(PoolRange, LpPoolWithAHugeExponentTendsToTheMaximum) {
                     {0, 1, -1}, 1e-6});
 }
 
+// The gradient of a window whose y overflowed to infinity or is subnormal
+// (the forward's value is right, but has lost |x| / y): two equal elements
+// a give y = 2^(1/p) a and dx = (a / y)^(p-1) = 2^(-(p-1)/p) each, for a
+// seed dy = 1, whatever y rounds to.
+template <typename T>
+void expect_lp_of_two_equal(double a, double tolerance, const ints& ps = {2, 3, 200}) {
+  for (std::int64_t p : ps) {
+    const double root = std::pow(2.0, 1.0 / static_cast<double>(p));
+    const double d = std::pow(2.0, -static_cast<double>(p - 1) / static_cast<double>(p));
+    const auto t = static_cast<double>(static_cast<T>(a));
+    // y as the output dtype rounds the exact value: infinity above its range.
+    const double exact = root * t;
+    const double y = exact > static_cast<double>(std::numeric_limits<T>::max())
+                         ? INFINITY
+                         : static_cast<double>(static_cast<T>(exact));
+    expect_lp<T>({p, values<T>({a, -a}), {y}, {d, -d}, tolerance});
+  }
+}
+
+TEST(PoolRange, LpPoolGradientWhereTheValueOverflows) {
+  // y = inf for p = 2 and 3; for p = 200, 2^(1/200) = 1.00347 needs an
+  // element nearer the largest value. (Where y is a normal value it is used
+  // as it is: its rounding, times p - 1, is the gradient's error.)
+  expect_lp_of_two_equal<float>(3e38, 1e-6, {2, 3});
+  expect_lp_of_two_equal<float>(3.4e38, 1e-6, {2, 3, 200});
+  expect_lp_of_two_equal<double>(1.7e308, 1e-14, {2, 3});
+  expect_lp_of_two_equal<double>(1.795e308, 1e-14, {2, 3, 200});
+  expect_lp_of_two_equal<half>(60000, 2e-3, {2, 3});
+  expect_lp_of_two_equal<half>(65400, 2e-3, {2, 3, 200});
+}
+
+TEST(PoolRange, LpPoolGradientWhereTheValueIsSubnormal) {
+  // The smallest subnormals: y rounds to the element itself.
+  expect_lp_of_two_equal<float>(1e-45, 1e-6);
+  expect_lp_of_two_equal<double>(5e-324, 1e-14);
+  expect_lp_of_two_equal<half>(6e-8, 2e-3);
+  expect_lp_of_two_equal<bfloat16>(1e-40, 1e-2);
+  // A subnormal with a few bits left.
+  expect_lp_of_two_equal<float>(3e-42, 1e-6);
+  expect_lp_of_two_equal<double>(1e-320, 1e-14);
+}
+
 // The NaN and infinity rule, the same for every p: a NaN in the window makes
 // y NaN and every gradient of the window NaN (zeros included); an infinity
 // makes y +inf, its own gradient NaN (inf / inf) and a finite element's
@@ -266,15 +308,20 @@ struct SweepCase {
   Shape shape;
   /// Magnitudes near the dtype's largest, near its smallest normal, or
   /// mixed: about 1 with one element in 8 near the largest (so some windows
-  /// and gradient items overflow the accumulator and their neighbours not).
-  enum class Regime { Huge, Tiny, Mixed } regime = Regime::Huge;
+  /// and gradient items overflow the accumulator and their neighbours not);
+  /// or (LpPool only) subnormal, so y is subnormal and its backward must not
+  /// take |x| / y from it.
+  enum class Regime { Huge, Tiny, Mixed, Subnormal } regime = Regime::Huge;
   double scale = 1;
 
   std::string describe() const {
     std::ostringstream s;
     s << pool_op_type(kind) << " x" << to_string(shape);
     for (const auto& [name, value] : attrs) s << " " << name << "=" << to_string(value);
-    s << (regime == Regime::Huge ? " huge" : regime == Regime::Tiny ? " tiny" : " mixed")
+    s << (regime == Regime::Huge        ? " huge"
+          : regime == Regime::Tiny      ? " tiny"
+          : regime == Regime::Subnormal ? " subnormal"
+                                        : " mixed")
       << " scale=" << scale;
     return s.str();
   }
@@ -284,15 +331,17 @@ std::int64_t uniform(std::mt19937_64& rng, std::int64_t lo, std::int64_t hi) {
   return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
 }
 
-SweepCase random_case(std::mt19937_64& rng) {
+/// `subnormal`: an LpPool case of the Subnormal regime.
+SweepCase random_case(std::mt19937_64& rng, bool subnormal) {
   SweepCase c;
-  const int kind = static_cast<int>(uniform(rng, 0, 4));
+  const int kind = subnormal ? 3 : static_cast<int>(uniform(rng, 0, 4));
   c.kind = kind < 2 ? PoolKind::Average : kind == 2 ? PoolKind::GlobalAverage : PoolKind::Lp;
   const auto rank = static_cast<std::size_t>(uniform(rng, 1, 3));
   c.shape = {uniform(rng, 1, 2), uniform(rng, 1, 2)};
   const std::int64_t largest = rank == 1 ? 40 : rank == 2 ? 19 : 7;
   for (std::size_t i = 0; i < rank; ++i) c.shape.push_back(uniform(rng, 1, largest));
-  c.regime = static_cast<SweepCase::Regime>(uniform(rng, 0, 2));
+  c.regime = subnormal ? SweepCase::Regime::Subnormal
+                       : static_cast<SweepCase::Regime>(uniform(rng, 0, 2));
   const double scales[] = {1, 1, 0.25, -0.5, 1e-40};
   c.scale = scales[uniform(rng, 0, 4)];
   if (c.kind == PoolKind::GlobalAverage) return c;
@@ -310,7 +359,8 @@ SweepCase random_case(std::mt19937_64& rng) {
   if (c.kind == PoolKind::Average)
     c.attrs["count_include_pad"] = uniform(rng, 0, 1);
   else
-    c.attrs["p"] = ints{1, 2, 3, 60}[static_cast<std::size_t>(uniform(rng, 0, 3))];
+    c.attrs["p"] = subnormal ? ints{1, 2, 3, 60, 200}[static_cast<std::size_t>(uniform(rng, 0, 4))]
+                             : ints{1, 2, 3, 60}[static_cast<std::size_t>(uniform(rng, 0, 3))];
   return c;
 }
 
@@ -343,8 +393,13 @@ void check_case(const SweepCase& c, const PoolGeometry& g, const PoolAttributes&
   // norm fits), or near the smallest normal one, or mixed.
   using Regime = SweepCase::Regime;
   const bool tiny = c.regime == Regime::Tiny;
+  const bool subnormal = c.regime == Regime::Subnormal;
   const LD largest = Ranges<T>::max() / (lp ? static_cast<LD>(2 * taps) : 1);
-  const LD top = tiny ? Ranges<T>::min_normal() * 4 : largest;
+  // Subnormal: a quarter of T's digits left at the top, fewer below.
+  const LD top = tiny        ? Ranges<T>::min_normal() * 4
+                 : subnormal ? std::ldexp(Ranges<T>::min_normal(),
+                                          -(3 * std::numeric_limits<T>::digits) / 4)
+                             : largest;
   std::uniform_real_distribution<double> u(0.25, 1.0);
   std::bernoulli_distribution negative(0.5), rare(0.125);
   auto draw = [&](LD m) {
@@ -386,12 +441,17 @@ void check_case(const SweepCase& c, const PoolGeometry& g, const PoolAttributes&
       y_want[plane * out_plane + w] = r;
     }
   // The backward's inputs: y as the oracle rounds it to T, dy near the top
-  // of the range (huge) or its bottom, dx prefilled.
+  // of the range (huge) or its bottom (about 1 for subnormal windows, whose
+  // gradients are about 1), dx prefilled.
   std::vector<T> y_in(outs), dy(outs), dx0(x.size());
   for (std::size_t o = 0; o < outs; ++o) y_in[o] = static_cast<T>(static_cast<double>(y_want[o]));
-  for (T& v : dy) v = draw(tiny ? Ranges<T>::min_normal() * 4 : Ranges<T>::max());
+  for (T& v : dy)
+    v = draw(tiny ? Ranges<T>::min_normal() * 4 : subnormal ? 1 : Ranges<T>::max());
   for (T& v : dx0)
-    v = uniform(rng, 0, 1) ? T(0) : draw(tiny ? Ranges<T>::min_normal() : Ranges<T>::max() / 4);
+    v = uniform(rng, 0, 1) ? T(0)
+                           : draw(tiny        ? Ranges<T>::min_normal()
+                                  : subnormal ? 1
+                                              : Ranges<T>::max() / 4);
   std::vector<LD> dx_want(x.size()), dx_magnitude(x.size());
   for (std::size_t i = 0; i < x.size(); ++i) dx_want[i] = static_cast<double>(dx0[i]);
   for (std::size_t i = 0; i < x.size(); ++i) dx_magnitude[i] = std::abs(dx_want[i]);
@@ -401,7 +461,13 @@ void check_case(const SweepCase& c, const PoolGeometry& g, const PoolAttributes&
       const Window& win = windows[w];
       const std::size_t o = static_cast<std::size_t>(plane * out_plane) + w;
       const auto g_out = static_cast<LD>(static_cast<double>(dy[o]));
-      const auto yo = static_cast<LD>(static_cast<double>(y_in[o]));
+      // |x| / y from y as the backward receives it where that is a normal
+      // T (it carries T's precision: the documented route), else from the
+      // exact value (a subnormal or infinite y has lost the ratio).
+      const auto y_t = static_cast<LD>(static_cast<double>(y_in[o]));
+      const bool normal =
+          std::abs(y_t) >= Ranges<T>::min_normal() && std::abs(y_t) <= Ranges<T>::max();
+      const LD yo = normal || y_t == 0 || std::isnan(y_t) ? y_t : y_want[o];
       for (std::int64_t i : win.inputs) {
         const auto at = static_cast<std::size_t>(plane * in_plane + i);
         const auto xi = static_cast<LD>(static_cast<double>(x[at]));
@@ -449,11 +515,11 @@ void check_case(const SweepCase& c, const PoolGeometry& g, const PoolAttributes&
 }
 
 template <typename T>
-void sweep(std::uint64_t seed) {
+void sweep(std::uint64_t seed, bool subnormal = false) {
   std::mt19937_64 rng(seed);
   int cases = 0, compared = 0;
   while (cases < 150) {
-    const SweepCase c = random_case(rng);
+    const SweepCase c = random_case(rng, subnormal);
     PoolAttributes a;
     PoolGeometry g;
     try {
@@ -474,6 +540,10 @@ TEST(PoolRange, SweepFloat32NearTheEndsOfItsRange) { sweep<float>(1717); }
 TEST(PoolRange, SweepFloat64NearTheEndsOfItsRange) { sweep<double>(1718); }
 TEST(PoolRange, SweepFloat16NearTheEndsOfItsRange) { sweep<half>(1719); }
 TEST(PoolRange, SweepBfloat16NearTheEndsOfItsRange) { sweep<bfloat16>(1720); }
+TEST(PoolRange, SweepFloat32LpPoolSubnormalWindows) { sweep<float>(1721, true); }
+TEST(PoolRange, SweepFloat64LpPoolSubnormalWindows) { sweep<double>(1722, true); }
+TEST(PoolRange, SweepFloat16LpPoolSubnormalWindows) { sweep<half>(1723, true); }
+TEST(PoolRange, SweepBfloat16LpPoolSubnormalWindows) { sweep<bfloat16>(1724, true); }
 
 }  // namespace
 }  // namespace nodeflow
