@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <exception>
 
+#include "core/names.hpp"
+
 namespace nodeflow {
 
 void rethrow_with_context(const std::string& where) {
@@ -27,33 +29,6 @@ void rethrow_with_context(const std::string& where) {
 
 namespace {
 
-// The length of the well-formed UTF-8 sequence at the start of `s` (Unicode
-// 15, table 3-7: no overlong forms, no surrogates, nothing past U+10FFFF),
-// 0 when it is ill-formed or cut short.
-std::size_t utf8_sequence_length(std::string_view s) {
-  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
-  const unsigned char lead = byte(0);
-  std::size_t length = 0;
-  unsigned char low = 0x80, high = 0xbf;  // the range of the second byte
-  if (lead >= 0xc2 && lead <= 0xdf) {
-    length = 2;
-  } else if (lead >= 0xe0 && lead <= 0xef) {
-    length = 3;
-    if (lead == 0xe0) low = 0xa0;
-    if (lead == 0xed) high = 0x9f;
-  } else if (lead >= 0xf0 && lead <= 0xf4) {
-    length = 4;
-    if (lead == 0xf0) low = 0x90;
-    if (lead == 0xf4) high = 0x8f;
-  } else {
-    return 0;
-  }
-  if (s.size() < length || byte(1) < low || byte(1) > high) return 0;
-  for (std::size_t i = 2; i < length; ++i)
-    if (byte(i) < 0x80 || byte(i) > 0xbf) return 0;
-  return length;
-}
-
 constexpr char kHex[] = "0123456789abcdef";
 
 void append_hex_byte(std::string& out, unsigned char c) {
@@ -69,7 +44,7 @@ std::string printable(std::string_view s, std::size_t limit, bool ascii_only) {
   std::size_t i = 0;
   while (i < s.size()) {
     const auto c = static_cast<unsigned char>(s[i]);
-    const std::size_t length = c < 0x80 || ascii_only ? 1 : utf8_sequence_length(s.substr(i));
+    const std::size_t length = c < 0x80 || ascii_only ? 1 : utf8_sequence_length(s, i);
     if (i + std::max<std::size_t>(length, 1) > limit) break;  // never inside a sequence
     if (length == 0 || c < 0x20 || c == 0x7f || (ascii_only && c > 0x7f)) {
       append_hex_byte(out, c);

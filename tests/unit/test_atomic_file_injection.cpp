@@ -14,6 +14,7 @@
 
 #include "core/errors.hpp"
 #include "serialization/atomic_file.hpp"
+#include "support/files.hpp"
 #include "support/output_sets.hpp"
 #include "support/subprocess.hpp"
 
@@ -21,17 +22,6 @@ namespace nodeflow::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string read_bytes(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-void write_text(const fs::path& file, const std::string& text) {
-  std::ofstream(file, std::ios::binary) << text;
-}
 
 std::set<std::string> names_in(const fs::path& dir) {
   std::set<std::string> names;

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/files.hpp"
 #include "support/output_sets.hpp"
 #include "support/subprocess.hpp"
 
@@ -31,17 +32,6 @@ namespace fs = std::filesystem;
 constexpr int kUsage = 2;
 constexpr int kFailure = 1;
 constexpr std::int64_t kWidth = 8;
-
-std::string read_bytes(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-void write_text(const fs::path& file, const std::string& text) {
-  std::ofstream(file, std::ios::binary) << text;
-}
 
 class OutputSets : public ::testing::Test {
  protected:

@@ -15,6 +15,7 @@
 #include "core/errors.hpp"
 #include "serialization/atomic_file.hpp"
 #include "serialization/npy.hpp"
+#include "support/files.hpp"
 #include "support/subprocess.hpp"
 
 namespace nodeflow::testing {
@@ -23,17 +24,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr uid_t kOtherUser = 54321;  // no account needed: only root can lchown to it
-
-std::string read_bytes(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-void write_text(const fs::path& file, const std::string& text) {
-  std::ofstream(file, std::ios::binary) << text;
-}
 
 std::string message_of(const fs::path& target) {
   try {
