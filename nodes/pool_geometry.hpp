@@ -2,8 +2,8 @@
 // The one pooling-attributes type and the geometry derived from it, shared by
 // every pooling node (AveragePool, MaxPool, LpPool, GlobalAveragePool,
 // GlobalMaxPool, MaxUnpool), their backward passes and their schemas.
-// Semantics: /work/shared/spec/pooling.md ("Attributes and defaults",
-// "Output shape"), following ONNX AveragePool/MaxPool/LpPool-22.
+// Semantics: ONNX AveragePool/MaxPool/LpPool-22 (attributes, defaults and
+// the output shape, ceil_mode's last-window rule included).
 //
 // Axis numbers in messages are tensor axes: the first spatial axis is axis 2.
 #include <cstddef>

@@ -1,6 +1,6 @@
 #pragma once
 // Reader of the graph document, "nodeflow.graph" version 1
-// (shared/spec/graph-format.md).
+// (README, "The graph document").
 #include <cstdint>
 #include <filesystem>
 #include <string_view>
