@@ -9,6 +9,15 @@
 
 namespace nodeflow::testing {
 
+/// MaxPool 2x2 / stride 2 over a float32 1x1x4x4 input "x", output "y": the
+/// command-line tests' smallest graph.
+inline constexpr const char* kPoolGraph = R"({"format": "nodeflow.graph", "version": 1, "name": "cli_pool",
+  "inputs": [{"name": "x", "dtype": "float32", "shape": [1, 1, 4, 4]}],
+  "outputs": ["y"],
+  "nodes": [{"op_type": "MaxPool", "name": "pool", "inputs": ["x"],
+             "specified_outputs_name": ["y"],
+             "attributes": {"kernel_shape": [2, 2], "strides": [2, 2]}}]})";
+
 enum class Topology {
   Chain,   ///< node i reads node i-1's output; the last output is the graph output
   FanOut,  ///< every node reads the graph input; every output is a graph output

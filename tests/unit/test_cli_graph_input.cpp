@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "serialization/npy.hpp"
+#include "support/generated_graphs.hpp"
 #include "support/subprocess.hpp"
 
 namespace nodeflow::testing {
@@ -19,14 +20,6 @@ namespace fs = std::filesystem;
 
 constexpr int kUsage = 2;
 constexpr int kFailure = 1;
-
-// MaxPool 2x2 / stride 2 over a float32 1x1x4x4 input "x", output "y".
-const char* const kPoolGraph = R"({"format": "nodeflow.graph", "version": 1, "name": "cli_pool",
-  "inputs": [{"name": "x", "dtype": "float32", "shape": [1, 1, 4, 4]}],
-  "outputs": ["y"],
-  "nodes": [{"op_type": "MaxPool", "name": "pool", "inputs": ["x"],
-             "specified_outputs_name": ["y"],
-             "attributes": {"kernel_shape": [2, 2], "strides": [2, 2]}}]})";
 
 // y = Dropout(x) with ratio 0.5 over 256 values: in a training-mode forward
 // each element of x.grad is 0 or 2 (inverted dropout), drawn from the seed.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "serialization/npy.hpp"
+#include "support/generated_graphs.hpp"
 #include "support/mnist_fixtures.hpp"
 #include "support/subprocess.hpp"
 
@@ -20,14 +21,6 @@ namespace fs = std::filesystem;
 
 constexpr int kUsage = 2;
 constexpr int kFailure = 1;
-
-// One MaxPool 2x2 / stride 2 over a float32 1x1x4x4 input "x", output "y".
-const char* const kPoolGraph = R"({"format": "nodeflow.graph", "version": 1, "name": "cli_pool",
-  "inputs": [{"name": "x", "dtype": "float32", "shape": [1, 1, 4, 4]}],
-  "outputs": ["y"],
-  "nodes": [{"op_type": "MaxPool", "name": "pool", "inputs": ["x"],
-             "specified_outputs_name": ["y"],
-             "attributes": {"kernel_shape": [2, 2], "strides": [2, 2]}}]})";
 
 class CliMessages : public ::testing::Test {
  protected:

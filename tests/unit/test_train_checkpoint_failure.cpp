@@ -14,7 +14,6 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,6 +21,7 @@
 
 #include "serialization/json_reader.hpp"
 #include "serialization/json_writer.hpp"
+#include "support/files.hpp"
 #include "support/mnist_fixtures.hpp"
 #include "support/subprocess.hpp"
 #include "training/trainer.hpp"
@@ -33,11 +33,6 @@ namespace fs = std::filesystem;
 using training::Dataset;
 using training::TrainConfig;
 using training::Trainer;
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 std::size_t count_of(const std::string& text, const std::string& what) {
   std::size_t n = 0;
@@ -185,9 +180,9 @@ TEST(TrainCheckpointFailure, AFullDiskIsAWarningNamingTheLastGoodCheckpointAndTr
   ASSERT_EQ(trainer.checkpoint_epoch(), std::optional<std::int64_t>(2));
   EXPECT_EQ(trainer.checkpoint_status(),
             "the last good checkpoint is " + ck.string() + " (epoch 2 of 3)");
-  EXPECT_EQ(read_text(ck), epoch2_weights);  // the weights of epoch 2, whole
+  EXPECT_EQ(read_bytes(ck), epoch2_weights);  // the weights of epoch 2, whole
   // The CSV of epoch 2 holds epochs 1 and 2; no temporary file is left.
-  EXPECT_EQ(count_of(read_text(csv), "\n"), 3u);
+  EXPECT_EQ(count_of(read_bytes(csv), "\n"), 3u);
   std::vector<std::string> names;
   for (const auto& entry : fs::directory_iterator(scratch.path()))
     names.push_back(entry.path().filename().string());
@@ -210,7 +205,7 @@ TEST(TrainCheckpointFailure, TheStatusNamesTheTrainedWeightsWhenTheLastEpochWasS
   trainer.fit(eight_digits(), eight_digits(), {{}, {}, ck});
   EXPECT_EQ(trainer.checkpoint_status(),
             "the last good checkpoint is " + ck.string() + " (epoch 2 of 2, the trained weights)");
-  EXPECT_EQ(read_text(ck), write_graph_json(g.def()));
+  EXPECT_EQ(read_bytes(ck), write_graph_json(g.def()));
 }
 
 // The command line under a file-size limit smaller than the graph: no
