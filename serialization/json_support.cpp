@@ -53,8 +53,25 @@ void render_to(const Json& v, std::string& out) {
     }
     case Json::value_t::string: {
       const auto& s = v.get_ref<const std::string&>();
-      out += Json(std::string(utf8_prefix(s, kRenderLimit))).dump(-1, ' ', false,
-                                                                    Json::error_handler_t::replace);
+      // nlohmann escapes C0 controls but leaves DEL and the C1 controls raw;
+      // they reach terminals too, so they become JSON \u escapes here.
+      const std::string quoted = Json(std::string(utf8_prefix(s, kRenderLimit)))
+                                     .dump(-1, ' ', false, Json::error_handler_t::replace);
+      for (std::size_t i = 0; i < quoted.size(); ++i) {
+        const auto c = static_cast<unsigned char>(quoted[i]);
+        const auto next = i + 1 < quoted.size() ? static_cast<unsigned char>(quoted[i + 1]) : 0;
+        if (c == 0x7f) {
+          out += "\\u007f";
+        } else if (c == 0xc2 && next >= 0x80 && next <= 0x9f) {
+          static constexpr char kHex[] = "0123456789abcdef";
+          out += "\\u00";
+          out += kHex[next >> 4];
+          out += kHex[next & 0xf];
+          ++i;
+        } else {
+          out += quoted[i];
+        }
+      }
       return;
     }
     default:

@@ -30,10 +30,16 @@ void check_graph_document(std::string_view text) {
     def = Graph(parse_graph_def(text, OpRegistry::global(), kFuzzRead)).def();
   } catch (const Error& e) {
     // Refused, as it may be; but the message reaches terminals.
-    for (const char c : std::string_view(e.what()))
-      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+    const std::string_view message = e.what();
+    for (std::size_t i = 0; i < message.size(); ++i) {
+      const auto c = static_cast<unsigned char>(message[i]);
+      const bool c1 = c == 0xc2 && i + 1 < message.size() &&
+                      static_cast<unsigned char>(message[i + 1]) >= 0x80 &&
+                      static_cast<unsigned char>(message[i + 1]) <= 0x9f;
+      if (c < 0x20 || c == 0x7f || c1)
         violated(std::string("a message holds a raw control character: ") +
                  printable(e.what(), 300));
+    }
     return;
   }
   // Accepted: the writer must reproduce it exactly.
