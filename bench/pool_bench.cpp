@@ -56,8 +56,8 @@
 #include "bench/heap_tuning_flag.hpp"
 #include "bench/pool_cases.hpp"
 #include "core/registry.hpp"
-#include "nodes/pool_fast.hpp"
-#include "nodes/pool_geometry.hpp"
+#include "nodes/pooling/fast/pool_fast.hpp"
+#include "nodes/pooling/pool_geometry.hpp"
 
 namespace {
 

@@ -7,7 +7,7 @@
 
 #include "core/attributes.hpp"
 #include "core/shape.hpp"
-#include "nodes/pool_geometry.hpp"
+#include "nodes/pooling/pool_geometry.hpp"
 
 namespace nodeflow::bench {
 

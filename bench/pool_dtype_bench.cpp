@@ -1,5 +1,5 @@
 // pool_dtype_bench: the pooling nodes in every dtype they accept against the
-// reference kernels (nodes/pool_kernels.hpp), which issue 6 keeps as the
+// reference kernels (nodes/pooling/reference/pool_kernels.hpp), which issue 6 keeps as the
 // oracle: the fast kernels must not be slower than them for float64, float16,
 // bfloat16, int8 and uint8 (float32 is here too, for scale). One thread: the
 // reference kernels run on one.
@@ -33,7 +33,7 @@
 #include "bench/heap_tuning_flag.hpp"
 #include "bench/pool_cases.hpp"
 #include "core/registry.hpp"
-#include "nodes/pool_fast.hpp"
+#include "nodes/pooling/fast/pool_fast.hpp"
 
 namespace {
 
@@ -44,7 +44,7 @@ using nodeflow::bench::PoolCase;
 const char* kDirections[] = {"fwd", "train", "bwd"};
 const char* kImpls[] = {"nodeflow", "reference"};
 // Rows that run the reference kernels on purpose (float64 sums over disjoint
-// windows with one thread: nodes/pool_fast.cpp) time the same code twice,
+// windows with one thread: nodes/pooling/fast/pool_fast.cpp) time the same code twice,
 // which on this shared machine differs by up to a few percent.
 constexpr double kNoise = 1.05;
 const DType kDTypes[] = {DType::Float32, DType::Float64, DType::Float16,

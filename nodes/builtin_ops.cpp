@@ -1,6 +1,6 @@
 #include "core/registry.hpp"
 #include "nodes/layer_ops.hpp"
-#include "nodes/pool_ops.hpp"
+#include "nodes/pooling/pool_ops.hpp"
 
 namespace nodeflow {
 

@@ -1,0 +1,194 @@
+#include "nodes/conv/conv_geometry.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "core/errors.hpp"
+
+namespace nodeflow {
+namespace {
+
+AttrSpec ints_spec(const std::string& name, std::int64_t min, const std::string& doc) {
+  AttrSpec s;
+  s.name = name;
+  s.kind = AttrKind::Ints;
+  s.min = min;
+  s.max = kMaxConvAttribute;
+  s.doc = doc;
+  return s;
+}
+
+std::string list(const std::vector<std::int64_t>& v) { return to_string(AttrValue{v}); }
+
+}  // namespace
+
+std::vector<AttrSpec> conv_attribute_specs() {
+  AttrSpec auto_pad;
+  auto_pad.name = "auto_pad";
+  auto_pad.kind = AttrKind::String;
+  auto_pad.default_value = AttrValue{std::string("NOTSET")};
+  auto_pad.allowed = {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"};
+  auto_pad.doc = "NOTSET uses pads; SAME_UPPER/SAME_LOWER give out = ceil(in / stride) "
+                 "(the odd pad at the end / begin); VALID pads nothing";
+  AttrSpec group;
+  group.name = "group";
+  group.kind = AttrKind::Int;
+  group.default_value = AttrValue{std::int64_t{1}};
+  group.min = 1;
+  group.max = kMaxConvAttribute;
+  group.doc = "channel groups: C and M are divisible by it; W is M x C/group x k1..kn";
+  return {auto_pad,
+          ints_spec("dilations", 1, "spacing of kernel taps per spatial axis (default all 1)"),
+          group,
+          ints_spec("kernel_shape", 1, "kernel size per spatial axis; default: W's spatial dims"),
+          ints_spec("pads", 0, "[x1_begin, x2_begin, ..., x1_end, x2_end, ...] (default all 0)"),
+          ints_spec("strides", 1, "step per spatial axis (default all 1)")};
+}
+
+ConvAttributes parse_conv_attributes(const Attributes& attrs) {
+  ConvAttributes a;
+  a.auto_pad = parse_auto_pad(get_string(attrs, "auto_pad", "NOTSET"));
+  a.group = get_int(attrs, "group", 1);
+  a.kernel_shape = get_ints(attrs, "kernel_shape");
+  a.strides = get_ints(attrs, "strides");
+  a.dilations = get_ints(attrs, "dilations");
+  a.pads = get_ints(attrs, "pads");
+  if (!a.pads.empty() && a.auto_pad != AutoPad::NotSet)
+    throw InvalidAttribute("attributes.pads: pads " + list(a.pads) + " cannot be combined with auto_pad " +
+                           auto_pad_name(a.auto_pad) + " (use auto_pad NOTSET)");
+  if (a.pads.size() % 2 != 0)
+    throw InvalidAttribute("attributes.pads: expected 2 values per spatial axis (begins, then ends), got " +
+                           list(a.pads));
+  // Lists that are given must agree on the spatial rank.
+  std::size_t rank = 0;
+  std::string first;
+  auto agree = [&](const char* name, std::size_t n) {
+    if (n == 0) return;
+    if (rank == 0) {
+      rank = n;
+      first = name;
+    } else if (n != rank) {
+      throw InvalidAttribute(std::string("attributes.") + name + ": has " + std::to_string(n) +
+                             " spatial axes but " + first + " has " + std::to_string(rank));
+    }
+  };
+  agree("kernel_shape", a.kernel_shape.size());
+  agree("strides", a.strides.size());
+  agree("dilations", a.dilations.size());
+  agree("pads", a.pads.size() / 2);
+  return a;
+}
+
+ConvAxis resolve_conv_axis(ConvAxis axis, std::int64_t in, AutoPad auto_pad) {
+  axis.input = in;
+  if (auto_pad == AutoPad::Valid) axis.pad_begin = axis.pad_end = 0;
+  if (in == kDynamicDim || axis.kernel == kDynamicDim) {
+    axis.output = kDynamicDim;
+    return axis;
+  }
+  if (auto_pad == AutoPad::SameUpper || auto_pad == AutoPad::SameLower) {
+    axis.output = (in + axis.stride - 1) / axis.stride;
+    const std::int64_t total =
+        std::max<std::int64_t>(0, (axis.output - 1) * axis.stride + axis.extent() - in);
+    const std::int64_t small = total / 2;
+    axis.pad_begin = auto_pad == AutoPad::SameUpper ? small : total - small;
+    axis.pad_end = total - axis.pad_begin;
+    return axis;
+  }
+  const std::int64_t span = in + axis.pad_begin + axis.pad_end - axis.extent();
+  // Floor division: a negative span means not even one window fits.
+  axis.output = span < 0 ? 0 : span / axis.stride + 1;
+  return axis;
+}
+
+std::int64_t ConvGeometry::kernel_size() const {
+  std::int64_t n = 1;
+  for (const auto& a : axes) n *= a.kernel;
+  return n;
+}
+
+std::int64_t ConvGeometry::input_plane() const {
+  std::int64_t n = 1;
+  for (const auto& a : axes) n *= a.input;
+  return n;
+}
+
+std::int64_t ConvGeometry::output_plane() const {
+  std::int64_t n = 1;
+  for (const auto& a : axes) n *= a.output;
+  return n;
+}
+
+Shape ConvGeometry::output_shape() const {
+  Shape s{batch, out_channels};
+  for (const auto& a : axes) s.push_back(a.output);
+  return s;
+}
+
+ConvGeometry conv_geometry(const ConvAttributes& attrs, const Shape& x, const Shape& w) {
+  if (x.size() < 3)
+    throw ShapeMismatch("input 0 (X) has rank " + std::to_string(x.size()) + " (shape " + to_string(x) +
+                        "); Conv needs rank >= 3 (N x C x D1 ...)");
+  if (w.size() != x.size())
+    throw ShapeMismatch("input 1 (W) has shape " + to_string(w) + " but X has shape " + to_string(x) +
+                        "; W needs X's rank (M x C/group x k1 ...)");
+  const std::size_t spatial = x.size() - 2;
+  auto check_length = [&](const char* name, std::size_t n, std::size_t want) {
+    if (n != 0 && n != want)
+      throw InvalidAttribute(std::string("attributes.") + name + ": expected " + std::to_string(want) +
+                             " values for " + std::to_string(spatial) + " spatial axes of X " +
+                             to_string(x) + ", got " + std::to_string(n));
+  };
+  check_length("kernel_shape", attrs.kernel_shape.size(), spatial);
+  check_length("strides", attrs.strides.size(), spatial);
+  check_length("dilations", attrs.dilations.size(), spatial);
+  check_length("pads", attrs.pads.size(), 2 * spatial);
+
+  ConvGeometry g;
+  g.batch = x[0];
+  g.in_channels = x[1];
+  g.out_channels = w[0];
+  g.group = attrs.group;
+  if (g.out_channels != kDynamicDim && g.out_channels % g.group != 0)
+    throw ShapeMismatch("input 1 (W) has " + std::to_string(g.out_channels) +
+                        " output channels (axis 0 of " + to_string(w) +
+                        "), not divisible by group " + std::to_string(g.group));
+  if (g.in_channels != kDynamicDim && w[1] != kDynamicDim && g.in_channels != w[1] * g.group)
+    throw ShapeMismatch("input 0 (X) has " + std::to_string(g.in_channels) +
+                        " channels but W " + to_string(w) + " with group " + std::to_string(g.group) +
+                        " needs " + std::to_string(w[1] * g.group) + " (W axis 1 times group)");
+  for (std::size_t i = 0; i < spatial; ++i) {
+    ConvAxis axis;
+    axis.kernel = w[2 + i];
+    if (!attrs.kernel_shape.empty()) {
+      const std::int64_t k = attrs.kernel_shape[i];
+      if (axis.kernel != kDynamicDim && axis.kernel != k)
+        throw ShapeMismatch("attributes.kernel_shape: " + to_string(AttrValue{attrs.kernel_shape}) +
+                            " does not match the kernel of W " + to_string(w) + " (axis " +
+                            std::to_string(2 + i) + ")");
+      axis.kernel = k;
+    }
+    if (axis.kernel == 0)
+      throw ShapeMismatch("input 1 (W) has an empty kernel (axis " + std::to_string(2 + i) + " of " +
+                          to_string(w) + ")");
+    if (!attrs.strides.empty()) axis.stride = attrs.strides[i];
+    if (!attrs.dilations.empty()) axis.dilation = attrs.dilations[i];
+    if (!attrs.pads.empty()) {
+      axis.pad_begin = attrs.pads[i];
+      axis.pad_end = attrs.pads[spatial + i];
+    }
+    axis = resolve_conv_axis(axis, x[2 + i], attrs.auto_pad);
+    if (axis.output != kDynamicDim && axis.output < 1)
+      throw ShapeMismatch("axis " + std::to_string(2 + i) + ": kernel extent " +
+                          std::to_string(axis.extent()) + " (kernel " + std::to_string(axis.kernel) +
+                          ", dilation " + std::to_string(axis.dilation) +
+                          ") is larger than the padded input " +
+                          std::to_string(axis.input + axis.pad_begin + axis.pad_end) +
+                          " (input " + std::to_string(axis.input) + ", pads " +
+                          std::to_string(axis.pad_begin) + " + " + std::to_string(axis.pad_end) + ")");
+    g.axes.push_back(axis);
+  }
+  return g;
+}
+
+}  // namespace nodeflow

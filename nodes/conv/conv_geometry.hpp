@@ -1,0 +1,71 @@
+#pragma once
+// Conv's attributes, parsed and checked once, and the geometry derived from
+// them (ONNX Conv-22): used by the node's shape inference, forward, backward
+// and schema.
+//
+// Axis numbers in messages are tensor axes: the first spatial axis is axis 2.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/attributes.hpp"
+#include "core/shape.hpp"
+#include "nodes/common/window_axis.hpp"
+
+namespace nodeflow {
+
+/// Largest kernel_shape, strides, dilations, pads or group accepted (int32
+/// range): keeps every size computation inside int64.
+inline constexpr std::int64_t kMaxConvAttribute = 2147483647;
+
+/// One spatial axis of a convolution (window_axis.hpp); its kernel comes
+/// from W's shape.
+using ConvAxis = WindowAxis;
+
+/// The attributes of one Conv node as given (lists empty when absent).
+struct ConvAttributes {
+  AutoPad auto_pad = AutoPad::NotSet;
+  std::int64_t group = 1;
+  std::vector<std::int64_t> kernel_shape;
+  std::vector<std::int64_t> strides;
+  std::vector<std::int64_t> dilations;
+  std::vector<std::int64_t> pads;  ///< [x1_begin, x2_begin, ..., x1_end, x2_end, ...]
+};
+
+/// auto_pad, dilations, group, kernel_shape, pads, strides with their ONNX
+/// defaults and ranges.
+std::vector<AttrSpec> conv_attribute_specs();
+
+/// Reads validated attributes. Throws InvalidAttribute for the rules that need
+/// several attributes: pads with auto_pad other than NOTSET, an odd pads length,
+/// lists of different spatial ranks.
+ConvAttributes parse_conv_attributes(const Attributes& attrs);
+
+/// One axis' output size: NOTSET/VALID out = floor((in + pb + pe - ext) / s) + 1;
+/// SAME_*: out = ceil(in / s) with the pads auto_pad implies. `axis` carries
+/// kernel, stride, dilation and the explicit pads; returns it resolved for
+/// input size `in` (kDynamicDim gives a dynamic output). `output` may come out
+/// < 1: conv_geometry() reports that.
+ConvAxis resolve_conv_axis(ConvAxis axis, std::int64_t in, AutoPad auto_pad);
+
+/// Geometry of one Conv: X is N x C x D1..Dn, W is M x C/group x k1..kn.
+struct ConvGeometry {
+  std::int64_t batch = kDynamicDim;
+  std::int64_t in_channels = kDynamicDim;
+  std::int64_t out_channels = kDynamicDim;
+  std::int64_t group = 1;
+  std::vector<ConvAxis> axes;
+
+  std::int64_t kernel_size() const;   ///< k1 * ... * kn
+  std::int64_t input_plane() const;   ///< D1 * ... * Dn
+  std::int64_t output_plane() const;  ///< O1 * ... * On
+  Shape output_shape() const;         ///< N x M x O1..On
+};
+
+/// Checks ranks, kernel_shape against W, channels against group and W, and
+/// every output size >= 1 where known. Shapes may hold dynamic dimensions (the
+/// result then does too). Throws ShapeMismatch or InvalidAttribute naming the
+/// input, the axis and the values.
+ConvGeometry conv_geometry(const ConvAttributes& attrs, const Shape& x, const Shape& w);
+
+}  // namespace nodeflow

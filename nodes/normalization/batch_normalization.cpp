@@ -1,0 +1,249 @@
+// BatchNormalization (ONNX BatchNormalization-15) with the toolkit's training
+// mode (training.md).
+//
+// X is N x C x D1..Dn (n >= 0); scale, B, input_mean, input_var are [C], each
+// of any float dtype. Per channel c:
+//   Y = scale * (X - mu) / sqrt(sigma2 + epsilon) + B.
+// Inference (a plain run, or `training` false): mu, sigma2 are the running
+// statistics input_mean, input_var, which stay as they are.
+// Training mode (ForwardContext::saved != nullptr): mu, sigma2 are the batch
+// mean and the biased batch variance (divided by N*D1*..*Dn); a batch with a
+// single value per channel is a RunError. The running statistics follow ONNX:
+//   running = momentum * running + (1 - momentum) * batch_stat
+// (default momentum 0.9, biased variance), pushed to ForwardContext::updates as
+// (3, new mean) and (4, new variance) and given as the optional outputs
+// running_mean, running_var (which in inference mode repeat the inputs; they
+// carry no gradient).
+// PyTorch's BatchNorm momentum is the complement (momentum_pt = 1 - momentum)
+// and it updates running_var with the unbiased variance (times m / (m - 1),
+// m = N*D1*..*Dn); normalization itself uses the biased variance in both.
+// Gradients: X, scale and B (batch statistics as functions of X); none for
+// input_mean and input_var, which Y does not read in training mode.
+// A running variance below 0 is refused (InvalidAttribute naming the channel
+// and the value) in either mode, since no variance is negative and inference
+// would give NaN for the whole channel: at load when input_var is a constant
+// (non-trainable initializer), else when it arrives at run time. NaN passes
+// through as IEEE arithmetic says, like NaN in any other input.
+#include <cmath>
+
+#include "core/errors.hpp"
+#include "core/registry.hpp"
+#include "nodes/common/layer_common.hpp"
+#include "nodes/layer_ops.hpp"
+
+namespace nodeflow {
+namespace {
+
+constexpr const char* kInputNames[] = {"X", "scale", "B", "input_mean", "input_var"};
+
+struct ChannelView {
+  std::int64_t n, c, s;  // batch, channels, spatial size
+};
+
+ChannelView channel_view(const Shape& x) { return {x[0], x[1], dims_product(x, 2, x.size())}; }
+
+class BatchNormalizationNode final : public Node {
+ public:
+  explicit BatchNormalizationNode(NodeConfig c)
+      : Node(std::move(c)),
+        epsilon_(get_float(config().attributes, "epsilon", 1e-5)),
+        momentum_(get_float(config().attributes, "momentum", 0.9)) {
+    if (!(epsilon_ >= 0))
+      throw InvalidAttribute("attributes.epsilon: expected a number >= 0, got " + to_string(AttrValue{epsilon_}));
+    if (!(momentum_ >= 0 && momentum_ <= 1))
+      throw InvalidAttribute("attributes.momentum: expected a number in [0, 1], got " +
+                             to_string(AttrValue{momentum_}));
+  }
+
+  std::vector<TensorInfo> infer(const InferContext& ctx) const override {
+    const TensorInfo& x = *ctx.inputs[0];
+    check_float_input("BatchNormalization", 0, "X", x.dtype);
+    check_shapes(x.shape, [&](std::size_t k) { return ctx.inputs[k]->shape; });
+    for (std::size_t k = 1; k < 5; ++k) check_float_input("BatchNormalization", k, kInputNames[k], ctx.inputs[k]->dtype);
+    if (ctx.constants.size() > 4 && ctx.constants[4]) check_variance(*ctx.constants[4]);
+    return {x, *ctx.inputs[3], *ctx.inputs[4]};
+  }
+
+  void forward(const ForwardContext& ctx) const override {
+    const Tensor& x_in = ctx.inputs[0];
+    check_shapes(x_in.shape(), [&](std::size_t k) { return ctx.inputs[k].shape(); });
+    check_variance(ctx.inputs[4]);
+    const Tensor x = to_compute(x_in);
+    const DType ct = x.dtype();
+    const Tensor scale = as_dtype(ctx.inputs[1], ct);
+    const Tensor bias = as_dtype(ctx.inputs[2], ct);
+    const ChannelView v = channel_view(x.shape());
+    const bool training = ctx.saved != nullptr;
+    if (training && v.n * v.s <= 1)
+      throw RunError("BatchNormalization in training mode needs more than one value per channel, got input shape " +
+                     to_string(x.shape()));
+    Tensor mean = training ? Tensor(ct, {v.c}) : as_dtype(ctx.inputs[3], ct);
+    Tensor var = training ? Tensor(ct, {v.c}) : as_dtype(ctx.inputs[4], ct);
+    Tensor y(ct, x.shape());
+    Tensor xhat = training ? Tensor(ct, x.shape()) : Tensor{};
+    Tensor invstd(ct, {v.c});
+    visit_compute_dtype(ct, [&](auto tag) {
+      using T = decltype(tag);
+      const T* xp = x.data<T>();
+      if (training) batch_statistics<T>(v, xp, mean.data<T>(), var.data<T>());
+      for (std::int64_t c = 0; c < v.c; ++c) {
+        const T is = T(1) / std::sqrt(var.data<T>()[c] + static_cast<T>(epsilon_));
+        invstd.data<T>()[c] = is;
+        const T mu = mean.data<T>()[c];
+        const T g = scale.data<T>()[c];
+        const T b = bias.data<T>()[c];
+        for (std::int64_t n = 0; n < v.n; ++n) {
+          const std::int64_t base = (n * v.c + c) * v.s;
+          for (std::int64_t i = base; i < base + v.s; ++i) {
+            const T h = (xp[i] - mu) * is;
+            if (training) xhat.data<T>()[i] = h;
+            y.data<T>()[i] = g * h + b;
+          }
+        }
+      }
+    });
+    ctx.outputs[0] = as_dtype(y, x_in.dtype());
+    if (!training) {
+      for (std::size_t k = 1; k < ctx.outputs.size(); ++k) ctx.outputs[k] = ctx.inputs[2 + k];
+      return;
+    }
+    Tensor running_mean = running_update(ctx.inputs[3], mean);
+    Tensor running_var = running_update(ctx.inputs[4], var);
+    if (ctx.outputs.size() > 1) ctx.outputs[1] = running_mean;
+    if (ctx.outputs.size() > 2) ctx.outputs[2] = running_var;
+    if (ctx.updates) {
+      ctx.updates->emplace_back(3, running_mean);
+      ctx.updates->emplace_back(4, running_var);
+    }
+    ctx.saved->insert(ctx.saved->end(), {xhat, invstd, scale});
+  }
+
+  void backward(const BackwardContext& ctx) const override {
+    if (ctx.grad_outputs[0].empty()) return;
+    require_saved("BatchNormalization", ctx.saved.size(), 3);
+    const Tensor& xhat = ctx.saved[0];
+    const Tensor& invstd = ctx.saved[1];
+    const Tensor& scale = ctx.saved[2];
+    const DType ct = xhat.dtype();
+    check_output_gradient("BatchNormalization", 0, ctx.grad_outputs[0], xhat.shape());
+    const Tensor dy = to_compute(ctx.grad_outputs[0]);
+    const ChannelView v = channel_view(xhat.shape());
+    Tensor dx(ct, xhat.shape());
+    Tensor dscale(ct, {v.c});
+    Tensor dbias(ct, {v.c});
+    visit_compute_dtype(ct, [&](auto tag) {
+      using T = decltype(tag);
+      const T* g = dy.data<T>();
+      const T* h = xhat.data<T>();
+      const auto m = static_cast<T>(v.n * v.s);
+      for (std::int64_t c = 0; c < v.c; ++c) {
+        T sum_dy = 0;
+        T sum_dy_h = 0;
+        for (std::int64_t n = 0; n < v.n; ++n)
+          for (std::int64_t i = (n * v.c + c) * v.s, e = i + v.s; i < e; ++i) {
+            sum_dy += g[i];
+            sum_dy_h += g[i] * h[i];
+          }
+        dbias.data<T>()[c] = sum_dy;
+        dscale.data<T>()[c] = sum_dy_h;
+        // The batch mean and variance depend on X: their terms are the two sums.
+        const T k = scale.data<T>()[c] * invstd.data<T>()[c] / m;
+        for (std::int64_t n = 0; n < v.n; ++n)
+          for (std::int64_t i = (n * v.c + c) * v.s, e = i + v.s; i < e; ++i)
+            dx.data<T>()[i] = k * (m * g[i] - sum_dy - h[i] * sum_dy_h);
+      }
+    });
+    const Tensor* grads[] = {&dx, &dscale, &dbias};
+    for (std::size_t k = 0; k < 3; ++k)
+      if (!ctx.grad_inputs[k].empty()) accumulate_gradient(ctx.grad_inputs[k], *grads[k], ctx.scale_for(k));
+  }
+
+ private:
+  template <typename ShapeOf> static void check_shapes(const Shape& x, ShapeOf&& shape_of) {
+    if (x.size() < 2)
+      throw ShapeMismatch("input 0 (X) has shape " + to_string(x) +
+                          "; BatchNormalization needs N x C x D1 ... (rank >= 2)");
+    for (std::size_t k = 1; k < 5; ++k) {
+      const Shape s = shape_of(k);
+      if (s.size() != 1 || (s[0] != x[1] && s[0] != kDynamicDim && x[1] != kDynamicDim))
+        throw ShapeMismatch("input " + std::to_string(k) + " (" + kInputNames[k] + ") has shape " + to_string(s) +
+                            "; it needs [C] = [" + (x[1] == kDynamicDim ? "?" : std::to_string(x[1])) + "]");
+    }
+  }
+
+  // input_var holds no value below 0 (NaN passes).
+  static void check_variance(const Tensor& var) {
+    visit_float_dtype(var.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* v = var.data<T>();
+      for (std::int64_t c = 0; c < var.numel(); ++c)
+        if (static_cast<double>(v[c]) < 0)
+          throw InvalidAttribute("input 4 (input_var): channel " + std::to_string(c) + " holds " +
+                                 to_string(AttrValue{static_cast<double>(v[c])}) +
+                                 "; a variance cannot be below 0 (the channel's outputs would be NaN)");
+    });
+  }
+
+  // Two passes (mean, then squared deviations): no cancellation for large means.
+  template <typename T> static void batch_statistics(ChannelView v, const T* x, T* mean, T* var) {
+    const auto m = static_cast<T>(v.n * v.s);
+    for (std::int64_t c = 0; c < v.c; ++c) {
+      T sum = 0;
+      for (std::int64_t n = 0; n < v.n; ++n)
+        for (std::int64_t i = (n * v.c + c) * v.s, e = i + v.s; i < e; ++i) sum += x[i];
+      const T mu = sum / m;
+      T sq = 0;
+      for (std::int64_t n = 0; n < v.n; ++n)
+        for (std::int64_t i = (n * v.c + c) * v.s, e = i + v.s; i < e; ++i) sq += (x[i] - mu) * (x[i] - mu);
+      mean[c] = mu;
+      var[c] = sq / m;
+    }
+  }
+
+  // momentum * running + (1 - momentum) * batch, in the running statistic's dtype.
+  Tensor running_update(const Tensor& running, const Tensor& batch) const {
+    const Tensor r = to_compute(running);
+    const Tensor b = as_dtype(batch, r.dtype());
+    Tensor out(r.dtype(), r.shape());
+    visit_compute_dtype(r.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const auto mom = static_cast<T>(momentum_);
+      for (std::int64_t c = 0; c < out.numel(); ++c)
+        out.data<T>()[c] = mom * r.data<T>()[c] + (T(1) - mom) * b.data<T>()[c];
+    });
+    return as_dtype(out, running.dtype());
+  }
+
+  double epsilon_;
+  double momentum_;
+};
+
+AttrSpec float_attr(const char* name, double value, const char* doc) {
+  AttrSpec s;
+  s.name = name;
+  s.kind = AttrKind::Float;
+  s.default_value = AttrValue{value};
+  s.doc = doc;
+  return s;
+}
+
+}  // namespace
+
+void register_batch_normalization(OpRegistry& registry) {
+  OpSchema s;
+  s.op_type = "BatchNormalization";
+  s.definition = "ONNX BatchNormalization-15";
+  s.inputs = {"X", "scale", "B", "input_mean", "input_var"};
+  s.min_inputs = 5;
+  s.outputs = {"Y", "running_mean", "running_var"};
+  s.attributes = {float_attr("epsilon", 1e-5, "added to the variance, >= 0"),
+                  float_attr("momentum", 0.9,
+                             "running = momentum * running + (1 - momentum) * batch; in [0, 1] "
+                             "(PyTorch's momentum is 1 - this)")};
+  s.create = [](NodeConfig c) -> std::unique_ptr<Node> {
+    return std::make_unique<BatchNormalizationNode>(std::move(c));
+  };
+  registry.add(std::move(s));
+}
+
+}  // namespace nodeflow

@@ -1,0 +1,369 @@
+#include "nodes/pooling/pool_geometry.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include "core/errors.hpp"
+
+namespace nodeflow {
+namespace {
+
+// Floor and ceil of a / b for b > 0 and any sign of a (C++ division truncates).
+std::int64_t floor_div(std::int64_t a, std::int64_t b) {
+  return a / b - ((a % b != 0) && (a < 0) ? 1 : 0);
+}
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return a / b + ((a % b != 0) && (a > 0) ? 1 : 0);
+}
+
+// Overflow-checked arithmetic for sizes: shapes and attributes come from files.
+std::int64_t add_or_throw(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) throw ShapeMismatch("pooling size overflows int64");
+  return r;
+}
+std::int64_t mul_or_throw(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) throw ShapeMismatch("pooling size overflows int64");
+  return r;
+}
+
+AttrSpec ints_spec(std::string name, std::int64_t min, bool required, std::string doc) {
+  AttrSpec s;
+  s.name = std::move(name);
+  s.kind = AttrKind::Ints;
+  s.required = required;
+  s.min = min;
+  s.doc = std::move(doc);
+  return s;
+}
+
+AttrSpec flag_spec(std::string name, std::string doc) {
+  AttrSpec s;
+  s.name = std::move(name);
+  s.kind = AttrKind::Int;
+  s.default_value = AttrValue(std::int64_t{0});
+  s.min = 0;
+  s.max = 1;
+  s.doc = std::move(doc);
+  return s;
+}
+
+// Reads a per-axis list: absent -> `fallback` on every axis; otherwise exactly
+// `count` values.
+std::vector<std::int64_t> per_axis(const Attributes& attrs, const std::string& name,
+                                   std::size_t count, std::int64_t fallback, const char* what) {
+  if (!attrs.count(name)) return std::vector<std::int64_t>(count, fallback);
+  std::vector<std::int64_t> v = get_ints(attrs, name);
+  if (v.size() != count)
+    throw InvalidAttribute("attributes." + name + ": expected " + std::to_string(count) +
+                           (count == 1 ? " value (" : " values (") + what + "), got " +
+                           to_string(AttrValue(v)));
+  return v;
+}
+
+std::string dtype_list(std::span<const DType> dtypes) {
+  std::string out;
+  for (std::size_t i = 0; i < dtypes.size(); ++i)
+    out += (i ? ", " : "") + std::string(dtype_name(dtypes[i]));
+  return out;
+}
+
+}  // namespace
+
+const char* pool_op_type(PoolKind kind) {
+  switch (kind) {
+    case PoolKind::Average:
+      return "AveragePool";
+    case PoolKind::Max:
+      return "MaxPool";
+    case PoolKind::Lp:
+      return "LpPool";
+    case PoolKind::GlobalAverage:
+      return "GlobalAveragePool";
+    case PoolKind::GlobalMax:
+      return "GlobalMaxPool";
+    case PoolKind::Unpool:
+      return "MaxUnpool";
+  }
+  return "MaxPool";
+}
+
+std::vector<AttrSpec> pool_attribute_specs(PoolKind kind) {
+  std::vector<AttrSpec> specs;
+  if (kind == PoolKind::GlobalAverage || kind == PoolKind::GlobalMax) return specs;
+  const bool sliding = kind != PoolKind::Unpool;
+  if (sliding) {
+    AttrSpec auto_pad;
+    auto_pad.name = "auto_pad";
+    auto_pad.kind = AttrKind::String;
+    auto_pad.default_value = AttrValue(std::string("NOTSET"));
+    auto_pad.allowed = {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"};
+    auto_pad.doc =
+        "NOTSET uses pads; SAME_UPPER/SAME_LOWER give out = ceil(in / stride) with the "
+        "odd pad at the end/begin; VALID pads nothing";
+    specs.push_back(auto_pad);
+    specs.push_back(flag_spec("ceil_mode",
+                              "1: out = ceil(...) + 1, dropping a last window that "
+                              "would start in the end padding"));
+  }
+  if (kind == PoolKind::Average)
+    specs.push_back(flag_spec("count_include_pad",
+                              "1: the divisor counts pad positions (never those past the end pad "
+                              "that ceil_mode adds)"));
+  if (sliding)
+    specs.push_back(
+        ints_spec("dilations", 1, false, "spacing of the kernel taps per axis; default all 1"));
+  specs.push_back(ints_spec("kernel_shape", 1, true, "window size per spatial axis"));
+  if (kind == PoolKind::Lp) {
+    AttrSpec p;
+    p.name = "p";
+    p.kind = AttrKind::Int;
+    p.default_value = AttrValue(std::int64_t{2});
+    p.min = 1;
+    p.doc = "order of the norm (sum |x|^p)^(1/p)";
+    specs.push_back(p);
+  }
+  specs.push_back(
+      ints_spec("pads", 0, false, "[x1_begin, x2_begin, ..., x1_end, x2_end, ...]; default all 0"));
+  if (kind == PoolKind::Max)
+    specs.push_back(
+        flag_spec("storage_order", "Indices layout: 0 row-major, 1 spatial part column-major"));
+  specs.push_back(ints_spec("strides", 1, false, "step per spatial axis; default all 1"));
+  return specs;
+}
+
+PoolAttributes parse_pool_attributes(PoolKind kind, const Attributes& attrs) {
+  // Every pooling node of a graph parses its attributes: the specs are built once.
+  static const auto specs = [] {
+    std::array<std::vector<AttrSpec>, 6> t;
+    for (PoolKind k : {PoolKind::Average, PoolKind::Max, PoolKind::Lp, PoolKind::GlobalAverage,
+                       PoolKind::GlobalMax, PoolKind::Unpool})
+      t[static_cast<std::size_t>(k)] = pool_attribute_specs(k);
+    return t;
+  }();
+  validate_attributes(pool_op_type(kind), specs.at(static_cast<std::size_t>(kind)), attrs);
+  PoolAttributes a;
+  a.kind = kind;
+  if (a.global()) return a;
+
+  const std::vector<std::int64_t> kernel = get_ints(attrs, "kernel_shape");
+  if (kernel.empty())
+    throw InvalidAttribute(
+        "attributes.kernel_shape: expected at least one value (one per spatial "
+        "axis), got []");
+  const std::size_t n = kernel.size();
+  const auto strides = per_axis(attrs, "strides", n, 1, "one per spatial axis");
+  const auto dilations = per_axis(attrs, "dilations", n, 1, "one per spatial axis");
+  const auto pads = per_axis(attrs, "pads", 2 * n, 0, "begin and end per spatial axis");
+  a.auto_pad = parse_auto_pad(get_string(attrs, "auto_pad", "NOTSET"));
+  a.ceil_mode = get_int(attrs, "ceil_mode", 0) == 1;
+  a.count_include_pad = get_int(attrs, "count_include_pad", 0) == 1;
+  a.storage_order =
+      get_int(attrs, "storage_order", 0) == 1 ? StorageOrder::ColumnMajor : StorageOrder::RowMajor;
+  a.p = get_int(attrs, "p", 2);
+
+  if (a.auto_pad != AutoPad::NotSet && attrs.count("pads"))
+    throw InvalidAttribute(std::string("attributes.pads: not allowed together with auto_pad '") +
+                           auto_pad_name(a.auto_pad) + "' (pads need auto_pad NOTSET)");
+  for (const auto* list : {"kernel_shape", "strides", "dilations", "pads"})
+    for (std::int64_t v : get_ints(attrs, list))
+      if (v > kMaxPoolAttribute)
+        throw InvalidAttribute(std::string("attributes.") + list + ": value " + std::to_string(v) +
+                               " is too large (at most " + std::to_string(kMaxPoolAttribute) + ")");
+  for (std::size_t i = 0; i < n; ++i) {
+    PoolAxis ax;
+    ax.kernel = kernel[i];
+    ax.stride = strides[i];
+    ax.dilation = dilations[i];
+    ax.pad_begin = pads[i];
+    ax.pad_end = pads[n + i];
+    a.axes.push_back(ax);
+  }
+  for (const char* side : {"begin", "end"})
+    for (std::size_t i = 0; i < n; ++i) {
+      const PoolAxis& ax = a.axes[i];
+      const std::int64_t pad = side[0] == 'b' ? ax.pad_begin : ax.pad_end;
+      if (pad >= ax.extent())
+        throw InvalidAttribute("attributes.pads: pad " + std::to_string(pad) + " at the " + side +
+                               " of axis " + std::to_string(i + 2) + " is >= the kernel extent " +
+                               std::to_string(ax.extent()) +
+                               " (a window could hold no input element)");
+    }
+  return a;
+}
+
+PoolAxis pooled_axis(PoolAxis axis, std::int64_t in, AutoPad auto_pad, bool ceil_mode) {
+  axis.input = in;
+  const std::int64_t ext = axis.extent();
+  if (auto_pad == AutoPad::SameUpper || auto_pad == AutoPad::SameLower) {
+    axis.output = ceil_div(in, axis.stride);
+    // (out-1)*s < in, so only the extent can overflow here.
+    const std::int64_t total =
+        std::max<std::int64_t>(0, add_or_throw((axis.output - 1) * axis.stride - in, ext));
+    const std::int64_t small = total / 2;
+    axis.pad_begin = auto_pad == AutoPad::SameUpper ? small : total - small;
+    axis.pad_end = total - axis.pad_begin;
+    return axis;
+  }
+  if (auto_pad == AutoPad::Valid) axis.pad_begin = axis.pad_end = 0;
+  const std::int64_t span = add_or_throw(in - ext, axis.pad_begin + axis.pad_end);
+  if (!ceil_mode) {
+    axis.output = floor_div(span, axis.stride) + 1;
+    return axis;
+  }
+  axis.output = ceil_div(span, axis.stride) + 1;
+  // A window never starts in the end padding (PyTorch, current ONNX reference).
+  if (axis.output > 0 &&
+      mul_or_throw(axis.output - 1, axis.stride) >= add_or_throw(in, axis.pad_begin))
+    axis.output -= 1;
+  return axis;
+}
+
+void check_axis(const PoolAxis& axis, std::size_t tensor_axis) {
+  const std::string where = "axis " + std::to_string(tensor_axis) + ": ";
+  if (axis.output < 1) {
+    const std::int64_t padded = axis.input + axis.pad_begin + axis.pad_end;
+    if (axis.extent() > padded)
+      throw ShapeMismatch(where + "kernel extent " + std::to_string(axis.extent()) +
+                          " is larger than the padded input " + std::to_string(axis.input) + "+" +
+                          std::to_string(axis.pad_begin) + "+" + std::to_string(axis.pad_end) +
+                          " (output size would be " + std::to_string(axis.output) + ")");
+    throw ShapeMismatch(where + "input size " + std::to_string(axis.input) + " gives output size " +
+                        std::to_string(axis.output));
+  }
+  // A window that starts inside the input holds its first tap. The output-size
+  // rules make every window start before the input's end, so only windows
+  // starting in the begin pad (fewer than pad_begin of them) can miss; the
+  // last window is checked as well in case the input is empty.
+  auto holds_input = [&](std::int64_t o) {
+    const std::int64_t start = axis.position(o, 0);
+    if (start >= axis.input) return false;
+    if (start >= 0) return true;
+    const std::int64_t first_tap = (-start + axis.dilation - 1) / axis.dilation;
+    return first_tap < axis.kernel && start + first_tap * axis.dilation < axis.input;
+  };
+  auto require_input = [&](std::int64_t o) {
+    if (!holds_input(o))
+      throw ShapeMismatch(
+          where + "window " + std::to_string(o) + " holds no input element (input " +
+          std::to_string(axis.input) + ", kernel " + std::to_string(axis.kernel) + ", dilation " +
+          std::to_string(axis.dilation) + ", stride " + std::to_string(axis.stride) + ", pads " +
+          std::to_string(axis.pad_begin) + "+" + std::to_string(axis.pad_end) + ")");
+  };
+  for (std::int64_t o = 0; o < axis.output && axis.position(o, 0) < 0; ++o) require_input(o);
+  require_input(axis.output - 1);
+}
+
+std::int64_t PoolGeometry::input_plane() const {
+  std::int64_t n = 1;
+  for (const auto& a : axes) n *= a.input;
+  return n;
+}
+
+std::int64_t PoolGeometry::output_plane() const {
+  std::int64_t n = 1;
+  for (const auto& a : axes) n *= a.output;
+  return n;
+}
+
+Shape PoolGeometry::input_shape() const {
+  Shape s{batch, channels};
+  for (const auto& a : axes) s.push_back(a.input);
+  return s;
+}
+
+Shape PoolGeometry::output_shape() const {
+  Shape s{batch, channels};
+  for (const auto& a : axes) s.push_back(a.output);
+  return s;
+}
+
+namespace {
+
+/// GlobalAveragePool / GlobalMaxPool: one window over the whole axis (a
+/// kernel the size of the input), which an empty axis leaves with no input
+/// element: refused at shape inference, as any such window (pooling.md).
+PoolAxis global_axis(std::int64_t in, std::size_t tensor_axis) {
+  if (in == 0)
+    throw ShapeMismatch("axis " + std::to_string(tensor_axis) +
+                        ": the global window holds no input element (the axis is empty)");
+  PoolAxis ax;
+  ax.kernel = in;
+  return pooled_axis(ax, in, AutoPad::NotSet, false);
+}
+
+}  // namespace
+
+Shape pooled_shape(const PoolAttributes& attrs, const Shape& input_shape) {
+  check_pool_rank(attrs, input_shape, 0);
+  Shape out{input_shape[0], input_shape[1]};
+  for (std::size_t i = 2; i < input_shape.size(); ++i) {
+    const std::int64_t in = input_shape[i];
+    if (attrs.global()) {
+      if (in != kDynamicDim) global_axis(in, i);
+      out.push_back(1);
+      continue;
+    }
+    if (in == kDynamicDim) {
+      out.push_back(kDynamicDim);
+      continue;
+    }
+    const PoolAxis ax = pooled_axis(attrs.axes[i - 2], in, attrs.auto_pad, attrs.ceil_mode);
+    check_axis(ax, i);
+    out.push_back(ax.output);
+  }
+  return out;
+}
+
+PoolGeometry pool_geometry(const PoolAttributes& attrs, const Shape& input_shape) {
+  check_pool_rank(attrs, input_shape, 0);
+  PoolGeometry g;
+  g.batch = input_shape[0];
+  g.channels = input_shape[1];
+  for (std::size_t i = 2; i < input_shape.size(); ++i) {
+    const std::int64_t in = input_shape[i];
+    const PoolAxis ax = attrs.global()
+                            ? global_axis(in, i)
+                            : pooled_axis(attrs.axes[i - 2], in, attrs.auto_pad, attrs.ceil_mode);
+    check_axis(ax, i);
+    g.axes.push_back(ax);
+  }
+  return g;
+}
+
+std::int64_t unpooled_size(const PoolAxis& axis, std::int64_t in) {
+  return add_or_throw(mul_or_throw(in - 1, axis.stride),
+                      axis.kernel - axis.pad_begin - axis.pad_end);
+}
+
+std::span<const DType> pool_dtypes(PoolKind kind) {
+  static constexpr std::array<DType, 4> kFloat{DType::Float32, DType::Float64, DType::Float16,
+                                               DType::BFloat16};
+  static constexpr std::array<DType, 6> kFloatAndBytes{
+      DType::Float32, DType::Float64, DType::Float16, DType::BFloat16, DType::Int8, DType::UInt8};
+  const bool bytes =
+      kind == PoolKind::Max || kind == PoolKind::GlobalMax || kind == PoolKind::Unpool;
+  return bytes ? std::span<const DType>(kFloatAndBytes) : std::span<const DType>(kFloat);
+}
+
+void check_pool_dtype(PoolKind kind, DType dtype, std::size_t input_index) {
+  const auto allowed = pool_dtypes(kind);
+  if (std::find(allowed.begin(), allowed.end(), dtype) == allowed.end())
+    throw UnsupportedDType(std::string(pool_op_type(kind)) + " does not take dtype " +
+                           std::string(dtype_name(dtype)) + " (input " +
+                           std::to_string(input_index) + "; allowed: " + dtype_list(allowed) + ")");
+}
+
+void check_pool_rank(const PoolAttributes& attrs, const Shape& shape, std::size_t input_index) {
+  const std::string what = "input " + std::to_string(input_index) + " has rank " +
+                           std::to_string(shape.size()) + " (shape " + to_string(shape) + "); " +
+                           pool_op_type(attrs.kind);
+  if (shape.size() < 3) throw ShapeMismatch(what + " needs rank >= 3 (N x C x D1 ...)");
+  if (!attrs.global() && shape.size() != attrs.axes.size() + 2)
+    throw ShapeMismatch(what + " with " + std::to_string(attrs.axes.size()) +
+                        "-D kernel_shape needs rank " + std::to_string(attrs.axes.size() + 2) +
+                        " (N x C x D1 ...)");
+}
+
+}  // namespace nodeflow

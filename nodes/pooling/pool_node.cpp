@@ -1,0 +1,56 @@
+#include "nodes/pooling/pool_node.hpp"
+
+#include "core/errors.hpp"
+
+namespace nodeflow {
+
+PoolNode::PoolNode(NodeConfig config, PoolKind kind)
+    : Node(std::move(config)), attrs_(parse_pool_attributes(kind, this->config().attributes)) {}
+
+std::vector<TensorInfo> PoolNode::infer(const InferContext& ctx) const {
+  if (ctx.inputs.empty() || ctx.inputs[0] == nullptr)
+    throw InvalidGraph(std::string("input 0 (X) of ") + pool_op_type(attrs_.kind) + " is absent");
+  const TensorInfo& x = *ctx.inputs[0];
+  check_pool_dtype(attrs_.kind, x.dtype, 0);
+  std::vector<TensorInfo> out{{x.dtype, pooled_shape(attrs_, x.shape)}};
+  if (attrs_.kind == PoolKind::Max && ctx.num_outputs >= 2)
+    out.push_back({DType::Int64, out[0].shape});
+  return out;
+}
+
+PoolGeometry PoolNode::geometry(const Tensor& x) const {
+  check_pool_dtype(attrs_.kind, x.dtype(), 0);
+  return pool_geometry(attrs_, x.shape());
+}
+
+PoolGeometry PoolNode::backward_geometry(const BackwardContext& ctx) const {
+  const TensorInfo& x = ctx.inputs[0];
+  if (!is_float(x.dtype))
+    throw UnsupportedDType(std::string(pool_op_type(attrs_.kind)) + ": input 0 of dtype " +
+                           std::string(dtype_name(x.dtype)) +
+                           " has no gradient (not differentiable)");
+  PoolGeometry g = pool_geometry(attrs_, x.shape);
+  const Tensor& dy = ctx.grad_outputs[0];
+  const Tensor& dx = ctx.grad_inputs[0];
+  if (dy.shape() != g.output_shape() || dy.dtype() != x.dtype || dx.shape() != g.input_shape() ||
+      dx.dtype() != x.dtype)
+    throw ShapeMismatch("gradient of output 0 " + to_string(dy.shape()) + " or of input 0 " +
+                        to_string(dx.shape()) + " does not fit the forward (" +
+                        to_string(g.output_shape()) + " from " + to_string(g.input_shape()) + ")");
+  return g;
+}
+
+OpSchema pool_schema(PoolKind kind) {
+  OpSchema s;
+  s.op_type = pool_op_type(kind);
+  s.definition = "ONNX " + s.op_type + "-22";
+  s.attributes = pool_attribute_specs(kind);
+  return s;
+}
+
+bool has_work(const BackwardContext& ctx) {
+  return !ctx.grad_outputs.empty() && !ctx.grad_outputs[0].empty() && !ctx.grad_inputs.empty() &&
+         !ctx.grad_inputs[0].empty();
+}
+
+}  // namespace nodeflow

@@ -1,0 +1,46 @@
+#pragma once
+// Shared base of the pooling nodes that map N x C x D1..Dn to a pooled
+// N x C x O1..On (AveragePool, MaxPool, LpPool and their Global forms): the
+// attributes are parsed once at construction; shape inference and the dtype
+// rule live here, the kernels in pool_kernels.hpp.
+#include <string>
+#include <vector>
+
+#include "core/node.hpp"
+#include "core/registry.hpp"
+#include "nodes/pooling/pool_geometry.hpp"
+
+namespace nodeflow {
+
+class PoolNode : public Node {
+ public:
+  /// Throws InvalidAttribute (see parse_pool_attributes).
+  PoolNode(NodeConfig config, PoolKind kind);
+
+  const PoolAttributes& attributes() const { return attrs_; }
+
+  /// Y: the input's dtype, N x C x O1..On (dynamic dims stay dynamic); for
+  /// MaxPool asked for 2 outputs, Indices: int64 of Y's shape. Throws
+  /// UnsupportedDType or ShapeMismatch (wrong rank, output < 1, empty window).
+  std::vector<TensorInfo> infer(const InferContext& ctx) const override;
+
+ protected:
+  /// Checks the dtype and resolves the geometry of a run's input.
+  PoolGeometry geometry(const Tensor& x) const;
+  /// Resolves the geometry for backward and checks that the gradients fit it;
+  /// refuses integer dtypes (not differentiable).
+  PoolGeometry backward_geometry(const BackwardContext& ctx) const;
+
+ private:
+  PoolAttributes attrs_;
+};
+
+/// Schema skeleton of a pooling op: op_type, definition "ONNX <op>-22" and the
+/// attribute specs; the caller adds inputs, outputs and the factory.
+OpSchema pool_schema(PoolKind kind);
+
+/// True when the backward has something to do: a gradient arrives on output 0
+/// and input 0's gradient is wanted.
+bool has_work(const BackwardContext& ctx);
+
+}  // namespace nodeflow

@@ -1,0 +1,376 @@
+// pooling.md "Attributes and defaults" and "Output shape": the output-size
+// function on its own, attribute parsing and every shape error.
+#include <gtest/gtest.h>
+
+#include "core/errors.hpp"
+#include "nodes/pooling/pool_geometry.hpp"
+#include "support/gradcheck.hpp"
+
+namespace nodeflow {
+namespace {
+
+using ints = std::vector<std::int64_t>;
+
+PoolAxis axis(std::int64_t kernel, std::int64_t stride, std::int64_t dilation = 1,
+              std::int64_t pad_begin = 0, std::int64_t pad_end = 0) {
+  PoolAxis a;
+  a.kernel = kernel;
+  a.stride = stride;
+  a.dilation = dilation;
+  a.pad_begin = pad_begin;
+  a.pad_end = pad_end;
+  return a;
+}
+
+// Runs f, expects an exception of type E whose message is exactly `message`.
+template <typename E, typename F>
+void expect_error(F&& f, const std::string& message) {
+  try {
+    f();
+    ADD_FAILURE() << "no exception; expected: " << message;
+  } catch (const E& e) {
+    EXPECT_EQ(std::string(e.what()), message);
+  }
+}
+
+TEST(PoolOutputSize, FloorFormula) {
+  // floor((in + pb + pe - ext) / s) + 1
+  EXPECT_EQ(pooled_axis(axis(2, 2), 5, AutoPad::NotSet, false).output, 2);           // floor(3/2)+1
+  EXPECT_EQ(pooled_axis(axis(3, 1), 5, AutoPad::NotSet, false).output, 3);           // 2+1
+  EXPECT_EQ(pooled_axis(axis(3, 2, 1, 1, 1), 4, AutoPad::NotSet, false).output, 2);  // floor(3/2)+1
+  EXPECT_EQ(pooled_axis(axis(3, 1, 2), 7, AutoPad::NotSet, false).output, 3);        // ext 5: 2+1
+  EXPECT_EQ(pooled_axis(axis(2, 3, 1, 0, 1), 7, AutoPad::NotSet, false).output, 3);  // floor(6/3)+1
+}
+
+TEST(PoolOutputSize, CeilFormulaKeepsALastWindowThatStartsInTheInput) {
+  // ceil((5 - 2) / 2) + 1 = 3; the third window starts at 4 < 5: kept.
+  EXPECT_EQ(pooled_axis(axis(2, 2), 5, AutoPad::NotSet, true).output, 3);
+  // 4x4, k3 s2 p1: ceil(3/2)+1 = 3; window 2 starts at 4-1 = 3 < 4: kept.
+  EXPECT_EQ(pooled_axis(axis(3, 2, 1, 1, 1), 4, AutoPad::NotSet, true).output, 3);
+  // Exact division: ceil equals floor.
+  EXPECT_EQ(pooled_axis(axis(2, 2), 6, AutoPad::NotSet, true).output, 3);
+}
+
+TEST(PoolOutputSize, CeilDropsALastWindowThatWouldStartInTheEndPad) {
+  // in 2, k 2, s 2, end pad 1: ceil(1/2)+1 = 2, but window 1 would start at
+  // 2 >= in + pb = 2, i.e. entirely in the end padding: dropped.
+  EXPECT_EQ(pooled_axis(axis(2, 2, 1, 0, 1), 2, AutoPad::NotSet, true).output, 1);
+  // in 5, k 2, s 3, pads 1+1: ceil(5/3)+1 = 3; window 2 starts at 6-1 = 5 >= 5.
+  EXPECT_EQ(pooled_axis(axis(2, 3, 1, 1, 1), 5, AutoPad::NotSet, true).output, 2);
+  // Same with pb = 2 (k 3): window 2 starts at 6-2 = 4 < 5: kept.
+  EXPECT_EQ(pooled_axis(axis(3, 3, 1, 2, 1), 5, AutoPad::NotSet, true).output, 3);
+}
+
+TEST(PoolOutputSize, SameUpperAndSameLowerSplitTheTotalPad) {
+  // in 6, k 3, s 2: out = ceil(6/2) = 3, P = (3-1)*2 + 3 - 6 = 1.
+  const PoolAxis upper = pooled_axis(axis(3, 2), 6, AutoPad::SameUpper, false);
+  EXPECT_EQ(upper.output, 3);
+  EXPECT_EQ(upper.pad_begin, 0);
+  EXPECT_EQ(upper.pad_end, 1);
+  const PoolAxis lower = pooled_axis(axis(3, 2), 6, AutoPad::SameLower, false);
+  EXPECT_EQ(lower.output, 3);
+  EXPECT_EQ(lower.pad_begin, 1);
+  EXPECT_EQ(lower.pad_end, 0);
+  // Even total: in 5, k 3, s 2 -> out 3, P = 4 + 3 - 5 = 2 -> 1 + 1 either way.
+  const PoolAxis even = pooled_axis(axis(3, 2), 5, AutoPad::SameLower, false);
+  EXPECT_EQ(even.pad_begin, 1);
+  EXPECT_EQ(even.pad_end, 1);
+  // Dilated: in 6, k 3, d 2 (ext 5), s 1 -> out 6, P = 5 + 5 - 6 = 4.
+  const PoolAxis dilated = pooled_axis(axis(3, 1, 2), 6, AutoPad::SameUpper, false);
+  EXPECT_EQ(dilated.output, 6);
+  EXPECT_EQ(dilated.pad_begin, 2);
+  EXPECT_EQ(dilated.pad_end, 2);
+  // P is never negative: in 7, k 1, s 3 -> out 3, (3-1)*3 + 1 - 7 = 0.
+  const PoolAxis none = pooled_axis(axis(1, 3), 7, AutoPad::SameUpper, false);
+  EXPECT_EQ(none.output, 3);
+  EXPECT_EQ(none.pad_begin + none.pad_end, 0);
+  // In 4, k 1, s 3: (2-1)*3 + 1 - 4 = 0 again; in 2, k 2, s 5: out 1, P = 0.
+  EXPECT_EQ(pooled_axis(axis(2, 5), 2, AutoPad::SameLower, false).pad_begin, 0);
+}
+
+TEST(PoolOutputSize, CeilModeHasNoEffectWithSame) {
+  for (AutoPad same : {AutoPad::SameUpper, AutoPad::SameLower}) {
+    const PoolAxis floor_mode = pooled_axis(axis(2, 3), 7, same, false);
+    const PoolAxis ceil_mode = pooled_axis(axis(2, 3), 7, same, true);
+    EXPECT_EQ(floor_mode.output, 3);
+    EXPECT_EQ(ceil_mode.output, 3);
+    EXPECT_EQ(ceil_mode.pad_begin, floor_mode.pad_begin);
+    EXPECT_EQ(ceil_mode.pad_end, floor_mode.pad_end);
+  }
+}
+
+TEST(PoolOutputSize, ValidIgnoresPadsAndHonoursCeilMode) {
+  const PoolAxis floor_mode = pooled_axis(axis(2, 2, 1, 1, 1), 5, AutoPad::Valid, false);
+  EXPECT_EQ(floor_mode.output, 2);
+  EXPECT_EQ(floor_mode.pad_begin, 0);
+  EXPECT_EQ(floor_mode.pad_end, 0);
+  EXPECT_EQ(pooled_axis(axis(2, 2), 5, AutoPad::Valid, true).output, 3);
+}
+
+TEST(PoolOutputSize, OutputBelowOneIsReportedWithAxisAndSizes) {
+  expect_error<ShapeMismatch>(
+      [] { check_axis(pooled_axis(axis(7, 1), 5, AutoPad::NotSet, false), 3); },
+      "axis 3: kernel extent 7 is larger than the padded input 5+0+0 (output size would be -1)");
+  expect_error<ShapeMismatch>(
+      [] { check_axis(pooled_axis(axis(3, 2, 2), 4, AutoPad::NotSet, false), 2); },
+      "axis 2: kernel extent 5 is larger than the padded input 4+0+0 (output size would be 0)");
+  expect_error<ShapeMismatch>(
+      [] { check_axis(pooled_axis(axis(2, 2), 1, AutoPad::NotSet, false), 2); },
+      "axis 2: kernel extent 2 is larger than the padded input 1+0+0 (output size would be 0)");
+}
+
+TEST(PoolOutputSize, AWindowWithNoInputElementIsAnError) {
+  // Height 1, pads 1+1, dilation 2, k 3, ceil: one window sampling rows -1, 1, 3.
+  const PoolAxis a = pooled_axis(axis(3, 6, 2, 1, 1), 1, AutoPad::NotSet, true);
+  EXPECT_EQ(a.output, 1);
+  expect_error<ShapeMismatch>([&] { check_axis(a, 2); },
+                              "axis 2: window 0 holds no input element (input 1, kernel 3, "
+                              "dilation 2, stride 6, pads 1+1)");
+  // A later begin-pad window can miss too: in 2, k 2, d 3, s 1, pads 2+1 ->
+  // 2 windows; taps of window 0 at -2, 1 (holds 1); window 1 at -1, 2: none.
+  const PoolAxis b = pooled_axis(axis(2, 1, 3, 2, 1), 2, AutoPad::NotSet, false);
+  EXPECT_EQ(b.output, 2);
+  expect_error<ShapeMismatch>([&] { check_axis(b, 4); },
+                              "axis 4: window 1 holds no input element (input 2, kernel 2, "
+                              "dilation 3, stride 1, pads 2+1)");
+  // Windows that hold an input element pass.
+  EXPECT_NO_THROW(check_axis(pooled_axis(axis(3, 2, 1, 1, 1), 4, AutoPad::NotSet, true), 2));
+}
+
+TEST(PoolOutputSize, AGlobalWindowOverAnEmptyAxisIsAnErrorOfShapeInference) {
+  // Found at shape inference (pooled_shape, what `check` runs), not first
+  // when the node runs; the axis is named.
+  for (PoolKind kind : {PoolKind::GlobalAverage, PoolKind::GlobalMax}) {
+    const PoolAttributes a = parse_pool_attributes(kind, {});
+    expect_error<ShapeMismatch>([&] { pooled_shape(a, {1, 1, 0, 3}); },
+                                "axis 2: the global window holds no input element (the axis is empty)");
+    expect_error<ShapeMismatch>([&] { pool_geometry(a, {2, 3, 4, 0}); },
+                                "axis 3: the global window holds no input element (the axis is empty)");
+    EXPECT_EQ(pooled_shape(a, {1, 1, kDynamicDim, 3}), (Shape{1, 1, 1, 1}));
+  }
+}
+
+TEST(PoolAttributesParse, DefaultsAndValues) {
+  const PoolAttributes a =
+      parse_pool_attributes(PoolKind::Average, {{"kernel_shape", ints{3, 2}},
+                                                {"pads", ints{1, 0, 2, 1}},
+                                                {"count_include_pad", std::int64_t{1}}});
+  ASSERT_EQ(a.axes.size(), 2u);
+  EXPECT_EQ(a.axes[0].kernel, 3);
+  EXPECT_EQ(a.axes[0].stride, 1);
+  EXPECT_EQ(a.axes[0].dilation, 1);
+  EXPECT_EQ(a.axes[0].pad_begin, 1);
+  EXPECT_EQ(a.axes[0].pad_end, 2);
+  EXPECT_EQ(a.axes[1].pad_begin, 0);
+  EXPECT_EQ(a.axes[1].pad_end, 1);
+  EXPECT_EQ(a.auto_pad, AutoPad::NotSet);
+  EXPECT_FALSE(a.ceil_mode);
+  EXPECT_TRUE(a.count_include_pad);
+  EXPECT_EQ(parse_pool_attributes(PoolKind::Lp, {{"kernel_shape", ints{2}}}).p, 2);
+  EXPECT_EQ(parse_pool_attributes(PoolKind::Max,
+                                  {{"kernel_shape", ints{2}}, {"storage_order", std::int64_t{1}}})
+                .storage_order,
+            StorageOrder::ColumnMajor);
+  EXPECT_TRUE(parse_pool_attributes(PoolKind::GlobalMax, {}).axes.empty());
+}
+
+TEST(PoolAttributesParse, ListLengthsMustMatchTheSpatialRank) {
+  expect_error<InvalidAttribute>(
+      [] {
+        parse_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{2, 2}}, {"pads", ints{1, 1}}});
+      },
+      "attributes.pads: expected 4 values (begin and end per spatial axis), got [1, 1]");
+  expect_error<InvalidAttribute>(
+      [] {
+        parse_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{2, 2}}, {"strides", ints{2}}});
+      },
+      "attributes.strides: expected 2 values (one per spatial axis), got [2]");
+  expect_error<InvalidAttribute>(
+      [] {
+        parse_pool_attributes(PoolKind::Lp, {{"kernel_shape", ints{2}}, {"dilations", ints{1, 1}}});
+      },
+      "attributes.dilations: expected 1 value (one per spatial axis), got [1, 1]");
+  expect_error<InvalidAttribute>(
+      [] {
+        parse_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{}}});
+      },
+      "attributes.kernel_shape: expected at least one value (one per "
+      "spatial axis), got []");
+}
+
+TEST(PoolAttributesParse, PadsOnlyWithAutoPadNotSet) {
+  expect_error<InvalidAttribute>(
+      [] {
+        parse_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{2, 2}},
+                                              {"pads", ints{0, 0, 0, 0}},
+                                              {"auto_pad", std::string("SAME_UPPER")}});
+      },
+      "attributes.pads: not allowed together with auto_pad 'SAME_UPPER' (pads need auto_pad "
+      "NOTSET)");
+  EXPECT_NO_THROW(parse_pool_attributes(
+      PoolKind::Max,
+      {{"kernel_shape", ints{2}}, {"pads", ints{1, 1}}, {"auto_pad", std::string("NOTSET")}}));
+}
+
+TEST(PoolAttributesParse, APadMustBeSmallerThanTheKernelExtent) {
+  expect_error<InvalidAttribute>(
+      [] {
+        parse_pool_attributes(PoolKind::Max,
+                              {{"kernel_shape", ints{3, 3}}, {"pads", ints{0, 3, 0, 0}}});
+      },
+      "attributes.pads: pad 3 at the begin of axis 3 is >= the kernel extent 3 (a window could "
+      "hold "
+      "no input element)");
+  expect_error<InvalidAttribute>(
+      [] {
+        parse_pool_attributes(PoolKind::Average, {{"kernel_shape", ints{2}}, {"pads", ints{0, 2}}});
+      },
+      "attributes.pads: pad 2 at the end of axis 2 is >= the kernel extent 2 (a window could hold "
+      "no "
+      "input element)");
+  // The extent counts dilations: k 2, d 3 -> extent 4, so pad 3 is fine.
+  EXPECT_NO_THROW(parse_pool_attributes(
+      PoolKind::Max, {{"kernel_shape", ints{2}}, {"dilations", ints{3}}, {"pads", ints{3, 3}}}));
+}
+
+TEST(PoolAttributesParse, KindAndRangeErrorsComeFromTheSpecs) {
+  expect_error<InvalidAttribute>(
+      [] {
+        parse_pool_attributes(PoolKind::Average, {{"kernel_shape", ints{2, 0}}});
+      },
+      "attributes.kernel_shape: expected a list of positive integers, got [2, 0]");
+  expect_error<InvalidAttribute>(
+      [] {
+        parse_pool_attributes(PoolKind::Average,
+                              {{"kernel_shape", ints{2, 2}}, {"strides", ints{1, 0}}});
+      },
+      "attributes.strides: expected a list of positive integers, got [1, 0]");
+  expect_error<InvalidAttribute>(
+      [] {
+        parse_pool_attributes(PoolKind::Max,
+                              {{"kernel_shape", ints{2, 2}}, {"pads", ints{0, 0, -1, 0}}});
+      },
+      "attributes.pads: expected a list of non-negative integers, got [0, 0, -1, 0]");
+  expect_error<InvalidAttribute>(
+      [] {
+        parse_pool_attributes(PoolKind::Max,
+                              {{"kernel_shape", ints{2}}, {"ceil_mode", std::int64_t{2}}});
+      },
+      "attributes.ceil_mode: expected an integer 0 or 1, got 2");
+  try {
+    parse_pool_attributes(PoolKind::Lp, {{"kernel_shape", ints{2}}, {"p", std::int64_t{0}}});
+    ADD_FAILURE() << "p = 0 accepted";
+  } catch (const InvalidAttribute& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("attributes.p: expected", 0), 0u) << e.what();
+  }
+  expect_error<InvalidAttribute>(
+      [] {
+        parse_pool_attributes(PoolKind::Max,
+                              {{"kernel_shape", ints{2}}, {"auto_pad", std::string("SAME")}});
+      },
+      "attributes.auto_pad: expected one of NOTSET, SAME_UPPER, SAME_LOWER, VALID, got \"SAME\"");
+  expect_error<InvalidAttribute>(
+      [] {
+        parse_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{2}}, {"padding", ints{1}}});
+      },
+      "attributes.padding: unknown attribute 'padding' for MaxPool (known: auto_pad, ceil_mode, "
+      "dilations, kernel_shape, pads, storage_order, strides)");
+  // Attributes of one pooling op are unknown to another.
+  EXPECT_THROW(parse_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{2}},
+                                                     {"count_include_pad", std::int64_t{1}}}),
+               InvalidAttribute);
+  EXPECT_THROW(parse_pool_attributes(PoolKind::GlobalAverage, {{"kernel_shape", ints{2}}}),
+               InvalidAttribute);
+  expect_error<InvalidAttribute>(
+      [] { parse_pool_attributes(PoolKind::Max, {}); },
+      "attributes.kernel_shape: required attribute 'kernel_shape' of MaxPool "
+      "is missing");
+}
+
+TEST(PoolAttributesParse, ValuesBeyondInt32AreRefused) {
+  expect_error<InvalidAttribute>(
+      [] {
+        parse_pool_attributes(
+            PoolKind::Max, {{"kernel_shape", ints{2}}, {"strides", ints{std::int64_t{1} << 40}}});
+      },
+      "attributes.strides: value 1099511627776 is too large (at most 2147483647)");
+}
+
+TEST(PoolShape, InfersStaticAndDynamicShapes) {
+  const PoolAttributes a = parse_pool_attributes(
+      PoolKind::Max,
+      {{"kernel_shape", ints{3, 3}}, {"strides", ints{2, 2}}, {"pads", ints{1, 1, 1, 1}}});
+  EXPECT_EQ(pooled_shape(a, {2, 3, 7, 8}), (Shape{2, 3, 4, 4}));
+  EXPECT_EQ(pooled_shape(a, {kDynamicDim, 3, kDynamicDim, 8}),
+            (Shape{kDynamicDim, 3, kDynamicDim, 4}));
+  const PoolAttributes global = parse_pool_attributes(PoolKind::GlobalAverage, {});
+  EXPECT_EQ(pooled_shape(global, {2, 3, 7, 8, 9}), (Shape{2, 3, 1, 1, 1}));
+  EXPECT_EQ(pooled_shape(global, {2, 3, kDynamicDim}), (Shape{2, 3, 1}));
+  const PoolGeometry g = pool_geometry(a, {2, 3, 7, 8});
+  EXPECT_EQ(g.planes(), 6);
+  EXPECT_EQ(g.input_plane(), 56);
+  EXPECT_EQ(g.output_plane(), 16);
+  EXPECT_EQ(g.output_shape(), (Shape{2, 3, 4, 4}));
+}
+
+TEST(PoolShape, RankErrorsNameTheInput) {
+  const PoolAttributes a = parse_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{2, 2}}});
+  expect_error<ShapeMismatch>(
+      [&] {
+        pooled_shape(a, {2, 3});
+      },
+      "input 0 has rank 2 (shape [2, 3]); MaxPool needs rank >= 3 (N x C x D1 ...)");
+  expect_error<ShapeMismatch>(
+      [&] {
+        pooled_shape(a, {2, 3, 4});
+      },
+      "input 0 has rank 3 (shape [2, 3, 4]); MaxPool with 2-D kernel_shape "
+      "needs rank 4 (N x C x D1 ...)");
+  const PoolAttributes global = parse_pool_attributes(PoolKind::GlobalMax, {});
+  EXPECT_THROW(pooled_shape(global, {2, 3}), ShapeMismatch);
+}
+
+TEST(PoolShape, DtypeRule) {
+  expect_error<UnsupportedDType>([] { check_pool_dtype(PoolKind::Average, DType::Int8, 0); },
+                                 "AveragePool does not take dtype int8 (input 0; allowed: float32, "
+                                 "float64, float16, bfloat16)");
+  EXPECT_THROW(check_pool_dtype(PoolKind::Lp, DType::UInt8, 0), UnsupportedDType);
+  EXPECT_THROW(check_pool_dtype(PoolKind::GlobalAverage, DType::Int8, 0), UnsupportedDType);
+  EXPECT_THROW(check_pool_dtype(PoolKind::Max, DType::Int64, 0), UnsupportedDType);
+  for (PoolKind k : {PoolKind::Max, PoolKind::GlobalMax, PoolKind::Unpool}) {
+    EXPECT_NO_THROW(check_pool_dtype(k, DType::Int8, 0));
+    EXPECT_NO_THROW(check_pool_dtype(k, DType::UInt8, 0));
+  }
+  for (PoolKind k : {PoolKind::Average, PoolKind::Max, PoolKind::Lp, PoolKind::GlobalAverage,
+                     PoolKind::GlobalMax, PoolKind::Unpool})
+    for (DType d : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16})
+      EXPECT_NO_THROW(check_pool_dtype(k, d, 0));
+}
+
+TEST(PoolShape, NodeInferReportsTheSameErrors) {
+  auto node = testing::make_node("AveragePool", {{"kernel_shape", ints{3, 7}}});
+  TensorInfo x{DType::Float32, {1, 1, 4, 5}};
+  InferContext ctx;
+  ctx.inputs = {&x};
+  ctx.constants = {nullptr};
+  expect_error<ShapeMismatch>(
+      [&] { node->infer(ctx); },
+      "axis 3: kernel extent 7 is larger than the padded input 5+0+0 (output "
+      "size would be -1)");
+  TensorInfo bytes{DType::Int8, {1, 1, 6, 6}};
+  ctx.inputs = {&bytes};
+  EXPECT_THROW(node->infer(ctx), UnsupportedDType);
+  auto max = testing::make_node("MaxPool", {{"kernel_shape", ints{2, 2}}});
+  ctx.num_outputs = 2;
+  const auto out = max->infer(ctx);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].dtype, DType::Int8);
+  EXPECT_EQ(out[0].shape, (Shape{1, 1, 5, 5}));
+  EXPECT_EQ(out[1].dtype, DType::Int64);
+  EXPECT_EQ(out[1].shape, (Shape{1, 1, 5, 5}));
+  ctx.num_outputs = 1;
+  EXPECT_EQ(max->infer(ctx).size(), 1u);
+}
+
+}  // namespace
+}  // namespace nodeflow
