@@ -65,12 +65,6 @@ std::string count_words(std::size_t n) {
   return std::to_string(n) + (n == 1 ? " value" : " values");
 }
 
-const AttrSpec* find_spec(const std::vector<AttrSpec>& specs, const std::string& name) {
-  for (const auto& s : specs)
-    if (s.name == name) return &s;
-  return nullptr;
-}
-
 std::size_t list_size(const AttrValue& v) {
   return std::visit(
       [](const auto& x) -> std::size_t {
@@ -130,6 +124,12 @@ std::string describe(const AttrSpec& s) {
     case AttrKind::Strings: return "a list of strings";
   }
   return "a value";
+}
+
+const AttrSpec* find_spec(const std::vector<AttrSpec>& specs, const std::string& name) {
+  for (const auto& s : specs)
+    if (s.name == name) return &s;
+  return nullptr;
 }
 
 std::string join(const std::vector<std::string>& items) {

@@ -78,6 +78,8 @@ using AttrCheck = std::function<void(const Attributes&)>;
 std::string describe(const AttrSpec& spec);
 /// Compact rendering for messages: 3, 2.5, "SAME_UPPER", [2, 0].
 std::string to_string(const AttrValue& v);
+/// The spec named `name`, or nullptr.
+const AttrSpec* find_spec(const std::vector<AttrSpec>& specs, const std::string& name);
 /// "a, b, c": the lists of messages ("known: ...", "one of ...").
 std::string join(const std::vector<std::string>& items);
 
