@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "serialization/json_reader.hpp"
+#include "support/error_of.hpp"
 #include "training/init_rules.hpp"
 #include "training/random.hpp"
 
@@ -189,12 +190,7 @@ std::string doc_with(const std::string& initializer) {
 }
 
 std::string reader_error(const std::string& initializer) {
-  try {
-    parse_graph_def(doc_with(initializer));
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
+  return testing::error_of<Error>([&] { parse_graph_def(doc_with(initializer)); });
 }
 
 TEST(InitRulesInDocuments, IntegerConstantsAreExactBeyondDoublePrecision) {

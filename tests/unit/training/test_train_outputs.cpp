@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "support/error_of.hpp"
 #include "support/mnist_fixtures.hpp"
 #include "support/subprocess.hpp"
 #include "training/chart.hpp"
@@ -120,13 +121,10 @@ TrainConfig sgd_config() {
 // The error of setting up a trainer and running its first step.
 std::string step_error(const GraphDef& def, const TrainConfig& config) {
   Graph g(def);
-  try {
+  return error_of<Error>([&] {
     Trainer trainer(g, config);
     trainer.train_epoch(four_points(), 0);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
+  });
 }
 
 TEST(TrainMessages, ANanLossIsCalledNaNWhateverItsSign) {

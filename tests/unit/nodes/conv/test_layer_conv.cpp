@@ -7,6 +7,7 @@
 
 #include "core/errors.hpp"
 #include "nodes/conv/conv_geometry.hpp"
+#include "support/error_of.hpp"
 #include "support/gradcheck.hpp"
 #include "support/layer_fixtures.hpp"
 
@@ -15,6 +16,7 @@ namespace {
 
 using testing::as_doubles;
 using testing::check_gradient;
+using testing::error_of;
 using testing::make_node;
 using testing::pattern;
 using testing::run_forward;
@@ -253,15 +255,6 @@ TEST(LayerConv, InfersShapesWithDynamicDimensions) {
   auto sized = make_node("Conv", {{"kernel_shape", Ints{3, 3}}, {"auto_pad", std::string("SAME_UPPER")}});
   out = testing::infer(*sized, {{DType::Float32, {1, 2, 9, 8}}, {DType::Float32, {5, 2, kDynamicDim, 3}}});
   EXPECT_EQ(out[0].shape, (Shape{1, 5, 9, 8}));
-}
-
-template <typename E> std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "no error";
 }
 
 TEST(LayerConv, RefusesInconsistentShapesAttributesAndDtypes) {

@@ -3,10 +3,10 @@
 // dynamic dimensions, errors, and finite-difference gradients.
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <random>
 
 #include "core/errors.hpp"
+#include "support/error_of.hpp"
 #include "support/gradcheck.hpp"
 #include "support/layer_fixtures.hpp"
 
@@ -15,6 +15,7 @@ namespace {
 
 using testing::as_doubles;
 using testing::check_gradient;
+using testing::error_of;
 using testing::make_node;
 using testing::pattern;
 using testing::run_forward;
@@ -30,15 +31,6 @@ Tensor random(Shape s, std::mt19937_64& rng) {
   Tensor t(DType::Float64, std::move(s));
   for (double& v : t.values<double>()) v = dist(rng);
   return t;
-}
-
-template <typename E> std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "no error";
 }
 
 TEST(LayerGemm, MatchesNumpy) {
