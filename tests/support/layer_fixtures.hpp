@@ -1,8 +1,7 @@
 #pragma once
-// Helpers for the layer-node tests (tests/unit/test_layer_*.cpp): patterned
-// inputs that numpy reproduces exactly, value extraction, shape inference of
-// a lone node, and a finite-difference check in training mode (for the nodes
-// whose inference-mode forward differs: BatchNormalization, Dropout).
+// Helpers for the layer-node tests (tests/unit/nodes/**/test_layer_*.cpp):
+// patterned inputs that numpy reproduces exactly, value extraction and shape
+// inference of a lone node (support/gradcheck.hpp checks their gradients).
 #include <cstdint>
 #include <initializer_list>
 #include <string>
@@ -31,10 +30,5 @@ std::vector<double> as_doubles(const Tensor& t);
 std::vector<TensorInfo> infer(const Node& node, const std::vector<TensorInfo>& inputs,
                               const std::vector<const Tensor*>& constants = {},
                               std::size_t num_outputs = 1);
-
-/// check_gradient with the finite differences taken over training-mode
-/// forwards (ForwardContext::saved set, seed 0), the mode backward differentiates.
-GradCheckResult check_gradient_training(const Node& node, const std::vector<Tensor>& inputs,
-                                        const GradCheckOptions& options = {});
 
 }  // namespace nodeflow::testing

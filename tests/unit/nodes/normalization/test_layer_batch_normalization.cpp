@@ -126,8 +126,8 @@ TEST(LayerBatchNormalization, GradientsForXScaleAndBInTrainingMode) {
     for (double& v : var.values<double>()) v = std::abs(v) + 0.5;
     for (double lda : {1.0, 0.5}) {
       auto node = make_node("BatchNormalization", {{"epsilon", 1e-3}}, true, lda);
-      const testing::GradCheckResult r =
-          testing::check_gradient_training(*node, {random(shape), random({c}), random({c}), random({c}), var});
+      const testing::GradCheckResult r = testing::check_gradient(
+          *node, {random(shape), random({c}), random({c}), random({c}), var}, {.training = true});
       EXPECT_TRUE(r.ok) << to_string(shape) << " lda " << lda << "\n" << r.failures;
     }
   }
