@@ -7,10 +7,10 @@
 
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
+#include "support/files.hpp"
 #include "support/mnist_fixtures.hpp"
 #include "support/subprocess.hpp"
 
@@ -19,11 +19,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 class CliInputFiles : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -31,7 +26,7 @@ class CliInputFiles : public ::testing::Test {
     std::ofstream(dir() / "lr.json") << linear_classifier_json(R"("init": {"rule": "zeros"})");
     std::ofstream(dir() / "cfg.json")
         << R"({"optimizer": {"type": "sgd", "lr": 0.1}, "epochs": 1, "log_every": 0})";
-    digit3_ = read_text(dir() / "mn" / "3.json");
+    digit3_ = read_bytes(dir() / "mn" / "3.json");
   }
 
   fs::path dir() const { return scratch_.path(); }
@@ -52,7 +47,7 @@ class CliInputFiles : public ::testing::Test {
     EXPECT_NE(r.err.find(option), std::string::npos) << r.describe();
     EXPECT_NE(r.err.find("--data mnist (mn/" + digit_file + ")"), std::string::npos)
         << r.describe();
-    EXPECT_EQ(read_text(dir() / "mn" / "3.json"), digit3_);
+    EXPECT_EQ(read_bytes(dir() / "mn" / "3.json"), digit3_);
     EXPECT_FALSE(fs::exists(dir() / "out.json"));
   }
 
@@ -99,7 +94,7 @@ TEST_F(CliInputFiles, AnOutputBesideTheDigitsIsStillAccepted) {
   // A graph next to the digits is no digit file: only 0.json ... 9.json are inputs.
   const ProcessResult r = nodeflow(train({"--mnist-dir", "mn", "-o", "mn/lr.json"}));
   EXPECT_EQ(r.exit_code, 0) << r.describe();
-  EXPECT_EQ(read_text(dir() / "mn" / "3.json"), digit3_);
+  EXPECT_EQ(read_bytes(dir() / "mn" / "3.json"), digit3_);
 }
 
 // Integer options: out of range is wrong usage naming the option and the

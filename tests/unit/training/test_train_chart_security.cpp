@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "support/files.hpp"
 #include "support/mnist_fixtures.hpp"
 #include "support/subprocess.hpp"
 #include "training/chart.hpp"
@@ -24,15 +25,10 @@ namespace fs = std::filesystem;
 
 bool have_gnuplot() { return std::system("command -v gnuplot >/dev/null 2>&1") == 0; }
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 // A whole SVG of the chart: its title and closing tag.
 void expect_chart(const fs::path& path) {
   ASSERT_TRUE(fs::is_regular_file(fs::symlink_status(path))) << path;
-  const std::string svg = read_text(path);
+  const std::string svg = read_bytes(path);
   EXPECT_EQ(svg.rfind("<?xml", 0), 0u) << path;
   EXPECT_NE(svg.find("nodeflow training"), std::string::npos) << path;
   EXPECT_NE(svg.find("</svg>"), std::string::npos) << path;
@@ -92,7 +88,7 @@ TEST(TrainChartSecurity, AnyFileNameGetsItsChartAndNothingElseIsWritten) {
     if (path.extension() == ".svg") {
       expect_chart(path);
     } else {
-      EXPECT_EQ(read_text(path).substr(1, 3), "PNG") << name;
+      EXPECT_EQ(read_bytes(path).substr(1, 3), "PNG") << name;
     }
   }
   std::vector<std::string> sorted = names;
@@ -176,7 +172,7 @@ void TrainChartCommand::expect_planted_names_left_alone(const std::string& kind)
   const ProcessResult r = train({"/bin/sh", "-c", kPlant, "sh", kind}, "m.json");
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   EXPECT_EQ(r.err.find("no chart"), std::string::npos) << r.describe();
-  EXPECT_EQ(read_text(dir() / "victim"), "precious");
+  EXPECT_EQ(read_bytes(dir() / "victim"), "precious");
   expect_chart(dir() / "m.chart.svg");
 
   std::vector<std::string> want = inputs();
