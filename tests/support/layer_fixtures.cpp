@@ -14,6 +14,13 @@ Tensor f64(Shape shape, std::initializer_list<double> values) {
   return Tensor::from<double>(std::move(shape), values);
 }
 
+Tensor random_uniform(Shape shape, std::mt19937_64& rng, double bound) {
+  std::uniform_real_distribution<double> dist(-bound, bound);
+  Tensor t(DType::Float64, std::move(shape));
+  for (double& v : t.values<double>()) v = dist(rng);
+  return t;
+}
+
 Tensor i64(Shape shape, std::initializer_list<std::int64_t> values) {
   return Tensor::from<std::int64_t>(std::move(shape), values);
 }

@@ -4,6 +4,7 @@
 // inference of a lone node (support/gradcheck.hpp checks their gradients).
 #include <cstdint>
 #include <initializer_list>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,10 @@ Tensor pattern(Shape shape, std::int64_t mul, std::int64_t mod, std::int64_t off
                DType dtype = DType::Float64);
 
 Tensor f64(Shape shape, std::initializer_list<double> values);
+
+/// float64 values drawn in order from uniform(-bound, bound): well-spread
+/// inputs for the gradient checks.
+Tensor random_uniform(Shape shape, std::mt19937_64& rng, double bound = 1.0);
 Tensor i64(Shape shape, std::initializer_list<std::int64_t> values);
 
 /// Values of any float tensor as doubles.

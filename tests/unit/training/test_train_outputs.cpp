@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "support/error_of.hpp"
+#include "support/graph_parts.hpp"
 #include "support/mnist_fixtures.hpp"
 #include "support/subprocess.hpp"
 #include "training/chart.hpp"
@@ -76,10 +77,6 @@ TEST(TrainChart, ReplacesTheFileALinkPointsToAndKeepsTheLink) {
   std::sort(names.begin(), names.end());
   EXPECT_EQ(names, (std::vector<std::string>{"dangling.svg", "existing.svg", "real", "real/new.svg",
                                              "real/old.svg"}));
-}
-
-Tensor f32(Shape shape, std::vector<float> values) {
-  return Tensor::from<float>(std::move(shape), std::span<const float>(values));
 }
 
 // x [N, 2] -> Gemm(2 -> 2) = logits -> mean cross-entropy with y = loss.

@@ -120,9 +120,7 @@ TEST(LayerSoftmax, StableForHugeLogitsInFloat32) {
 
 TEST(LayerSoftmax, GradientsMatchFiniteDifferences) {
   std::mt19937_64 rng(4);
-  std::uniform_real_distribution<double> dist(-2.0, 2.0);
-  Tensor x(DType::Float64, {2, 3, 4});
-  for (double& v : x.values<double>()) v = dist(rng);
+  const Tensor x = testing::random_uniform({2, 3, 4}, rng, 2.0);
   for (const char* op : {"Softmax", "LogSoftmax"})
     for (std::int64_t axis : {0, 1, 2, -1}) {
       auto node = make_node(op, {{"axis", axis}}, true, 0.5);

@@ -185,14 +185,8 @@ std::vector<ConvCase> gradient_cases() {
 }
 
 std::vector<Tensor> case_inputs(const ConvCase& c, std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  auto random = [&](Shape s) {
-    Tensor t(DType::Float64, std::move(s));
-    for (double& v : t.values<double>()) v = dist(rng);
-    return t;
-  };
-  std::vector<Tensor> in{random(c.x), random(c.w)};
-  if (c.bias) in.push_back(random({c.w[0]}));
+  std::vector<Tensor> in{testing::random_uniform(c.x, rng), testing::random_uniform(c.w, rng)};
+  if (c.bias) in.push_back(testing::random_uniform({c.w[0]}, rng));
   return in;
 }
 

@@ -141,12 +141,7 @@ TEST(LayerLosses, RefusesBadLabelsShapesAndDtypes) {
 
 TEST(LayerLosses, GradientsMatchFiniteDifferences) {
   std::mt19937_64 rng(21);
-  std::uniform_real_distribution<double> dist(-2.0, 2.0);
-  auto random = [&](Shape s) {
-    Tensor t(DType::Float64, std::move(s));
-    for (double& v : t.values<double>()) v = dist(rng);
-    return t;
-  };
+  auto random = [&](Shape s) { return testing::random_uniform(std::move(s), rng, 2.0); };
   const Tensor labels2 = i64({5}, {0, 3, 1, 3, 2});
   const Tensor labels3 = i64({2, 3}, {1, -1, 0, 2, 2, -1});
   for (const char* op : {"SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss"})

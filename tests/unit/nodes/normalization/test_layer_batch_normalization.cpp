@@ -114,14 +114,9 @@ TEST(LayerBatchNormalization, SingleValuePerChannelIsAnErrorInTrainingMode) {
 
 TEST(LayerBatchNormalization, GradientsForXScaleAndBInTrainingMode) {
   std::mt19937_64 rng(8);
-  std::uniform_real_distribution<double> dist(-1.5, 1.5);
+  auto random = [&](Shape s) { return testing::random_uniform(std::move(s), rng, 1.5); };
   for (const Shape& shape : {Shape{3, 2, 2, 2}, Shape{5, 3}, Shape{2, 2, 3}}) {
     const std::int64_t c = shape[1];
-    auto random = [&](Shape s) {
-      Tensor t(DType::Float64, std::move(s));
-      for (double& v : t.values<double>()) v = dist(rng);
-      return t;
-    };
     Tensor var = random({c});
     for (double& v : var.values<double>()) v = std::abs(v) + 0.5;
     for (double lda : {1.0, 0.5}) {
