@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "support/cli_fixture.hpp"
 #include "support/files.hpp"
 #include "support/mnist_fixtures.hpp"
 #include "support/subprocess.hpp"
@@ -19,8 +20,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class CliInputFiles : public ::testing::Test {
+class CliInputFiles : public CliTest {
  protected:
+  CliInputFiles() : CliTest(NODEFLOW_BUILT_CLI, "nodeflow-input-files") {}
+
   void SetUp() override {
     write_blank_digits(dir() / "mn");
     std::ofstream(dir() / "lr.json") << linear_classifier_json(R"("init": {"rule": "zeros"})");
@@ -29,15 +32,11 @@ class CliInputFiles : public ::testing::Test {
     digit3_ = read_bytes(dir() / "mn" / "3.json");
   }
 
-  fs::path dir() const { return scratch_.path(); }
-
   // The built CLI in dir(), with `env` ("NAME=VALUE", or empty) in its environment.
   ProcessResult nodeflow(std::vector<std::string> args, const std::string& env = "") const {
-    args.insert(args.begin(), NODEFLOW_BUILT_CLI);
+    args.insert(args.begin(), binary());
     if (!env.empty()) args.insert(args.begin(), {"/usr/bin/env", env});
-    ProcessResult r = run_process(args, dir());
-    EXPECT_FALSE(r.sanitizer_report()) << r.describe();
-    return r;
+    return run(args);
   }
 
   // Exit 2 naming the output and the digit file, which is left as it was.
@@ -57,7 +56,6 @@ class CliInputFiles : public ::testing::Test {
     return args;
   }
 
-  ScratchDir scratch_{"nodeflow-input-files"};
   std::string digit3_;
 };
 

@@ -18,6 +18,7 @@
 #include "nodes/pooling/pool_geometry.hpp"
 #include "serialization/json_reader.hpp"
 #include "serialization/npy.hpp"
+#include "support/cli_fixture.hpp"
 #include "support/error_of.hpp"
 #include "support/mnist_fixtures.hpp"
 #include "support/subprocess.hpp"
@@ -276,31 +277,17 @@ TEST(ResourceLimits, ReferencePoolingHoldsOneWindowAtATime) {
 // ---------------------------------------------------------------------------
 // The command line.
 
-constexpr int kFailure = 1;
-constexpr int kUsage = 2;
+using testing::kFailure;
+using testing::kUsage;
 
-class ResourceLimitFlags : public ::testing::Test {
+class ResourceLimitFlags : public testing::CliTest {
  protected:
-  fs::path dir() const { return scratch_.path(); }
-
-  testing::ProcessResult nodeflow(std::vector<std::string> args) const {
-    args.insert(args.begin(), NODEFLOW_BUILT_CLI);
-    testing::ProcessResult r = testing::run_process(args, dir());
-    EXPECT_FALSE(r.sanitizer_report()) << r.describe();
-    return r;
-  }
-
-  void write_text(const std::string& name, const std::string& text) const {
-    std::ofstream(dir() / name, std::ios::binary) << text;
-  }
+  ResourceLimitFlags() : CliTest(NODEFLOW_BUILT_CLI, "nodeflow-limits") {}
 
   static void expect_error(const testing::ProcessResult& r, const std::string& message) {
     EXPECT_EQ(r.exit_code, kFailure) << r.describe();
     EXPECT_EQ(r.err, "error: " + message + "\n") << r.describe();
   }
-
- private:
-  testing::ScratchDir scratch_{"nodeflow-limits"};
 };
 
 TEST_F(ResourceLimitFlags, MaxInitializerBytesOnEveryVerbThatReadsAGraph) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "support/cli_fixture.hpp"
 #include "support/files.hpp"
 #include "support/mnist_fixtures.hpp"
 #include "support/subprocess.hpp"
@@ -97,8 +98,10 @@ TEST(TrainChartSecurity, AnyFileNameGetsItsChartAndNothingElseIsWritten) {
 }
 
 // `nodeflow train` in a directory of its own, the digits of write_blank_digits.
-class TrainChartCommand : public ::testing::Test {
+class TrainChartCommand : public CliTest {
  protected:
+  TrainChartCommand() : CliTest(NODEFLOW_BUILT_CLI, "nodeflow-chart-cli") {}
+
   void SetUp() override {
     if (!have_gnuplot()) GTEST_SKIP() << "gnuplot is not installed (scripts/setup.sh: gnuplot-nox)";
     write_blank_digits(dir() / "digits");
@@ -107,20 +110,16 @@ class TrainChartCommand : public ::testing::Test {
         << R"({"optimizer": {"type": "sgd", "lr": 0.1}, "epochs": 2, "log_every": 0})";
   }
 
-  const fs::path& dir() const { return scratch_.path(); }
-
   // `prefix` (a wrapper such as /bin/sh -c ...), then the train command with `-o output`.
   ProcessResult train(const std::vector<std::string>& prefix, const std::string& output) const {
     std::vector<std::string> argv = prefix;
     for (const std::string& arg :
-         {std::string(NODEFLOW_BUILT_CLI), std::string("train"), std::string("g.json"),
+         {binary(), std::string("train"), std::string("g.json"),
           std::string("--config"), std::string("c.json"), std::string("--data"),
           std::string("mnist"), std::string("--mnist-dir"), std::string("digits"),
           std::string("-o"), output})
       argv.push_back(arg);
-    ProcessResult r = run_process(argv, dir(), std::chrono::seconds(120));
-    EXPECT_FALSE(r.sanitizer_report()) << r.describe();
-    return r;
+    return run(argv);
   }
 
   void expect_planted_names_left_alone(const std::string& kind) const;
@@ -131,9 +130,6 @@ class TrainChartCommand : public ::testing::Test {
     for (int d = 0; d < 10; ++d) names.push_back("digits/" + std::to_string(d) + ".json");
     return names;
   }
-
- private:
-  ScratchDir scratch_{"nodeflow-chart-cli"};
 };
 
 TEST_F(TrainChartCommand, ANewlineInTheOutputNameRunsNothingAndTheChartIsWritten) {

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "support/cli_fixture.hpp"
 #include "support/error_of.hpp"
 #include "support/graph_parts.hpp"
 #include "support/mnist_fixtures.hpp"
@@ -36,9 +37,6 @@ namespace fs = std::filesystem;
 using training::Dataset;
 using training::TrainConfig;
 using training::Trainer;
-
-constexpr int kUsage = 2;
-constexpr int kFailure = 1;
 
 // ---------------------------------------------------------------------------
 // The library: the chart follows links; fit() checks the chart's name first;
@@ -299,8 +297,10 @@ TEST(TrainChart, FitRefusesAChartNameBeforeTheFirstStep) {
 
 const std::string kGraph = linear_classifier_json(R"("init": {"rule": "zeros"})");
 
-class TrainCommandOutputs : public ::testing::Test {
+class TrainCommandOutputs : public CliTest {
  protected:
+  TrainCommandOutputs() : CliTest(NODEFLOW_BUILT_CLI, "nodeflow-train-outputs") {}
+
   void SetUp() override {
     write_text("g.json", kGraph);
     write_text("c.json",
@@ -308,22 +308,14 @@ class TrainCommandOutputs : public ::testing::Test {
     fs::create_directories(dir() / "no-digits");
   }
 
-  fs::path dir() const { return scratch_.path(); }
-
-  void write_text(const std::string& name, const std::string& text) const {
-    std::ofstream(dir() / name, std::ios::binary) << text;
-  }
-
   // `nodeflow train g.json --config c.json --data mnist` plus `args`, in dir().
   // Without digits: every refusal must come before the data is needed.
   ProcessResult train(const std::vector<std::string>& args,
                       const std::string& mnist_dir = "no-digits") const {
-    std::vector<std::string> argv{NODEFLOW_BUILT_CLI, "train", "g.json",      "--config", "c.json",
-                                  "--data",           "mnist", "--mnist-dir", mnist_dir};
+    std::vector<std::string> argv{"train",  "g.json", "--config",    "c.json",
+                                  "--data", "mnist",  "--mnist-dir", mnist_dir};
     argv.insert(argv.end(), args.begin(), args.end());
-    ProcessResult r = run_process(argv, dir());
-    EXPECT_FALSE(r.sanitizer_report()) << r.describe();
-    return r;
+    return nodeflow(argv);
   }
 
   // The names under dir() (recursively), sorted; the run's captured streams aside.
@@ -348,9 +340,6 @@ class TrainCommandOutputs : public ::testing::Test {
                                                        << r.describe();
     EXPECT_EQ(files(), before) << "the refused run changed the directory\n" << r.describe();
   }
-
- private:
-  ScratchDir scratch_{"nodeflow-train-outputs"};
 };
 
 TEST_F(TrainCommandOutputs, OutputsNamingOneFileAreRefusedBeforeAnythingIsWritten) {
