@@ -1,5 +1,7 @@
 #include "support/layer_fixtures.hpp"
 
+#include <gtest/gtest.h>
+
 namespace nodeflow::testing {
 
 Tensor pattern(Shape shape, std::int64_t mul, std::int64_t mod, std::int64_t off, double div, DType dtype) {
@@ -29,6 +31,11 @@ std::vector<double> as_doubles(const Tensor& t) {
   const Tensor d = t.cast(DType::Float64);
   const auto v = d.values<double>();
   return {v.begin(), v.end()};
+}
+
+void expect_near(const std::vector<double>& got, const std::vector<double>& want, double tol) {
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "element " << i;
 }
 
 std::vector<TensorInfo> infer(const Node& node, const std::vector<TensorInfo>& inputs,

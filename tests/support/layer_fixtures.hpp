@@ -1,7 +1,8 @@
 #pragma once
 // Helpers for the layer-node tests (tests/unit/nodes/**/test_layer_*.cpp):
-// patterned inputs that numpy reproduces exactly, value extraction and shape
-// inference of a lone node (support/gradcheck.hpp checks their gradients).
+// patterned inputs that numpy reproduces exactly, seeded random inputs, value
+// extraction and comparison, and shape inference of a lone node
+// (support/gradcheck.hpp checks their gradients).
 #include <cstdint>
 #include <initializer_list>
 #include <random>
@@ -29,6 +30,9 @@ Tensor i64(Shape shape, std::initializer_list<std::int64_t> values);
 
 /// Values of any float tensor as doubles.
 std::vector<double> as_doubles(const Tensor& t);
+
+/// Each of `got` within `tol` of `want` (a test failure naming the element otherwise).
+void expect_near(const std::vector<double>& got, const std::vector<double>& want, double tol);
 
 /// Node::infer for a lone node: `inputs` (nullptr entries: absent) and the
 /// constant values of some of them (nullptr: not constant).

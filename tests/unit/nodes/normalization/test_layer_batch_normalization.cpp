@@ -16,6 +16,7 @@ namespace nodeflow {
 namespace {
 
 using testing::as_doubles;
+using testing::expect_near;
 using testing::f64;
 using testing::make_node;
 using testing::pattern;
@@ -38,11 +39,6 @@ const std::vector<double> kTrainY{
     -0.08242977445016758, 2.7099803309312405, 0.9538737222438173,  1.7841467218551061,  0.8154948889752692,
     1.6457678885865579,  1.114317413570436,   -1.279176962470771,  1.513233142910637,   -0.8802612331305699,
     0.40035838916962496, 1.2306313887809135,  0.2619795559010768,  1.0922525555123654};
-
-void expect_near(const std::vector<double>& got, const std::vector<double>& want, double tol) {
-  ASSERT_EQ(got.size(), want.size());
-  for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "element " << i;
-}
 
 TEST(LayerBatchNormalization, TrainingModeUsesBatchStatisticsAndOnnxMomentum) {
   auto node = make_node("BatchNormalization", {{"momentum", 0.8}});
