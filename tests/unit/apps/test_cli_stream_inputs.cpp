@@ -10,6 +10,7 @@
 
 #include "core/tensor.hpp"
 #include "serialization/npy.hpp"
+#include "support/cli_fixture.hpp"
 #include "support/files.hpp"
 #include "support/subprocess.hpp"
 
@@ -27,44 +28,37 @@ void write_pool_case(const fs::path& dir) {
   write_npy(dir / "x.npy", Tensor::from<float>({1, 1, 2, 2}, {0.0f, 1.0f, 2.0f, 3.0f}));
 }
 
-ProcessResult shell(const std::string& script, const fs::path& dir) {
-  ProcessResult r = run_process({"/bin/bash", "-c", script}, dir);
-  EXPECT_FALSE(r.sanitizer_report()) << r.describe();
-  return r;
-}
-
-class CliStreamInputs : public ::testing::Test {
+class CliStreamInputs : public CliTest {
  protected:
+  CliStreamInputs() : CliTest(NODEFLOW_BUILT_CLI, "nodeflow-stream-inputs") {}
   void SetUp() override { write_pool_case(dir()); }
-  fs::path dir() const { return scratch_.path(); }
-  std::string cli() const { return std::string("'") + NODEFLOW_BUILT_CLI + "'"; }
-
- private:
-  ScratchDir scratch_{"nodeflow-stream-inputs"};
+  std::string cli() const { return "'" + binary() + "'"; }
+  // `script` run by bash (for <(...)) in dir().
+  ProcessResult shell(const std::string& script) const { return run({"/bin/bash", "-c", script}); }
 };
 
 TEST_F(CliStreamInputs, RunReadsAnInputFromDevStdin) {
-  const ProcessResult r = shell(cli() + " run g.json -i x=/dev/stdin -o out < x.npy", dir());
+  const ProcessResult r = shell(cli() + " run g.json -i x=/dev/stdin -o out < x.npy");
   EXPECT_EQ(r.exit_code, 0) << r.describe();
   EXPECT_TRUE(fs::exists(dir() / "out" / "y.npy")) << r.describe();
 }
 
 TEST_F(CliStreamInputs, RunReadsAnInputFromProcessSubstitution) {
-  const ProcessResult r = shell(cli() + " run g.json -i x=<(cat x.npy) -o out", dir());
+  const ProcessResult r = shell(cli() + " run g.json -i x=<(cat x.npy) -o out");
   EXPECT_EQ(r.exit_code, 0) << r.describe();
   EXPECT_TRUE(fs::exists(dir() / "out" / "y.npy")) << r.describe();
 }
 
 TEST_F(CliStreamInputs, RunReadsTheGraphFromProcessSubstitution) {
-  const ProcessResult r = shell(cli() + " run <(cat g.json) -i x=x.npy -o out", dir());
+  const ProcessResult r = shell(cli() + " run <(cat g.json) -i x=x.npy -o out");
   EXPECT_EQ(r.exit_code, 0) << r.describe();
   EXPECT_TRUE(fs::exists(dir() / "out" / "y.npy")) << r.describe();
 }
 
 TEST_F(CliStreamInputs, AnOutputOverStdinsFileIsStillRefused) {
-  ASSERT_EQ(shell(cli() + " run g.json -i x=x.npy -o out", dir()).exit_code, 0);
+  ASSERT_EQ(shell(cli() + " run g.json -i x=x.npy -o out").exit_code, 0);
   const std::string before = read_bytes(dir() / "out" / "y.npy");
-  const ProcessResult r = shell(cli() + " run g.json -i x=/dev/stdin -o out < out/y.npy", dir());
+  const ProcessResult r = shell(cli() + " run g.json -i x=/dev/stdin -o out < out/y.npy");
   EXPECT_EQ(r.exit_code, 2) << r.describe();
   EXPECT_NE(r.err.find("a file this command reads"), std::string::npos) << r.describe();
   EXPECT_EQ(read_bytes(dir() / "out" / "y.npy"), before);
