@@ -1,6 +1,6 @@
 #pragma once
 // An initializer's `init` object: an initialisation rule in place of `data`
-// (training/init_rules.hpp; documented in docs/training-config.md).
+// (core/init_rules.hpp; documented in docs/training-config.md).
 // Internal: not installed.
 #include <string>
 
