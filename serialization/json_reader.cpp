@@ -7,7 +7,7 @@
 #include "core/errors.hpp"
 #include "serialization/detail/json_init_rule.hpp"
 #include "serialization/detail/json_parts.hpp"
-#include "serialization/detail/json_support.hpp"
+#include "serialization/json_support.hpp"
 #include "serialization/text_file.hpp"
 
 namespace nodeflow {

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "core/tensor.hpp"
-#include "serialization/detail/json_support.hpp"
+#include "serialization/json_support.hpp"
 
 namespace nodeflow::json_detail {
 
