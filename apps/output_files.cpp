@@ -13,7 +13,7 @@
 
 #include "core/errors.hpp"
 #include "serialization/atomic_file.hpp"
-#include "serialization/detail/json_text.hpp"
+#include "serialization/json_text.hpp"
 #include "serialization/npy.hpp"
 
 namespace nodeflow::cli {

@@ -66,8 +66,8 @@ Graph::~Graph() = default;
 // Names are resolved once, here, through a hash map; everything after works on
 // slots and node indices, so construction stays linear in the graph's size.
 // Error locations are built only when an error is thrown.
-Graph::Graph(GraphDef def) : def_(std::move(def)), name_index_(std::make_unique<NameIndex>()) {
-  const OpRegistry& registry = OpRegistry::global();
+Graph::Graph(GraphDef def, const OpRegistry& registry)
+    : def_(std::move(def)), name_index_(std::make_unique<NameIndex>()) {
   std::size_t expected_tensors = def_.inputs.size() + def_.initializers.size();
   for (const NodeDef& n : def_.nodes)
     expected_tensors += n.specified_outputs_name ? n.specified_outputs_name->size() : 1;

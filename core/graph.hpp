@@ -13,6 +13,7 @@
 
 #include "core/attributes.hpp"
 #include "core/node.hpp"
+#include "core/registry.hpp"
 #include "core/tensor.hpp"
 
 namespace nodeflow {
@@ -64,9 +65,11 @@ void check_node_names(std::size_t index, const NodeDef& node);
 /// values, missing or duplicate names, cycles, dtypes and shapes where known)
 /// and throws on the first problem, naming it
 /// ("nodes[3] (pool1).attributes.kernel_shape: ..."); a Graph that exists is valid.
+/// Op types are looked up in `registry` (OpRegistry::global() by default),
+/// which must outlive construction only.
 class Graph {
  public:
-  explicit Graph(GraphDef def);
+  explicit Graph(GraphDef def, const OpRegistry& registry = OpRegistry::global());
   Graph(Graph&&) noexcept;
   Graph& operator=(Graph&&) noexcept;
   ~Graph();

@@ -29,7 +29,7 @@ std::string undefined_tensor(const std::string& where, const std::string& tensor
 
 }  // namespace
 
-GraphBuilder::GraphBuilder(std::string name) {
+GraphBuilder::GraphBuilder(std::string name, const OpRegistry& registry) : registry_(&registry) {
   check_name(name, [] { return std::string("name"); });
   def_.name = std::move(name);
 }
@@ -101,11 +101,10 @@ const std::vector<std::string>& GraphBuilder::add_node(NodeDef n) {
   if (n.name.empty()) throw InvalidGraph(where + ".name: node name is empty");
   if (node_names_.count(n.name))
     throw InvalidGraph(where + ".name: duplicate node name '" + n.name + "'");
-  const OpRegistry& registry = OpRegistry::global();
-  const OpSchema* schema = registry.find(n.op_type);
+  const OpSchema* schema = registry_->find(n.op_type);
   if (!schema)
     throw InvalidGraph(where + ".op_type: unknown op_type '" + printable(n.op_type, 200) +
-                       "' (known: " + join(registry.names()) + ")");
+                       "' (known: " + join(registry_->names()) + ")");
   with_context(where, [&] { validate_attributes(n.op_type, schema->attributes, n.attributes); });
   if (n.inputs.size() < schema->min_inputs || n.inputs.size() > schema->inputs.size())
     throw InvalidGraph(
@@ -190,6 +189,6 @@ const TensorInfo& GraphBuilder::info(const std::string& tensor) const {
   return it->second;
 }
 
-Graph GraphBuilder::build() const { return Graph(def_); }
+Graph GraphBuilder::build() const { return Graph(def_, *registry_); }
 
 }  // namespace nodeflow

@@ -29,7 +29,8 @@ namespace nodeflow {
 /// building n nodes is linear in n.
 class GraphBuilder {
  public:
-  explicit GraphBuilder(std::string name = "");
+  /// Op types are looked up in `registry`, which must outlive the builder.
+  explicit GraphBuilder(std::string name = "", const OpRegistry& registry = OpRegistry::global());
 
   /// Declares a graph input; kDynamicDim marks a dimension fixed at run time.
   /// Throws InvalidGraph (empty or duplicate name), ShapeMismatch (dimension
@@ -66,6 +67,7 @@ class GraphBuilder {
  private:
   void check_new_tensor(const std::string& name, const std::string& where) const;
 
+  const OpRegistry* registry_;
   GraphDef def_;
   std::unordered_map<std::string, TensorInfo> infos_;
   std::unordered_set<std::string> node_names_;

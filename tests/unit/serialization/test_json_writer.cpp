@@ -8,8 +8,8 @@
 #include <limits>
 #include <random>
 
-#include "serialization/detail/json_text.hpp"
 #include "serialization/json_reader.hpp"
+#include "serialization/json_text.hpp"
 #include "serialization/json_writer.hpp"
 #include "support/error_of.hpp"
 #include "support/graph_compare.hpp"

@@ -9,10 +9,10 @@
 #include <utility>
 #include <vector>
 
+#include "core/init_rules.hpp"
+#include "core/random.hpp"
 #include "serialization/json_reader.hpp"
 #include "support/error_of.hpp"
-#include "training/init_rules.hpp"
-#include "training/random.hpp"
 
 namespace nodeflow::training {
 namespace {
