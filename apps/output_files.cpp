@@ -13,7 +13,7 @@
 
 #include "core/errors.hpp"
 #include "serialization/atomic_file.hpp"
-#include "serialization/detail/json_text.hpp"
+#include "serialization/json_text.hpp"
 #include "serialization/npy.hpp"
 
 namespace nodeflow::cli {
@@ -120,6 +120,17 @@ FileIdentity identify(const std::filesystem::path& path) {
   return {file_identity(path), ::stat(path.c_str(), &st) == 0 ? inode_of(st) : std::nullopt};
 }
 
+/// identify() of a file that is only read: /dev/stdin, <(...) and other
+/// /proc or /dev/fd paths are fine to read (final_target refuses them only
+/// as places to write), so they are resolved without it.
+FileIdentity identify_input(const std::filesystem::path& path) {
+  std::error_code ec;
+  std::filesystem::path id = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+  if (ec) id = path.lexically_normal();
+  struct stat st {};
+  return {id, ::stat(path.c_str(), &st) == 0 ? inode_of(st) : std::nullopt};
+}
+
 const Tensor& find_result(const TensorMap& results, const std::string& name, const char* kind) {
   const auto it = results.find(name);
   if (it == results.end())
@@ -205,7 +216,7 @@ bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
 void refuse_input_files(const OutputPlan& plan, const std::vector<NamedFile>& inputs,
                         std::string_view option) {
   std::vector<FileIdentity> read;
-  for (const NamedFile& input : inputs) read.push_back(identify(input.file));
+  for (const NamedFile& input : inputs) read.push_back(identify_input(input.file));
   // identify() of every planned file, from one canonical OUTDIR: a file that
   // is not a link is OUTDIR's entry (one lstat instead of a walk per file).
   const std::filesystem::path outdir = file_identity(plan.outdir.empty() ? "." : plan.outdir);

@@ -15,8 +15,8 @@
 
 #include "bench/heap_tuning_flag.hpp"
 #include "core/executor.hpp"
+#include "core/random.hpp"
 #include "serialization/json_reader.hpp"
-#include "training/random.hpp"
 #include "training/trainer.hpp"
 
 namespace {

@@ -94,9 +94,10 @@ void check_lda_coeff(double lda_coeff, const std::string& where);
 /// values, missing or duplicate names, cycles, dtypes and shapes where known)
 /// and throws on the first problem, naming it
 /// ("nodes[3] (pool1).attributes.kernel_shape: ..."); a Graph that exists is valid.
+/// Op types are looked up in `registry` (OpRegistry::global() by default),
+/// which must outlive construction only.
 class Graph {
  public:
-  /// Builds the nodes from `registry`'s schemas; the graph keeps no reference to it.
   explicit Graph(GraphDef def, const OpRegistry& registry = OpRegistry::global());
   Graph(Graph&&) noexcept;
   Graph& operator=(Graph&&) noexcept;

@@ -29,7 +29,7 @@ namespace nodeflow {
 /// building n nodes is linear in n.
 class GraphBuilder {
  public:
-  /// Nodes are built from `registry`'s schemas; it must outlive the builder.
+  /// Op types are looked up in `registry`, which must outlive the builder.
   explicit GraphBuilder(std::string name = "", const OpRegistry& registry = OpRegistry::global());
 
   /// Declares a graph input; kDynamicDim marks a dimension fixed at run time.

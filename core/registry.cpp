@@ -4,15 +4,6 @@
 
 namespace nodeflow {
 
-OpRegistry& OpRegistry::global() {
-  static OpRegistry* registry = [] {
-    auto* r = new OpRegistry();
-    register_builtin_ops(*r);
-    return r;
-  }();
-  return *registry;
-}
-
 void OpRegistry::add(OpSchema schema) {
   std::string key = schema.op_type;
   if (!schemas_.emplace(key, std::move(schema)).second)

@@ -45,6 +45,9 @@ struct OpSchema {
 class OpRegistry {
  public:
   /// The process-wide registry, filled with every built-in op on first use.
+  /// Defined by the nodes layer (nodes/builtin_ops.cpp), which core sits
+  /// below: core code names it only in default arguments, which are evaluated
+  /// where the call is written, so no core object file refers to it.
   static OpRegistry& global();
 
   /// Adds a schema; throws InvalidGraph if the op_type is already registered.
@@ -57,8 +60,5 @@ class OpRegistry {
  private:
   std::map<std::string, OpSchema> schemas_;
 };
-
-/// Registers the built-in ops (defined next to each node, in nodes/).
-void register_builtin_ops(OpRegistry& registry);
 
 }  // namespace nodeflow

@@ -1,8 +1,19 @@
+#include "nodes/builtin_ops.hpp"
+
 #include "core/registry.hpp"
 #include "nodes/layer_ops.hpp"
 #include "nodes/pooling/pool_ops.hpp"
 
 namespace nodeflow {
+
+OpRegistry& OpRegistry::global() {
+  static OpRegistry* registry = [] {
+    auto* r = new OpRegistry();
+    register_builtin_ops(*r);
+    return r;
+  }();
+  return *registry;
+}
 
 void register_builtin_ops(OpRegistry& registry) {
   register_average_pool(registry);

@@ -1,12 +1,10 @@
 #include "serialization/detail/json_init_rule.hpp"
 
 #include "core/errors.hpp"
-#include "training/init_rules.hpp"
+#include "core/init_rules.hpp"
 
 namespace nodeflow::json_detail {
 namespace {
-
-using training::InitKind;
 
 double read_number(const Json& init, const std::string& path, std::string_view key,
                    double fallback) {
@@ -20,11 +18,11 @@ double read_number(const Json& init, const std::string& path, std::string_view k
 
 Tensor read_init_rule(const Json& init, DType dtype, const Shape& shape, const std::string& path) {
   if (!init.is_object()) expected(path, "an object {\"rule\": ..., \"seed\": ...}", init);
-  training::InitRule rule;
+  InitRule rule;
   const Json* name = init.contains("rule") ? &init.at("rule") : nullptr;
   if (name == nullptr || !name->is_string() ||
-      !training::parse_init_kind(name->get<std::string>(), rule.kind))
-    expected(child(path, "rule"), "one of " + training::init_kind_names(), name ? *name : Json());
+      !parse_init_kind(name->get<std::string>(), rule.kind))
+    expected(child(path, "rule"), "one of " + init_kind_names(), name ? *name : Json());
   switch (rule.kind) {
     case InitKind::Zeros:
     case InitKind::Ones:
@@ -48,7 +46,7 @@ Tensor read_init_rule(const Json& init, DType dtype, const Shape& shape, const s
       check_keys(init, path, {"rule", "seed"}, {});
       break;
   }
-  if (training::is_random(rule.kind)) {
+  if (is_random(rule.kind)) {
     std::int64_t seed = 0;
     if (!as_int64(init.at("seed"), seed) || seed < 0)
       expected(child(path, "seed"), int64_expectation(init.at("seed"), 0), init.at("seed"));
@@ -63,14 +61,14 @@ Tensor read_init_rule(const Json& init, DType dtype, const Shape& shape, const s
   rule.std = read_number(init, path, "std", 1.0);
   if (auto it = init.find("mode"); it != init.end()) {
     if (*it == "fan_in")
-      rule.mode = training::FanMode::FanIn;
+      rule.mode = FanMode::FanIn;
     else if (*it == "fan_out")
-      rule.mode = training::FanMode::FanOut;
+      rule.mode = FanMode::FanOut;
     else
       expected(child(path, "mode"), "\"fan_in\" or \"fan_out\"", *it);
   }
   try {
-    return training::make_initialized(rule, dtype, shape);
+    return make_initialized(rule, dtype, shape);
   } catch (const Error&) {
     rethrow_with_context(path + ": ");
   }

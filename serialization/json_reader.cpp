@@ -6,7 +6,7 @@
 #include "core/errors.hpp"
 #include "serialization/detail/json_init_rule.hpp"
 #include "serialization/detail/json_parts.hpp"
-#include "serialization/detail/json_support.hpp"
+#include "serialization/json_support.hpp"
 #include "serialization/text_file.hpp"
 
 namespace nodeflow {
@@ -319,13 +319,13 @@ GraphDef parse_graph_def(std::string_view text, const OpRegistry& registry,
   return std::move(def);
 }
 
-Graph load_graph(std::string_view text, const ReadOptions& options) {
-  const OpRegistry& registry = OpRegistry::global();
+Graph load_graph(std::string_view text, const ReadOptions& options, const OpRegistry& registry) {
   return Graph(parse_graph_def(text, registry, options), registry);
 }
 
-Graph load_graph_file(const std::filesystem::path& path, const ReadOptions& options) {
-  return load_graph(read_text_file(path, "graph"), options);
+Graph load_graph_file(const std::filesystem::path& path, const ReadOptions& options,
+                      const OpRegistry& registry) {
+  return load_graph(read_text_file(path, "graph"), options, registry);
 }
 
 }  // namespace nodeflow

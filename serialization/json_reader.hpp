@@ -74,10 +74,12 @@ struct ReadOptions {
 GraphDef parse_graph_def(std::string_view text, const OpRegistry& registry = OpRegistry::global(),
                          const ReadOptions& options = {});
 
-/// parse_graph_def, then Graph(def) (semantic validation). Throws the errors of both.
-Graph load_graph(std::string_view text, const ReadOptions& options = {});
+/// parse_graph_def, then Graph(def, registry) (semantic validation). Throws the errors of both.
+Graph load_graph(std::string_view text, const ReadOptions& options = {},
+                 const OpRegistry& registry = OpRegistry::global());
 
 /// Reads the file (IoError naming the path if it cannot be read), then load_graph.
-Graph load_graph_file(const std::filesystem::path& path, const ReadOptions& options = {});
+Graph load_graph_file(const std::filesystem::path& path, const ReadOptions& options = {},
+                      const OpRegistry& registry = OpRegistry::global());
 
 }  // namespace nodeflow

@@ -1,4 +1,4 @@
-#include "serialization/detail/json_support.hpp"
+#include "serialization/json_support.hpp"
 
 #include <algorithm>
 #include <cctype>

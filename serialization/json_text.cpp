@@ -1,4 +1,4 @@
-#include "serialization/detail/json_text.hpp"
+#include "serialization/json_text.hpp"
 
 #include <bit>
 #include <charconv>

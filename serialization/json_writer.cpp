@@ -8,7 +8,7 @@
 
 #include "core/errors.hpp"
 #include "serialization/base64.hpp"
-#include "serialization/detail/json_text.hpp"
+#include "serialization/json_text.hpp"
 
 namespace nodeflow {
 namespace {

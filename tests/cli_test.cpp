@@ -9,15 +9,12 @@
 #include <vector>
 
 #include "serialization/npy.hpp"
-#include "support/subprocess.hpp"
+#include "support/cli_fixture.hpp"
 
 namespace nodeflow::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr int kUsage = 2;
-constexpr int kFailure = 1;
 
 // One MaxPool 2x2 / stride 2 over a 1x1x4x4 input of `dtype`, output "y".
 std::string pool_graph(const std::string& dtype, const std::string& output = "y") {
@@ -32,22 +29,9 @@ std::string pool_graph(const std::string& dtype, const std::string& output = "y"
              "attributes": {"kernel_shape": [2, 2], "strides": [2, 2]}}]})";
 }
 
-class Cli : public ::testing::Test {
+class Cli : public CliTest {
  protected:
-  fs::path dir() const { return scratch_.path(); }
-
-  ProcessResult nodeflow(std::vector<std::string> args) const {
-    args.insert(args.begin(), NODEFLOW_INSTALLED_CLI);
-    ProcessResult r = run_process(args, dir());
-    EXPECT_FALSE(r.sanitizer_report()) << r.describe();
-    return r;
-  }
-
-  fs::path write_text(const std::string& name, const std::string& text) const {
-    const fs::path file = dir() / name;
-    std::ofstream(file) << text;
-    return file;
-  }
+  Cli() : CliTest(NODEFLOW_INSTALLED_CLI, "nodeflow-cli") {}
 
   // x = 0, 1, ..., 15 (MaxPool 2x2 / 2 gives 5, 7, 13, 15).
   fs::path write_ramp(const std::string& name) const {
@@ -69,9 +53,6 @@ class Cli : public ::testing::Test {
     for (const auto& word : words)
       EXPECT_NE(r.err.find(word), std::string::npos) << word << "\n" << r.describe();
   }
-
- private:
-  ScratchDir scratch_{"nodeflow-cli"};
 };
 
 TEST_F(Cli, NoArgumentsIsUsage) { expect_usage(nodeflow({})); }

@@ -4,7 +4,7 @@
 #include <numeric>
 #include <string>
 
-#include "training/random.hpp"
+#include "core/random.hpp"
 
 namespace nodeflow::training {
 

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <limits>
 
-#include "serialization/detail/json_support.hpp"
+#include "serialization/json_support.hpp"
 #include "serialization/text_file.hpp"
 
 namespace nodeflow::training {

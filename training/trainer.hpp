@@ -12,10 +12,10 @@
 
 #include "core/executor.hpp"
 #include "core/graph.hpp"
+#include "core/random.hpp"
 #include "training/dataset.hpp"
 #include "training/history.hpp"
 #include "training/optimizer.hpp"
-#include "training/random.hpp"
 #include "training/train_config.hpp"
 
 namespace nodeflow::training {

@@ -2,7 +2,7 @@
 // Registration of the pooling family (ONNX AveragePool-22, MaxPool-22,
 // LpPool-22, GlobalAveragePool-22, GlobalMaxPool-22, MaxUnpool-22). Each op
 // registers its schema and factory from its own .cpp, next to its node class;
-// register_builtin_ops (core/registry.hpp) calls them all.
+// register_builtin_ops (nodes/builtin_ops.hpp) calls them all.
 namespace nodeflow {
 
 class OpRegistry;

@@ -1,11 +1,11 @@
 #pragma once
 // An initializer's `init` object: an initialisation rule in place of `data`
-// (training/init_rules.hpp; documented in docs/training-config.md).
+// (core/init_rules.hpp; documented in docs/training-config.md).
 // Internal: not installed.
 #include <string>
 
 #include "core/tensor.hpp"
-#include "serialization/detail/json_support.hpp"
+#include "serialization/json_support.hpp"
 
 namespace nodeflow::json_detail {
 

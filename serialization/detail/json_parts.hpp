@@ -7,7 +7,7 @@
 #include "core/attributes.hpp"
 #include "core/registry.hpp"
 #include "core/tensor.hpp"
-#include "serialization/detail/json_support.hpp"
+#include "serialization/json_support.hpp"
 
 namespace nodeflow::json_detail {
 

@@ -95,10 +95,10 @@ GradCheckResult check_gradient(const Node& node, const std::vector<Tensor>& inpu
       const double saved = xv[e];
       xv[e] = saved + h;
       const double up =
-          weighted_sum(run_forward(node, perturbed, options.num_outputs, false).outputs, weights);
+          weighted_sum(run_forward(node, perturbed, options.num_outputs, options.training).outputs, weights);
       xv[e] = saved - h;
       const double down =
-          weighted_sum(run_forward(node, perturbed, options.num_outputs, false).outputs, weights);
+          weighted_sum(run_forward(node, perturbed, options.num_outputs, options.training).outputs, weights);
       xv[e] = saved;
       const double numeric = node.config().lda_coeff * (up - down) / (2 * h);
       const double analytic = grads[i].values<double>()[e] - prefill[i].values<double>()[e];

@@ -41,6 +41,10 @@ struct GradCheckOptions {
   double atol = 1e-6;
   std::uint64_t seed = 1;       ///< for the output weights and the gradient pre-fill
   std::size_t num_outputs = 1;  ///< outputs to ask the node for (e.g. 2 for Y and Indices)
+  /// Take the finite differences over training-mode forwards (ForwardContext::saved
+  /// set, seed 0), the function backward differentiates for the nodes whose
+  /// inference-mode forward differs (BatchNormalization, Dropout).
+  bool training = false;
 };
 
 struct GradCheckResult {
@@ -53,8 +57,9 @@ struct GradCheckResult {
 /// output y_k, against the node's backward for every float64 input x:
 /// analytic = what backward adds into a gradient buffer pre-filled with random
 /// values (so += is checked too), expected = lda_coeff * central differences
-/// (L(x+h) - L(x-h)) / 2h from inference-mode forwards. Inputs of other dtypes
-/// (int64 indices, shapes) are passed through unperturbed.
+/// (L(x+h) - L(x-h)) / 2h from inference-mode forwards (training-mode ones with
+/// options.training). Inputs of other dtypes (int64 indices, shapes) are passed
+/// through unperturbed.
 GradCheckResult check_gradient(const Node& node, const std::vector<Tensor>& inputs,
                                const GradCheckOptions& options = {});
 

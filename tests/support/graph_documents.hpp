@@ -1,13 +1,14 @@
 #pragma once
 // Shared by the graph-document reader tests: a small valid document to vary,
-// and the message of the error a document raises.
+// and the message of the error a document raises (support/error_of.hpp for
+// the error of any other call).
 #include <gtest/gtest.h>
 
 #include <string>
-#include <typeinfo>
 
 #include "core/errors.hpp"
 #include "serialization/json_reader.hpp"
+#include "support/error_of.hpp"
 
 namespace nodeflow::json_reader_test {
 
@@ -37,20 +38,14 @@ inline std::string with_initializer(const std::string& dtype, const std::string&
                           R"(, "data": )" + data + extra + "}]");
 }
 
+using testing::error_of;
+
 /// The message of the E that parse_graph_def(text) throws; a test failure if it
-/// throws nothing or something else.
+/// throws nothing or something else (the failure quotes the document).
 template <typename E = InvalidGraph>
 std::string error_of(const std::string& text, const OpRegistry& registry = OpRegistry::global()) {
-  try {
-    parse_graph_def(text, registry);
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected " << typeid(E).name() << ", got " << typeid(e).name() << ": " << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "parsed without error: " << text.substr(0, 300);
-  return "";
+  SCOPED_TRACE("document: " + text.substr(0, 300));
+  return error_of<E>([&] { parse_graph_def(text, registry); });
 }
 
 }  // namespace nodeflow::json_reader_test

@@ -1,10 +1,11 @@
 #pragma once
-// Helpers for the layer-node tests (tests/unit/test_layer_*.cpp): patterned
-// inputs that numpy reproduces exactly, value extraction, shape inference of
-// a lone node, and a finite-difference check in training mode (for the nodes
-// whose inference-mode forward differs: BatchNormalization, Dropout).
+// Helpers for the layer-node tests (tests/unit/nodes/**/test_layer_*.cpp):
+// patterned inputs that numpy reproduces exactly, seeded random inputs, value
+// extraction and comparison, and shape inference of a lone node
+// (support/gradcheck.hpp checks their gradients).
 #include <cstdint>
 #include <initializer_list>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -21,20 +22,22 @@ Tensor pattern(Shape shape, std::int64_t mul, std::int64_t mod, std::int64_t off
                DType dtype = DType::Float64);
 
 Tensor f64(Shape shape, std::initializer_list<double> values);
+
+/// float64 values drawn in order from uniform(-bound, bound): well-spread
+/// inputs for the gradient checks.
+Tensor random_uniform(Shape shape, std::mt19937_64& rng, double bound = 1.0);
 Tensor i64(Shape shape, std::initializer_list<std::int64_t> values);
 
 /// Values of any float tensor as doubles.
 std::vector<double> as_doubles(const Tensor& t);
+
+/// Each of `got` within `tol` of `want` (a test failure naming the element otherwise).
+void expect_near(const std::vector<double>& got, const std::vector<double>& want, double tol);
 
 /// Node::infer for a lone node: `inputs` (nullptr entries: absent) and the
 /// constant values of some of them (nullptr: not constant).
 std::vector<TensorInfo> infer(const Node& node, const std::vector<TensorInfo>& inputs,
                               const std::vector<const Tensor*>& constants = {},
                               std::size_t num_outputs = 1);
-
-/// check_gradient with the finite differences taken over training-mode
-/// forwards (ForwardContext::saved set, seed 0), the mode backward differentiates.
-GradCheckResult check_gradient_training(const Node& node, const std::vector<Tensor>& inputs,
-                                        const GradCheckOptions& options = {});
 
 }  // namespace nodeflow::testing

@@ -11,15 +11,12 @@
 
 #include "serialization/npy.hpp"
 #include "support/generated_graphs.hpp"
-#include "support/subprocess.hpp"
+#include "support/cli_fixture.hpp"
 
 namespace nodeflow::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr int kUsage = 2;
-constexpr int kFailure = 1;
 
 // y = Dropout(x) with ratio 0.5 over 256 values: in a training-mode forward
 // each element of x.grad is 0 or 2 (inverted dropout), drawn from the seed.
@@ -29,25 +26,12 @@ const char* const kDropoutGraph = R"({"format": "nodeflow.graph", "version": 1, 
   "nodes": [{"op_type": "Dropout", "name": "drop", "inputs": ["x"],
              "specified_outputs_name": ["y"], "attributes": {"ratio": 0.5}}]})";
 
-class CliGraphInput : public ::testing::Test {
+class CliGraphInput : public CliTest {
  protected:
-  fs::path dir() const { return scratch_.path(); }
-
-  ProcessResult nodeflow(std::vector<std::string> args) const {
-    args.insert(args.begin(), NODEFLOW_BUILT_CLI);
-    return checked(run_process(args, dir()));
-  }
+  CliGraphInput() : CliTest(NODEFLOW_BUILT_CLI, "nodeflow-cli-graph-input") {}
 
   // `script` run by /bin/sh in the scratch directory, with "$0" the binary.
-  ProcessResult shell(const std::string& script) const {
-    return checked(run_process({"/bin/sh", "-c", script, NODEFLOW_BUILT_CLI}, dir()));
-  }
-
-  fs::path write_text(const std::string& name, const std::string& text) const {
-    const fs::path file = dir() / name;
-    std::ofstream(file, std::ios::binary) << text;
-    return file;
-  }
+  ProcessResult shell(const std::string& script) const { return run({"/bin/sh", "-c", script, binary()}); }
 
   void write_floats(const std::string& name, const Shape& shape, float first, float step) const {
     std::vector<float> values(static_cast<std::size_t>(element_count(shape)));
@@ -66,14 +50,6 @@ class CliGraphInput : public ::testing::Test {
     EXPECT_EQ(r.out.rfind("graph cli_pool: valid\n", 0), 0u) << r.describe();
     EXPECT_NE(r.out.find("  pool (MaxPool): x -> y\n"), std::string::npos) << r.describe();
   }
-
- private:
-  static ProcessResult checked(ProcessResult r) {
-    EXPECT_FALSE(r.sanitizer_report()) << r.describe();
-    return r;
-  }
-
-  ScratchDir scratch_{"nodeflow-cli-graph-input"};
 };
 
 TEST_F(CliGraphInput, CheckDashReadsTheGraphFromStandardInput) {

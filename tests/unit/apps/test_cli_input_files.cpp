@@ -7,10 +7,11 @@
 
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
+#include "support/cli_fixture.hpp"
+#include "support/files.hpp"
 #include "support/mnist_fixtures.hpp"
 #include "support/subprocess.hpp"
 
@@ -19,30 +20,23 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-class CliInputFiles : public ::testing::Test {
+class CliInputFiles : public CliTest {
  protected:
+  CliInputFiles() : CliTest(NODEFLOW_BUILT_CLI, "nodeflow-input-files") {}
+
   void SetUp() override {
     write_blank_digits(dir() / "mn");
     std::ofstream(dir() / "lr.json") << linear_classifier_json(R"("init": {"rule": "zeros"})");
     std::ofstream(dir() / "cfg.json")
         << R"({"optimizer": {"type": "sgd", "lr": 0.1}, "epochs": 1, "log_every": 0})";
-    digit3_ = read_text(dir() / "mn" / "3.json");
+    digit3_ = read_bytes(dir() / "mn" / "3.json");
   }
-
-  fs::path dir() const { return scratch_.path(); }
 
   // The built CLI in dir(), with `env` ("NAME=VALUE", or empty) in its environment.
   ProcessResult nodeflow(std::vector<std::string> args, const std::string& env = "") const {
-    args.insert(args.begin(), NODEFLOW_BUILT_CLI);
+    args.insert(args.begin(), binary());
     if (!env.empty()) args.insert(args.begin(), {"/usr/bin/env", env});
-    ProcessResult r = run_process(args, dir());
-    EXPECT_FALSE(r.sanitizer_report()) << r.describe();
-    return r;
+    return run(args);
   }
 
   // Exit 2 naming the output and the digit file, which is left as it was.
@@ -52,7 +46,7 @@ class CliInputFiles : public ::testing::Test {
     EXPECT_NE(r.err.find(option), std::string::npos) << r.describe();
     EXPECT_NE(r.err.find("--data mnist (mn/" + digit_file + ")"), std::string::npos)
         << r.describe();
-    EXPECT_EQ(read_text(dir() / "mn" / "3.json"), digit3_);
+    EXPECT_EQ(read_bytes(dir() / "mn" / "3.json"), digit3_);
     EXPECT_FALSE(fs::exists(dir() / "out.json"));
   }
 
@@ -62,7 +56,6 @@ class CliInputFiles : public ::testing::Test {
     return args;
   }
 
-  ScratchDir scratch_{"nodeflow-input-files"};
   std::string digit3_;
 };
 
@@ -99,7 +92,7 @@ TEST_F(CliInputFiles, AnOutputBesideTheDigitsIsStillAccepted) {
   // A graph next to the digits is no digit file: only 0.json ... 9.json are inputs.
   const ProcessResult r = nodeflow(train({"--mnist-dir", "mn", "-o", "mn/lr.json"}));
   EXPECT_EQ(r.exit_code, 0) << r.describe();
-  EXPECT_EQ(read_text(dir() / "mn" / "3.json"), digit3_);
+  EXPECT_EQ(read_bytes(dir() / "mn" / "3.json"), digit3_);
 }
 
 // Integer options: out of range is wrong usage naming the option and the

@@ -12,41 +12,22 @@
 #include "serialization/npy.hpp"
 #include "support/generated_graphs.hpp"
 #include "support/mnist_fixtures.hpp"
-#include "support/subprocess.hpp"
+#include "support/cli_fixture.hpp"
 
 namespace nodeflow::testing {
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kUsage = 2;
-constexpr int kFailure = 1;
-
-class CliMessages : public ::testing::Test {
+class CliMessages : public CliTest {
  protected:
-  fs::path dir() const { return scratch_.path(); }
-
-  ProcessResult nodeflow(std::vector<std::string> args) const {
-    args.insert(args.begin(), NODEFLOW_BUILT_CLI);
-    ProcessResult r = run_process(args, dir());
-    EXPECT_FALSE(r.sanitizer_report()) << r.describe();
-    return r;
-  }
-
-  fs::path write_text(const std::string& name, const std::string& text) const {
-    const fs::path file = dir() / name;
-    std::ofstream(file, std::ios::binary) << text;
-    return file;
-  }
+  CliMessages() : CliTest(NODEFLOW_BUILT_CLI, "nodeflow-cli-messages") {}
 
   static void expect_failure_starting(const ProcessResult& r, const std::string& start) {
     EXPECT_EQ(r.exit_code, kFailure) << r.describe();
     EXPECT_EQ(r.err.rfind(start, 0), 0u) << "expected stderr to start with: " << start << "\n"
                                          << r.describe();
   }
-
- private:
-  ScratchDir scratch_{"nodeflow-cli-messages"};
 };
 
 TEST_F(CliMessages, UnknownVerbIsNamedWithTheValidOnes) {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "support/files.hpp"
+#include "support/cli_fixture.hpp"
 #include "support/output_sets.hpp"
 #include "support/subprocess.hpp"
 
@@ -29,20 +30,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kUsage = 2;
-constexpr int kFailure = 1;
 constexpr std::int64_t kWidth = 8;
 
-class OutputSets : public ::testing::Test {
+class OutputSets : public CliTest {
  protected:
-  fs::path dir() const { return scratch_.path(); }
-
-  ProcessResult nodeflow(std::vector<std::string> args, const ProcessOptions& options = {}) const {
-    args.insert(args.begin(), NODEFLOW_BUILT_CLI);
-    ProcessResult r = run_process(args, dir(), options);
-    EXPECT_FALSE(r.sanitizer_report()) << r.describe();
-    return r;
-  }
+  OutputSets() : CliTest(NODEFLOW_BUILT_CLI, "nodeflow-output-sets") {}
 
   OutdirState inspect(const fs::path& outdir) const { return inspect_outdir(outdir, dir()); }
 
@@ -56,7 +48,7 @@ class OutputSets : public ::testing::Test {
   /// A graph of `outputs` Relu outputs and inputs "a" (1, 2, ...) and "b"
   /// (-1, 0, ...), whose runs give two different sets of files.
   void make_fanout(std::size_t outputs) {
-    write_text(dir() / "g.json", relu_fanout_graph(outputs, kWidth));
+    write_text("g.json", relu_fanout_graph(outputs, kWidth));
     write_ramp(dir() / "a.npy", kWidth, 1.0f);
     write_ramp(dir() / "b.npy", kWidth, -1.0f);
   }
@@ -106,9 +98,6 @@ class OutputSets : public ::testing::Test {
     EXPECT_TRUE(state.stale.empty()) << "left behind\n" << state.report;
     return state.files;
   }
-
- private:
-  ScratchDir scratch_{"nodeflow-output-sets"};
 };
 
 TEST_F(OutputSets, ARunWritesAManifestOfItsFiles) {
@@ -205,7 +194,7 @@ TEST_F(OutputSets, RunKilledBeforeItsRenamesLeavesTheOldSetAndNothingAfterTheNex
 
 TEST_F(OutputSets, ConvertKilledAtRandomPointsLeavesTheOldOrTheNewDocument) {
   // A 2 MiB initializer: most of the time goes into writing the document.
-  write_text(dir() / "big.json",
+  write_text("big.json",
              R"({"format": "nodeflow.graph", "version": 1, "name": "big",
   "inputs": [{"name": "x", "dtype": "float32", "shape": [1]}], "outputs": ["y"],
   "initializers": [{"name": "w", "dtype": "float32", "shape": [512, 1024],
@@ -254,7 +243,7 @@ TEST_F(OutputSets, ConvertKilledAtRandomPointsLeavesTheOldOrTheNewDocument) {
 
 TEST_F(OutputSets, ConcurrentRunsIntoOneDirectoryLeaveOneCompleteSet) {
   constexpr int kRuns = 8;
-  write_text(dir() / "g.json", relu_fanout_graph(100, kWidth));
+  write_text("g.json", relu_fanout_graph(100, kWidth));
   std::vector<std::map<std::string, std::string>> sets;
   std::vector<std::string> inputs;
   for (int k = 0; k < kRuns; ++k) {
@@ -282,7 +271,7 @@ TEST_F(OutputSets, ConcurrentRunsIntoOneDirectoryLeaveOneCompleteSet) {
 TEST_F(OutputSets, TheFileSizeLimitIsAClearErrorAndLeavesNoStagedFile) {
   // 4096 floats per output: 16 KiB files, over an 8 KiB `ulimit -f`.
   constexpr std::int64_t kWide = 4096;
-  write_text(dir() / "g.json", relu_fanout_graph(2, kWide));
+  write_text("g.json", relu_fanout_graph(2, kWide));
   write_ramp(dir() / "a.npy", kWide, 1.0f);
   write_ramp(dir() / "b.npy", kWide, -1.0f);
   const fs::path out = dir() / "out";
@@ -319,7 +308,7 @@ TEST_F(OutputSets, SyncCallsDoNotGrowWithTheNumberOfOutputs) {
   // One fsync per file and per rename made 20,000 outputs take 52 s.
   if (!strace_works(dir())) GTEST_SKIP() << "strace cannot trace here";
   const auto sync_calls = [&](std::size_t outputs) {
-    write_text(dir() / "g.json", relu_fanout_graph(outputs, kWidth));
+    write_text("g.json", relu_fanout_graph(outputs, kWidth));
     write_ramp(dir() / "a.npy", kWidth, 1.0f);
     const ProcessResult r =
         traced({"-qq", "-o", "trace.txt", "-e", "trace=fsync,fdatasync,syncfs,sync"},
@@ -340,7 +329,7 @@ TEST_F(OutputSets, SyncCallsDoNotGrowWithTheNumberOfOutputs) {
 
 TEST_F(OutputSets, TwoThousandOutputsAreWrittenAsOneSet) {
   // bench/output_sets.sh times 20,000.
-  write_text(dir() / "g.json", relu_fanout_graph(2000, 2));
+  write_text("g.json", relu_fanout_graph(2000, 2));
   write_ramp(dir() / "a.npy", 2, 1.0f);
   const ProcessResult r = nodeflow({"run", "g.json", "-i", "x=a.npy", "-o", "out"});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
@@ -362,7 +351,7 @@ TEST_F(OutputSets, AFullDiskLeavesTheOldSet) {
     ~Unmount() { ::umount2(dir.c_str(), MNT_DETACH); }
   } unmount{small};
   constexpr std::int64_t kWide = 4096;
-  write_text(dir() / "g.json", relu_fanout_graph(2, kWide));
+  write_text("g.json", relu_fanout_graph(2, kWide));
   write_ramp(dir() / "a.npy", kWide, 1.0f);
   write_ramp(dir() / "b.npy", kWide, -1.0f);
   const fs::path out = small / "out";
@@ -407,7 +396,7 @@ class OutputIsInput : public OutputSets {
  protected:
   void SetUp() override {
     // The issue's add.json: y = a + b.
-    write_text(dir() / "add.json", R"({"format": "nodeflow.graph", "version": 1, "name": "add",
+    write_text("add.json", R"({"format": "nodeflow.graph", "version": 1, "name": "add",
   "inputs": [{"name": "a", "dtype": "float32", "shape": [1, 8]},
              {"name": "b", "dtype": "float32", "shape": [1, 8]}],
   "outputs": ["y"],

@@ -3,6 +3,7 @@
 
 #include "core/graph.hpp"
 #include "core/registry.hpp"
+#include "support/error_of.hpp"
 #include "support/test_ops.hpp"
 
 namespace nodeflow {
@@ -20,12 +21,7 @@ GraphDef chain() {
 }
 
 std::string error_of(GraphDef def) {
-  try {
-    Graph g(std::move(def));
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
+  return testing::error_of<Error>([&] { Graph g(std::move(def)); });
 }
 
 TEST(Graph, SortsNodesTopologically) {

@@ -10,6 +10,7 @@
 #include "core/graph.hpp"
 #include "core/graph_builder.hpp"
 #include "core/registry.hpp"
+#include "nodes/builtin_ops.hpp"
 
 namespace nodeflow {
 namespace {

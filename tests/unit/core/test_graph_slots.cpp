@@ -8,6 +8,7 @@
 
 #include "core/executor.hpp"
 #include "core/graph_builder.hpp"
+#include "support/graph_parts.hpp"
 #include "support/test_ops.hpp"
 
 namespace nodeflow {
@@ -15,13 +16,13 @@ namespace {
 
 using Ints = std::vector<std::int64_t>;
 
-Tensor f32(Shape s, std::initializer_list<float> v) { return Tensor::from<float>(std::move(s), v); }
-
 std::vector<float> values(const Tensor& t) {
   auto v = t.values<float>();
   return {v.begin(), v.end()};
 }
 
+using testing::f32;
+using testing::node_def;
 using testing::test_scale;
 
 // Document order differs from execution order; "m" reads an initializer.
@@ -73,18 +74,9 @@ TEST(GraphSlots, StepsCarryTheSlotsOfTheirNames) {
 TEST(GraphSlots, AbsentOptionalInputHasNoSlot) {
   GraphBuilder b("unpool");
   b.add_input("x", DType::Float32, {1, 1, 4, 4});
-  NodeDef pool;
-  pool.op_type = "MaxPool";
-  pool.name = "pool";
-  pool.inputs = {"x"};
-  pool.attributes = {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}};
-  const auto outs = b.add_node(pool);
-  NodeDef unpool;
-  unpool.op_type = "MaxUnpool";
-  unpool.name = "unpool";
-  unpool.inputs = {outs[0], outs[1], ""};
-  unpool.attributes = {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}};
-  b.add_output(b.add_node(unpool).front());
+  const Attributes window{{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}};
+  const auto outs = b.add_node(node_def("MaxPool", "pool", {"x"}, window));
+  b.add_output(b.add_node(node_def("MaxUnpool", "unpool", {outs[0], outs[1], ""}, window)).front());
   const Graph g(b.def());
   EXPECT_EQ(g.steps()[1].input_slots,
             (std::vector<std::size_t>{g.slot("pool"), g.slot("pool:1"), Graph::kAbsent}));
@@ -172,12 +164,8 @@ TEST(GraphSlots, AnOutputShapeWhoseElementCountOverflowsIsRefusedAtLoad) {
   // input shape is, not first when something tries to allocate it.
   GraphBuilder b("huge");
   b.add_input("x", DType::Float32, {2, 1, (std::int64_t{1} << 62) - 1});
-  NodeDef pool;
-  pool.op_type = "MaxPool";
-  pool.name = "pool";
-  pool.inputs = {"x"};
-  pool.attributes = {{"kernel_shape", Ints{2}}, {"pads", Ints{1, 1}}};
-  b.add_output(b.add_node(pool).front());
+  b.add_output(
+      b.add_node(node_def("MaxPool", "pool", {"x"}, {{"kernel_shape", Ints{2}}, {"pads", Ints{1, 1}}})).front());
   try {
     const Graph g(b.def());
     FAIL() << "no error";
@@ -194,12 +182,7 @@ TEST(GraphSlots, ExecutorDropsOutputsNobodyReads) {
   // MaxPool's Indices are produced but neither read nor a graph output.
   GraphBuilder b("indices");
   b.add_input("x", DType::Float32, {1, 1, 2, 2});
-  NodeDef pool;
-  pool.op_type = "MaxPool";
-  pool.name = "pool";
-  pool.inputs = {"x"};
-  pool.attributes = {{"kernel_shape", Ints{2, 2}}};
-  b.add_output(b.add_node(pool).front());
+  b.add_output(b.add_node(node_def("MaxPool", "pool", {"x"}, {{"kernel_shape", Ints{2, 2}}})).front());
   const Graph g(b.def());
   ASSERT_EQ(g.steps()[0].outputs.size(), 2u);
   const TensorMap out = Executor(g).run({{"x", f32({1, 1, 2, 2}, {1, 4, 3, 2})}});
@@ -211,12 +194,7 @@ TEST(GraphSlots, RunTimeErrorsStillNameTheNode) {
   // The window fits the declared (dynamic) shape but not the fed one.
   GraphBuilder b("small");
   b.add_input("x", DType::Float32, {1, 1, kDynamicDim, kDynamicDim});
-  NodeDef pool;
-  pool.op_type = "AveragePool";
-  pool.name = "avg";
-  pool.inputs = {"x"};
-  pool.attributes = {{"kernel_shape", Ints{3, 3}}};
-  b.add_output(b.add_node(pool).front());
+  b.add_output(b.add_node(node_def("AveragePool", "avg", {"x"}, {{"kernel_shape", Ints{3, 3}}})).front());
   const Graph g(b.def());
   try {
     Executor(g).run({{"x", f32({1, 1, 2, 2}, {1, 2, 3, 4})}});

@@ -105,18 +105,6 @@ TEST(Names, ReaderRefusesTheNameBeforeItsOtherFieldsAndNeverEchoesItRaw) {
   EXPECT_EQ(message, "nodes[0].name: a name must not contain control characters (U+001B at byte 1)");
 }
 
-/// The message of the Error f() throws ("no error" when none).
-std::string error_from(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InvalidGraph& e) {
-    return e.what();
-  } catch (const Error& e) {
-    return std::string("not InvalidGraph: ") + e.what();
-  }
-  return "no error";
-}
-
 NodeDef pool_node(const std::string& name, std::vector<std::string> inputs) {
   NodeDef n;
   n.op_type = "MaxPool";
@@ -185,10 +173,10 @@ TEST(Names, GraphAndGraphBuilderRefuseThemInTheReadersWords) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
-    EXPECT_EQ(error_from(c.build), c.message);
+    EXPECT_EQ(error_of<InvalidGraph>(c.build), c.message);
     GraphDef d = pool_def();
     c.describe(d);
-    EXPECT_EQ(error_from([&] { Graph g(d); }), c.message);
+    EXPECT_EQ(error_of<InvalidGraph>([&] { Graph g(d); }), c.message);
   }
 }
 
@@ -196,7 +184,7 @@ TEST(Names, UnknownOpTypeIsEchoedWithItsControlCharactersEscaped) {
   NodeDef n = pool_node("p", {"x"});
   n.op_type = "Max\x1b[2JPool";
   const std::string expected_start = "nodes[0] (p).op_type: unknown op_type 'Max\\x1b[2JPool' (known: ";
-  const std::string from_builder = error_from([&] {
+  const std::string from_builder = error_of<InvalidGraph>([&] {
     GraphBuilder b("g");
     b.add_input("x", DType::Float32, {1, 1, 4, 4});
     b.add_node(n);
@@ -204,7 +192,7 @@ TEST(Names, UnknownOpTypeIsEchoedWithItsControlCharactersEscaped) {
   EXPECT_EQ(from_builder.rfind(expected_start, 0), 0u) << from_builder;
   GraphDef d = pool_def();
   d.nodes.push_back(n);
-  const std::string from_graph = error_from([&] { Graph g(d); });
+  const std::string from_graph = error_of<InvalidGraph>([&] { Graph g(d); });
   EXPECT_EQ(from_graph, from_builder);
   const std::string from_reader = error_of(doc(
       kInputs, "[]", R"([{"op_type": "Max\u001b[2JPool", "name": "p", "inputs": ["x"]}])"));
@@ -214,19 +202,16 @@ TEST(Names, UnknownOpTypeIsEchoedWithItsControlCharactersEscaped) {
 
 TEST(Names, AttributeStringValuesAndLookupsAreEchoedEscaped) {
   // Refused by Graph's attribute validation, after the reader.
-  std::string refused = "no error";
-  try {
+  const std::string refused = error_of<InvalidAttribute>([] {
     load_graph(json_reader_test::with_attributes(
         R"({"kernel_shape": [2, 2], "auto_pad": "\u001b[2J\u0007"})"));
-  } catch (const InvalidAttribute& e) {
-    refused = e.what();
-  }
+  });
   EXPECT_NE(refused.find("got \"\\x1b[2J\\x07\""), std::string::npos) << refused;
   EXPECT_FALSE(has_control_byte(refused));
 
   GraphBuilder b("g");
   b.add_input("x", DType::Float32, {1});
-  const std::string lookup = error_from([&] { b.info("a\x1b"); });
+  const std::string lookup = error_of<InvalidGraph>([&] { b.info("a\x1b"); });
   EXPECT_EQ(lookup, "tensor 'a\\x1b' is not in the graph");
 }
 

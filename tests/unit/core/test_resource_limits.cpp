@@ -9,7 +9,6 @@
 #include <sys/resource.h>
 
 #include <fstream>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -19,6 +18,8 @@
 #include "nodes/pooling/pool_geometry.hpp"
 #include "serialization/json_reader.hpp"
 #include "serialization/npy.hpp"
+#include "support/cli_fixture.hpp"
+#include "support/error_of.hpp"
 #include "support/mnist_fixtures.hpp"
 #include "support/subprocess.hpp"
 
@@ -56,15 +57,6 @@ const std::string kConvRefusal =
     "160009600144 bytes, over the limit of 4294967296 bytes per tensor "
     "(ExecutorOptions::max_tensor_bytes; on the command line --max-tensor-bytes)";
 
-std::string run_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const RunError& e) {
-    return e.what();
-  }
-  return "no RunError";
-}
-
 TEST(ResourceLimits, DefaultsAreDocumented) {
   EXPECT_EQ(ReadOptions{}.max_initializer_bytes, std::uint64_t{1} << 30);
   EXPECT_EQ(kDefaultMaxInitializerBytes, std::uint64_t{1} << 30);
@@ -96,11 +88,11 @@ TEST(ResourceLimits, AHugeConvOutputIsRefusedBeforeTheRun) {
   const Graph dynamic = load_graph(padded_conv_graph("null"));
   const Executor ex(dynamic);
   const TensorMap feeds{{"x", Tensor(DType::Float32, {1, 1, 8, 8})}};
-  EXPECT_EQ(run_error([&] { ex.run(feeds); }), kConvRefusal);
-  EXPECT_EQ(run_error([&] { ex.forward(feeds); }), kConvRefusal);
+  EXPECT_EQ(testing::error_of<RunError>([&] { ex.run(feeds); }), kConvRefusal);
+  EXPECT_EQ(testing::error_of<RunError>([&] { ex.forward(feeds); }), kConvRefusal);
   // Every shape fixed by the graph: refused when the executor is made.
   const Graph fixed = load_graph(padded_conv_graph("1"));
-  EXPECT_EQ(run_error([&] { (void)Executor(fixed); }), kConvRefusal);
+  EXPECT_EQ(testing::error_of<RunError>([&] { (void)Executor(fixed); }), kConvRefusal);
   // A limit raised above the need lets the executor be made (it is not run).
   EXPECT_NO_THROW(Executor(fixed, ExecutorOptions{1, std::uint64_t{160009600144}}));
 }
@@ -112,7 +104,7 @@ TEST(ResourceLimits, EveryNodeOutputIsCheckedAtItsBoundary) {
     "nodes": [{"op_type": "Relu", "name": "relu", "inputs": ["x"]}]})");
   const TensorMap feeds{{"x", Tensor(DType::Float32, {3, 4})}};
   EXPECT_NO_THROW(Executor(g, ExecutorOptions{1, 48}).run(feeds));
-  EXPECT_EQ(run_error([&] { Executor(g, ExecutorOptions{1, 47}).run(feeds); }),
+  EXPECT_EQ(testing::error_of<RunError>([&] { Executor(g, ExecutorOptions{1, 47}).run(feeds); }),
             "nodes[0] (relu): output 'relu' of shape [3, 4] and dtype float32 would take 48 bytes, over "
             "the limit of 47 bytes per tensor (ExecutorOptions::max_tensor_bytes; on the command line "
             "--max-tensor-bytes)");
@@ -132,7 +124,7 @@ TEST(ResourceLimits, AnOutputShapeFedAtRunTimeIsCheckedBeforeAllocation) {
   const TensorMap feeds{{"x", Tensor(DType::Float32, {1, 1, 1, 1})},
                         {"i", Tensor(DType::Int64, {1, 1, 1, 1})},
                         {"s", Tensor::from<std::int64_t>({4}, {1, 1, 100000, 100000})}};
-  EXPECT_EQ(run_error([&] { Executor(g).run(feeds); }),
+  EXPECT_EQ(testing::error_of<RunError>([&] { Executor(g).run(feeds); }),
             "nodes[0] (u): output 'u' of shape [1, 1, 100000, 100000] and dtype float32 would take "
             "40000000000 bytes, over the limit of 4294967296 bytes per tensor "
             "(ExecutorOptions::max_tensor_bytes; on the command line --max-tensor-bytes)");
@@ -168,13 +160,13 @@ TEST(ResourceLimits, ConvIm2colBuffersAreRefusedBeforeAllocation) {
   const std::string table =
       over_limit("im2col tap table", "[1, 4004001]", "int64", "32032008", "17000000");
   const Executor small(g, ExecutorOptions{1, 17000000});  // the output fits
-  EXPECT_EQ(run_error([&] { small.run(feeds); }), table);
-  EXPECT_EQ(run_error([&] { small.forward(feeds); }), table);
+  EXPECT_EQ(testing::error_of<RunError>([&] { small.run(feeds); }), table);
+  EXPECT_EQ(testing::error_of<RunError>([&] { small.forward(feeds); }), table);
   const std::string columns =
       over_limit("im2col buffer", "[100, 4004001]", "float32", "1601600400", "40000000");
   const Executor table_fits(g, ExecutorOptions{1, 40000000});
-  EXPECT_EQ(run_error([&] { table_fits.run(feeds); }), columns);
-  EXPECT_EQ(run_error([&] { table_fits.forward(feeds); }), columns);
+  EXPECT_EQ(testing::error_of<RunError>([&] { table_fits.run(feeds); }), columns);
+  EXPECT_EQ(testing::error_of<RunError>([&] { table_fits.forward(feeds); }), columns);
 }
 
 Tensor ones(const Shape& shape) {
@@ -193,7 +185,7 @@ TEST(ResourceLimits, ConvBackwardBuffersAreRefusedBeforeAllocation) {
     // Forward's limit does not matter: backward checks against its own executor's.
     const Executor small(g, ExecutorOptions{1, 1000000});
     // dW needs the columns of x; dX alone (w not trainable) needs their gradient.
-    EXPECT_EQ(run_error([&] { small.backward(run, seed); }),
+    EXPECT_EQ(testing::error_of<RunError>([&] { small.backward(run, seed); }),
               over_limit(trainable_w ? "im2col buffer" : "im2col gradient buffer", "[10, 40401]", "float32",
                          "1616040", "1000000"))
         << trainable_w;
@@ -220,7 +212,7 @@ TEST(ResourceLimits, MaxPoolSavedArgmaxIsRefusedInTrainingMode) {
   const TensorMap feeds{{"x", Tensor(DType::Float16, {1, 1, 4, 4})}};
   const Executor small(g, ExecutorOptions{1, 32});
   EXPECT_NO_THROW(small.run(feeds));  // inference saves nothing
-  EXPECT_EQ(run_error([&] { small.forward(feeds); }),
+  EXPECT_EQ(testing::error_of<RunError>([&] { small.forward(feeds); }),
             "nodes[0] (pool): argmax saved for backward of shape [1, 1, 4, 4] and dtype int32 would take "
             "64 bytes, over the limit of 32 bytes per tensor (ExecutorOptions::max_tensor_bytes; on the "
             "command line --max-tensor-bytes)");
@@ -285,31 +277,17 @@ TEST(ResourceLimits, ReferencePoolingHoldsOneWindowAtATime) {
 // ---------------------------------------------------------------------------
 // The command line.
 
-constexpr int kFailure = 1;
-constexpr int kUsage = 2;
+using testing::kFailure;
+using testing::kUsage;
 
-class ResourceLimitFlags : public ::testing::Test {
+class ResourceLimitFlags : public testing::CliTest {
  protected:
-  fs::path dir() const { return scratch_.path(); }
-
-  testing::ProcessResult nodeflow(std::vector<std::string> args) const {
-    args.insert(args.begin(), NODEFLOW_BUILT_CLI);
-    testing::ProcessResult r = testing::run_process(args, dir());
-    EXPECT_FALSE(r.sanitizer_report()) << r.describe();
-    return r;
-  }
-
-  void write_text(const std::string& name, const std::string& text) const {
-    std::ofstream(dir() / name, std::ios::binary) << text;
-  }
+  ResourceLimitFlags() : CliTest(NODEFLOW_BUILT_CLI, "nodeflow-limits") {}
 
   static void expect_error(const testing::ProcessResult& r, const std::string& message) {
     EXPECT_EQ(r.exit_code, kFailure) << r.describe();
     EXPECT_EQ(r.err, "error: " + message + "\n") << r.describe();
   }
-
- private:
-  testing::ScratchDir scratch_{"nodeflow-limits"};
 };
 
 TEST_F(ResourceLimitFlags, MaxInitializerBytesOnEveryVerbThatReadsAGraph) {

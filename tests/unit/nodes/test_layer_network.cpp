@@ -8,42 +8,29 @@
 #include <random>
 
 #include "core/executor.hpp"
+#include "support/graph_parts.hpp"
 #include "support/layer_fixtures.hpp"
 
 namespace nodeflow {
 namespace {
 
 using testing::i64;
-
-NodeDef node(const std::string& op, const std::string& name, std::vector<std::string> inputs, Attributes a = {}) {
-  NodeDef n;
-  n.op_type = op;
-  n.name = name;
-  n.inputs = std::move(inputs);
-  n.attributes = std::move(a);
-  return n;
-}
-
-Tensor random(Shape s, std::mt19937_64& rng, double scale) {
-  std::uniform_real_distribution<double> dist(-scale, scale);
-  Tensor t(DType::Float64, std::move(s));
-  for (double& v : t.values<double>()) v = dist(rng);
-  return t;
-}
+using testing::node_def;
+using testing::random_uniform;
 
 GraphDef classifier(std::mt19937_64& rng) {
   GraphDef g;
   g.inputs = {{"image", {DType::Float64, {kDynamicDim, 1, 6, 6}}}, {"label", {DType::Int64, {kDynamicDim}}}};
-  g.initializers = {{"conv.W", random({2, 1, 3, 3}, rng, 0.5), true},
-                    {"conv.B", random({2}, rng, 0.1), true},
+  g.initializers = {{"conv.W", random_uniform({2, 1, 3, 3}, rng, 0.5), true},
+                    {"conv.B", random_uniform({2}, rng, 0.1), true},
                     {"flat.shape", i64({2}, {0, -1}), false},
-                    {"fc.W", random({3, 72}, rng, 0.2), true},
-                    {"fc.B", random({3}, rng, 0.1), true}};
-  g.nodes = {node("Conv", "conv", {"image", "conv.W", "conv.B"}, {{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}}),
-             node("Relu", "relu", {"conv"}),
-             node("Reshape", "flat", {"relu", "flat.shape"}),
-             node("Gemm", "fc", {"flat", "fc.W", "fc.B"}, {{"transB", std::int64_t{1}}}),
-             node("SoftmaxCrossEntropyLoss", "loss", {"fc", "label"})};
+                    {"fc.W", random_uniform({3, 72}, rng, 0.2), true},
+                    {"fc.B", random_uniform({3}, rng, 0.1), true}};
+  g.nodes = {node_def("Conv", "conv", {"image", "conv.W", "conv.B"}, {{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}}),
+             node_def("Relu", "relu", {"conv"}),
+             node_def("Reshape", "flat", {"relu", "flat.shape"}),
+             node_def("Gemm", "fc", {"flat", "fc.W", "fc.B"}, {{"transB", std::int64_t{1}}}),
+             node_def("SoftmaxCrossEntropyLoss", "loss", {"fc", "label"})};
   g.outputs = {"loss"};
   return g;
 }
@@ -60,7 +47,7 @@ TEST(LayerNetwork, InfersShapesThroughTheDynamicBatch) {
 TEST(LayerNetwork, ExecutorGradientsMatchFiniteDifferencesOfTheLoss) {
   std::mt19937_64 rng(2);
   GraphDef def = classifier(rng);
-  const Tensor image = random({4, 1, 6, 6}, rng, 1.0);
+  const Tensor image = random_uniform({4, 1, 6, 6}, rng, 1.0);
   const Tensor label = i64({4}, {0, 2, 1, 2});
   const TensorMap feeds{{"image", image}, {"label", label}};
 

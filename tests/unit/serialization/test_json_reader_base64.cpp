@@ -7,6 +7,7 @@
 
 #include "core/errors.hpp"
 #include "serialization/base64.hpp"
+#include "support/error_of.hpp"
 
 namespace nodeflow {
 namespace {
@@ -24,13 +25,8 @@ std::string decode_to_string(std::string_view text) {
 }
 
 std::string decode_error(std::string_view text) {
-  try {
-    decode_base64(text);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "decoded '" << text << "' without error";
-  return "";
+  SCOPED_TRACE("decoding '" + std::string(text) + "'");
+  return testing::error_of<Error>([&] { decode_base64(text); });
 }
 
 TEST(Base64, Rfc4648TestVectors) {

@@ -21,6 +21,17 @@ Tensor initializer(const std::string& dtype, const std::string& shape, const std
   return def.initializers.at(0).value;
 }
 
+// An initializer "w" of `dtype`, `shape` and `data` (JSON text) and the
+// message of the reader's InvalidGraph for it.
+struct Refusal {
+  std::string dtype, shape, data, message;
+};
+
+void expect_refused(const std::vector<Refusal>& refusals) {
+  for (const Refusal& r : refusals)
+    EXPECT_EQ(error_of(with_initializer(r.dtype, r.shape, r.data)), r.message) << r.dtype << " " << r.shape;
+}
+
 template <typename T> std::string base64_of(std::initializer_list<T> values) {
   std::vector<std::byte> bytes(values.size() * sizeof(T));
   std::memcpy(bytes.data(), values.begin(), bytes.size());
@@ -120,29 +131,33 @@ TEST(JsonReaderData, IntegersMustBeJsonIntegersInRange) {
   EXPECT_EQ(i64.values<std::int64_t>()[0], std::numeric_limits<std::int64_t>::min());
   EXPECT_EQ(i64.values<std::int64_t>()[1], std::numeric_limits<std::int64_t>::max());
 
-  EXPECT_EQ(error_of(with_initializer("int8", "[2]", "[1, 128]")),
-            "initializers[0] (w).data[1]: expected an integer in [-128, 127], got 128");
-  EXPECT_EQ(error_of(with_initializer("uint8", "[1]", "[-1]")),
-            "initializers[0] (w).data[0]: expected an integer in [0, 255], got -1");
-  EXPECT_EQ(error_of(with_initializer("int8", "[1]", "[1.0]")),
-            "initializers[0] (w).data[0]: expected an integer in [-128, 127], got 1.0");
-  EXPECT_EQ(error_of(with_initializer("uint8", "[1]", "[true]")),
-            "initializers[0] (w).data[0]: expected an integer in [0, 255], got true");
-  EXPECT_EQ(error_of(with_initializer("int64", "[1]", "[9223372036854775808]")),
-            "initializers[0] (w).data[0]: expected an integer in [-9223372036854775808, "
-            "9223372036854775807], got 9223372036854775808");
+  expect_refused({
+      {"int8", "[2]", "[1, 128]",
+       "initializers[0] (w).data[1]: expected an integer in [-128, 127], got 128"},
+      {"uint8", "[1]", "[-1]",
+       "initializers[0] (w).data[0]: expected an integer in [0, 255], got -1"},
+      {"int8", "[1]", "[1.0]",
+       "initializers[0] (w).data[0]: expected an integer in [-128, 127], got 1.0"},
+      {"uint8", "[1]", "[true]",
+       "initializers[0] (w).data[0]: expected an integer in [0, 255], got true"},
+      {"int64", "[1]", "[9223372036854775808]",
+       "initializers[0] (w).data[0]: expected an integer in [-9223372036854775808, "
+       "9223372036854775807], got 9223372036854775808"},
+  });
 }
 
 TEST(JsonReaderData, ValueCountMustMatchTheShape) {
-  EXPECT_EQ(error_of(with_initializer("float32", "[2, 2]", "[1, 2, 3]")),
-            "initializers[0] (w).data: expected 4 values for shape [2, 2], got 3");
-  EXPECT_EQ(error_of(with_initializer("float32", "[]", "[]")),
-            "initializers[0] (w).data: expected 1 values for shape [], got 0");
-  // A huge shape with little data is refused before anything is allocated.
-  EXPECT_EQ(error_of(with_initializer("float64", "[1000000000000]", "[1]")),
-            "initializers[0] (w).data: expected 1000000000000 values for shape [1000000000000], got 1");
-  EXPECT_EQ(error_of(with_initializer("float32", "[1]", "[[1]]")),
-            "initializers[0] (w).data[0]: expected a number within the float32 range, got [1]");
+  expect_refused({
+      {"float32", "[2, 2]", "[1, 2, 3]",
+       "initializers[0] (w).data: expected 4 values for shape [2, 2], got 3"},
+      {"float32", "[]", "[]",
+       "initializers[0] (w).data: expected 1 values for shape [], got 0"},
+      // A huge shape with little data is refused before anything is allocated.
+      {"float64", "[1000000000000]", "[1]",
+       "initializers[0] (w).data: expected 1000000000000 values for shape [1000000000000], got 1"},
+      {"float32", "[1]", "[[1]]",
+       "initializers[0] (w).data[0]: expected a number within the float32 range, got [1]"},
+  });
   const Tensor scalar = initializer("float32", "[]", "[7]");
   EXPECT_EQ(scalar.shape(), Shape{});
   EXPECT_EQ(scalar.values<float>()[0], 7.0f);
@@ -202,25 +217,27 @@ TEST(JsonReaderData, Base64KeepsNanPayloadsAndInfinitiesBitExact) {
 }
 
 TEST(JsonReaderData, Base64LengthAndAlphabetAreChecked) {
-  EXPECT_EQ(error_of(with_initializer("float32", "[2, 2]", R"({"base64": "AAAAAAAAAAAAAAAAAAAA"})")),
-            "initializers[0] (w).data.base64: expected 24 base64 characters (16 bytes: 4 float32 values "
-            "for shape [2, 2]), got 20");
-  EXPECT_EQ(error_of(with_initializer("uint8", "[3]", R"({"base64": "AA*A"})")),
-            "initializers[0] (w).data.base64: invalid base64 at character 2: character code 42 is not in "
-            "the base64 alphabet");
-  // Right length, but the padding makes it 4 bytes short of 6 (int16 values do not exist: uint8).
-  EXPECT_EQ(error_of(with_initializer("uint8", "[3]", R"({"base64": "AA=="})")),
-            "initializers[0] (w).data.base64: decodes to 1 bytes, expected 3 bytes: 3 uint8 values for shape [3]");
-  EXPECT_EQ(error_of(with_initializer("uint8", "[1]", R"({"base64": "AQ==", "endian": "little"})")),
-            "initializers[0] (w).data.endian: unknown key 'endian' (known: base64)");
-  EXPECT_EQ(error_of(with_initializer("uint8", "[1]", R"({"base64": [1]})")),
-            "initializers[0] (w).data.base64: expected a base64 string, got [1]");
-  EXPECT_EQ(error_of(with_initializer("uint8", "[1]", R"({})")),
-            "initializers[0] (w).data: missing required key 'base64'");
-  // A huge shape is compared by length, never decoded or allocated.
-  EXPECT_EQ(error_of(with_initializer("float64", "[1000000000000]", R"({"base64": "AAAA"})")),
-            "initializers[0] (w).data.base64: expected 10666666666668 base64 characters (8000000000000 "
-            "bytes: 1000000000000 float64 values for shape [1000000000000]), got 4");
+  expect_refused({
+      {"float32", "[2, 2]", R"({"base64": "AAAAAAAAAAAAAAAAAAAA"})",
+       "initializers[0] (w).data.base64: expected 24 base64 characters (16 bytes: 4 float32 values "
+       "for shape [2, 2]), got 20"},
+      {"uint8", "[3]", R"({"base64": "AA*A"})",
+       "initializers[0] (w).data.base64: invalid base64 at character 2: character code 42 is not in "
+       "the base64 alphabet"},
+      // Right length, but the padding makes it 4 bytes short of 6 (int16 values do not exist: uint8).
+      {"uint8", "[3]", R"({"base64": "AA=="})",
+       "initializers[0] (w).data.base64: decodes to 1 bytes, expected 3 bytes: 3 uint8 values for shape [3]"},
+      {"uint8", "[1]", R"({"base64": "AQ==", "endian": "little"})",
+       "initializers[0] (w).data.endian: unknown key 'endian' (known: base64)"},
+      {"uint8", "[1]", R"({"base64": [1]})",
+       "initializers[0] (w).data.base64: expected a base64 string, got [1]"},
+      {"uint8", "[1]", R"({})",
+       "initializers[0] (w).data: missing required key 'base64'"},
+      // A huge shape is compared by length, never decoded or allocated.
+      {"float64", "[1000000000000]", R"({"base64": "AAAA"})",
+       "initializers[0] (w).data.base64: expected 10666666666668 base64 characters (8000000000000 "
+       "bytes: 1000000000000 float64 values for shape [1000000000000]), got 4"},
+  });
 }
 
 }  // namespace

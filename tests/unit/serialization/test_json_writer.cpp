@@ -8,9 +8,10 @@
 #include <limits>
 #include <random>
 
-#include "serialization/detail/json_text.hpp"
 #include "serialization/json_reader.hpp"
+#include "serialization/json_text.hpp"
 #include "serialization/json_writer.hpp"
+#include "support/error_of.hpp"
 #include "support/graph_compare.hpp"
 
 namespace nodeflow {
@@ -139,13 +140,8 @@ TEST(JsonWriter, EscapesControlCharactersTheReaderThenRefuses) {
 }
 
 TEST(JsonWriter, RefusesWhatJsonCannotCarryNamingThePath) {
-  auto error_of = [](const GraphDef& d) {
-    try {
-      write_graph_json(d);
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
+  const auto error_of = [](const GraphDef& d) {
+    return testing::error_of<Error>([&] { write_graph_json(d); });
   };
   GraphDef d = tiny_graph();
   d.nodes[1].name = "bad\xff";

@@ -8,12 +8,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <sstream>
 #include <vector>
 
 #include "serialization/json_reader.hpp"
 #include "serialization/json_writer.hpp"
 #include "serialization/npy.hpp"
+#include "support/files.hpp"
 #include "support/generated_graphs.hpp"
 #include "support/graph_compare.hpp"
 
@@ -21,13 +21,6 @@ namespace nodeflow {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 /// A fresh, empty directory per test.
 class SaveTest : public ::testing::Test {
@@ -57,7 +50,7 @@ GraphDef small_graph() { return testing::pooling_graph(testing::Topology::Chain,
 TEST_F(SaveTest, FailureHalfWayLeavesThePreviousFileAndNoTemporaryFile) {
   const fs::path path = dir_ / "net.json";
   save_graph_file(path, small_graph());
-  const std::string before = read_text(path);
+  const std::string before = testing::read_bytes(path);
 
   const std::string new_text = write_graph_json(big_graph());
   ASSERT_GT(new_text.size(), 3 * kWriteBlockSize);
@@ -71,13 +64,13 @@ TEST_F(SaveTest, FailureHalfWayLeavesThePreviousFileAndNoTemporaryFile) {
   EXPECT_THROW(save_graph_file(path, big_graph(), {}, fail_half_way), IoError);
   EXPECT_GT(failed_at, 0u);
   EXPECT_LT(failed_at, new_text.size());
-  EXPECT_EQ(read_text(path), before);
+  EXPECT_EQ(testing::read_bytes(path), before);
   EXPECT_EQ(files(), std::vector<std::string>{"net.json"});
   EXPECT_TRUE(testing::same_graph_def(load_graph_file(path).def(), small_graph()));
 
   // The next save goes through.
   save_graph_file(path, big_graph());
-  EXPECT_EQ(read_text(path), new_text);
+  EXPECT_EQ(testing::read_bytes(path), new_text);
   EXPECT_EQ(files(), std::vector<std::string>{"net.json"});
 }
 
@@ -93,7 +86,7 @@ TEST_F(SaveTest, ProcessKilledHalfWayLeavesThePreviousFileComplete) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   const fs::path path = dir_ / "net.json";
   save_graph_file(path, small_graph());
-  const std::string before = read_text(path);
+  const std::string before = testing::read_bytes(path);
   const std::size_t total = write_graph_json(big_graph()).size();
   EXPECT_EXIT(
       {
@@ -102,7 +95,7 @@ TEST_F(SaveTest, ProcessKilledHalfWayLeavesThePreviousFileComplete) {
         });
       },
       ::testing::KilledBySignal(SIGKILL), "");
-  EXPECT_EQ(read_text(path), before);
+  EXPECT_EQ(testing::read_bytes(path), before);
   // The killed process could not clean up: its partial file is in its
   // private staging directory beside the target, which no reader takes for
   // the graph (the next process saving here removes it: test_output_sets.cpp).
@@ -116,11 +109,11 @@ TEST_F(SaveTest, ProcessKilledHalfWayLeavesThePreviousFileComplete) {
 TEST_F(SaveTest, UnrepresentableGraphTouchesNoFile) {
   const fs::path path = dir_ / "net.json";
   save_graph_file(path, small_graph());
-  const std::string before = read_text(path);
+  const std::string before = testing::read_bytes(path);
   GraphDef bad = small_graph();
   bad.nodes[1].name = "\xff";
   EXPECT_THROW(save_graph_file(path, bad), InvalidGraph);
-  EXPECT_EQ(read_text(path), before);
+  EXPECT_EQ(testing::read_bytes(path), before);
   EXPECT_EQ(files(), std::vector<std::string>{"net.json"});
 }
 
@@ -154,7 +147,7 @@ TEST_F(SaveTest, SavingThroughASymlinkReplacesItsTargetAndKeepsTheLink) {
   save_graph_file(link, big_graph());
   ASSERT_TRUE(fs::is_symlink(fs::symlink_status(link)));
   EXPECT_EQ(fs::read_symlink(link), fs::path("real") / "net.json");
-  EXPECT_EQ(read_text(target), write_graph_json(big_graph()));
+  EXPECT_EQ(testing::read_bytes(target), write_graph_json(big_graph()));
   EXPECT_EQ(files(), (std::vector<std::string>{"link.json", "real"}));
   EXPECT_EQ(std::distance(fs::directory_iterator(dir_ / "real"), fs::directory_iterator()), 1);
 
@@ -171,7 +164,7 @@ TEST_F(SaveTest, AChainOfSymlinksIsFollowedToTheEndAndALoopIsRefused) {
   fs::create_symlink("c.json", dir_ / "b.json");
   save_graph_file(dir_ / "a.json", small_graph());
   ASSERT_TRUE(fs::is_symlink(fs::symlink_status(dir_ / "b.json")));
-  EXPECT_EQ(read_text(dir_ / "c.json"), write_graph_json(small_graph()));
+  EXPECT_EQ(testing::read_bytes(dir_ / "c.json"), write_graph_json(small_graph()));
 
   fs::create_symlink("loop2.json", dir_ / "loop1.json");
   fs::create_symlink("loop1.json", dir_ / "loop2.json");

@@ -17,6 +17,7 @@
 
 #include "core/errors.hpp"
 #include "serialization/npy.hpp"
+#include "support/error_of.hpp"
 
 namespace nodeflow {
 namespace {
@@ -57,13 +58,7 @@ Tensor parse(const std::string& file) { return parse_npy(as_bytes(file), "mem.np
 
 /// The IoError message of parsing `file`; fails the test if it parses.
 std::string parse_error(const std::string& file) {
-  try {
-    parse(file);
-  } catch (const IoError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "parsed without error";
-  return "";
+  return testing::error_of<IoError>([&] { parse(file); });
 }
 
 class ScratchDir : public ::testing::Test {

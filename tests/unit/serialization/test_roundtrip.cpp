@@ -6,12 +6,12 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "core/executor.hpp"
 #include "serialization/json_reader.hpp"
 #include "serialization/json_writer.hpp"
 #include "serialization/npy.hpp"
+#include "support/files.hpp"
 #include "support/generated_graphs.hpp"
 #include "support/graph_compare.hpp"
 
@@ -19,13 +19,6 @@ namespace nodeflow {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 /// Tensors named in `files` ({"name": "relative.npy"}), cast to the dtype the
 /// graph declares for them (bfloat16 travels as float32).
@@ -58,11 +51,11 @@ TEST(RoundTrip, EveryConformanceGraphRewritesIdenticallyAndComputesTheSame) {
   for (const auto& entry : fs::directory_iterator(NODEFLOW_CONFORMANCE_DIR)) {
     const fs::path dir = entry.path();
     if (!fs::exists(dir / "case.json")) continue;
-    const auto c = nlohmann::json::parse(read_text(dir / "case.json"));
+    const auto c = nlohmann::json::parse(testing::read_bytes(dir / "case.json"));
     if (c.at("kind") == "error") continue;
     SCOPED_TRACE(dir.filename().string());
 
-    const GraphDef original = parse_graph_def(read_text(dir / "graph.json"));
+    const GraphDef original = parse_graph_def(testing::read_bytes(dir / "graph.json"));
     const std::string first = write_graph_json(original);
     const GraphDef reread = parse_graph_def(first);
     const std::string second = write_graph_json(reread);
@@ -119,7 +112,7 @@ TEST(RoundTrip, SavedFileLoadsToTheSameGraph) {
   save_graph_file(path, built);
   const Graph loaded = load_graph_file(path);
   EXPECT_TRUE(testing::same_graph_def(loaded.def(), built));
-  EXPECT_EQ(read_text(path), write_graph_json(built));
+  EXPECT_EQ(testing::read_bytes(path), write_graph_json(built));
   fs::remove(path);
 }
 

@@ -15,6 +15,7 @@
 #include "core/errors.hpp"
 #include "serialization/atomic_file.hpp"
 #include "serialization/npy.hpp"
+#include "support/error_of.hpp"
 #include "support/files.hpp"
 #include "support/subprocess.hpp"
 
@@ -26,12 +27,7 @@ namespace fs = std::filesystem;
 constexpr uid_t kOtherUser = 54321;  // no account needed: only root can lchown to it
 
 std::string message_of(const fs::path& target) {
-  try {
-    write_file_atomically(target, "new\n");
-  } catch (const IoError& e) {
-    return e.what();
-  }
-  return "";
+  return error_of<IoError>([&] { write_file_atomically(target, "new\n"); });
 }
 
 const char* kAddGraph = R"({"format": "nodeflow.graph", "version": 1,

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <numeric>
 
+#include "support/error_of.hpp"
 #include "training/mnist.hpp"
 
 namespace nodeflow::training {
@@ -64,12 +65,8 @@ TEST(Mnist, RefusesMalformedFiles) {
   const fs::path dir = write_fixture("bad");
   auto expect_refused = [&](const std::string& text, const std::string& words) {
     std::ofstream(dir / "3.json") << text;
-    try {
-      load_mnist_digits(dir);
-      FAIL() << text;
-    } catch (const IoError& e) {
-      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
-    }
+    const std::string message = testing::error_of<IoError>([&] { load_mnist_digits(dir); });
+    EXPECT_NE(message.find(words), std::string::npos) << message;
   };
   expect_refused("{\"data\": [0, 1, 0.5]}", "holds 3 pixels, not a positive multiple of 784");
   expect_refused("{\"data\": [", "is not valid JSON");

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "support/cli_fixture.hpp"
+#include "support/files.hpp"
 #include "support/mnist_fixtures.hpp"
 #include "support/subprocess.hpp"
 #include "training/chart.hpp"
@@ -24,15 +26,10 @@ namespace fs = std::filesystem;
 
 bool have_gnuplot() { return std::system("command -v gnuplot >/dev/null 2>&1") == 0; }
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 // A whole SVG of the chart: its title and closing tag.
 void expect_chart(const fs::path& path) {
   ASSERT_TRUE(fs::is_regular_file(fs::symlink_status(path))) << path;
-  const std::string svg = read_text(path);
+  const std::string svg = read_bytes(path);
   EXPECT_EQ(svg.rfind("<?xml", 0), 0u) << path;
   EXPECT_NE(svg.find("nodeflow training"), std::string::npos) << path;
   EXPECT_NE(svg.find("</svg>"), std::string::npos) << path;
@@ -92,7 +89,7 @@ TEST(TrainChartSecurity, AnyFileNameGetsItsChartAndNothingElseIsWritten) {
     if (path.extension() == ".svg") {
       expect_chart(path);
     } else {
-      EXPECT_EQ(read_text(path).substr(1, 3), "PNG") << name;
+      EXPECT_EQ(read_bytes(path).substr(1, 3), "PNG") << name;
     }
   }
   std::vector<std::string> sorted = names;
@@ -101,8 +98,10 @@ TEST(TrainChartSecurity, AnyFileNameGetsItsChartAndNothingElseIsWritten) {
 }
 
 // `nodeflow train` in a directory of its own, the digits of write_blank_digits.
-class TrainChartCommand : public ::testing::Test {
+class TrainChartCommand : public CliTest {
  protected:
+  TrainChartCommand() : CliTest(NODEFLOW_BUILT_CLI, "nodeflow-chart-cli") {}
+
   void SetUp() override {
     if (!have_gnuplot()) GTEST_SKIP() << "gnuplot is not installed (scripts/setup.sh: gnuplot-nox)";
     write_blank_digits(dir() / "digits");
@@ -111,20 +110,16 @@ class TrainChartCommand : public ::testing::Test {
         << R"({"optimizer": {"type": "sgd", "lr": 0.1}, "epochs": 2, "log_every": 0})";
   }
 
-  const fs::path& dir() const { return scratch_.path(); }
-
   // `prefix` (a wrapper such as /bin/sh -c ...), then the train command with `-o output`.
   ProcessResult train(const std::vector<std::string>& prefix, const std::string& output) const {
     std::vector<std::string> argv = prefix;
     for (const std::string& arg :
-         {std::string(NODEFLOW_BUILT_CLI), std::string("train"), std::string("g.json"),
+         {binary(), std::string("train"), std::string("g.json"),
           std::string("--config"), std::string("c.json"), std::string("--data"),
           std::string("mnist"), std::string("--mnist-dir"), std::string("digits"),
           std::string("-o"), output})
       argv.push_back(arg);
-    ProcessResult r = run_process(argv, dir(), std::chrono::seconds(120));
-    EXPECT_FALSE(r.sanitizer_report()) << r.describe();
-    return r;
+    return run(argv);
   }
 
   void expect_planted_names_left_alone(const std::string& kind) const;
@@ -135,9 +130,6 @@ class TrainChartCommand : public ::testing::Test {
     for (int d = 0; d < 10; ++d) names.push_back("digits/" + std::to_string(d) + ".json");
     return names;
   }
-
- private:
-  ScratchDir scratch_{"nodeflow-chart-cli"};
 };
 
 TEST_F(TrainChartCommand, ANewlineInTheOutputNameRunsNothingAndTheChartIsWritten) {
@@ -176,7 +168,7 @@ void TrainChartCommand::expect_planted_names_left_alone(const std::string& kind)
   const ProcessResult r = train({"/bin/sh", "-c", kPlant, "sh", kind}, "m.json");
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   EXPECT_EQ(r.err.find("no chart"), std::string::npos) << r.describe();
-  EXPECT_EQ(read_text(dir() / "victim"), "precious");
+  EXPECT_EQ(read_bytes(dir() / "victim"), "precious");
   expect_chart(dir() / "m.chart.svg");
 
   std::vector<std::string> want = inputs();

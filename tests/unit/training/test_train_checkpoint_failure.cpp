@@ -125,17 +125,42 @@ Dataset eight_digits() {
   return {std::move(samples), {0, 1, 2, 3, 4, 5, 6, 7}, 10};
 }
 
+const std::string kZeros = R"("init": {"rule": "zeros"})";
+
+// SGD with lr 0.1 over batches of `batch_size` for `epochs` epochs, no step log.
+TrainConfig sgd_config(std::int64_t batch_size, std::int64_t epochs) {
+  TrainConfig config;
+  config.optimizer.lr = 0.1;
+  config.batch_size = batch_size;
+  config.epochs = epochs;
+  config.log_every = 0;
+  return config;
+}
+
+// `nodeflow train` of the linear classifier on blank digits for `epochs`
+// epochs, checkpointing to `checkpoint`, under a file-size limit smaller than
+// the graph: no checkpoint and no final save can be written.
+ProcessResult train_with_too_small_a_file_limit(const fs::path& dir, int epochs,
+                                                const std::string& checkpoint) {
+  write_blank_digits(dir / "digits");
+  std::ofstream(dir / "g.json") << linear_classifier_json(kZeros);
+  std::ofstream(dir / "c.json") << R"({"optimizer": {"type": "sgd", "lr": 0.1}, "epochs": )" +
+                                       std::to_string(epochs) + R"(, "log_every": 0})";
+  // 24 blocks: 12 KiB for dash's 512-byte blocks, 24 KiB for bash's 1024:
+  // either holds the log and the CSV but not the 40 KiB graph (its W in base64).
+  const char* kLimited = R"(trap '' XFSZ; ulimit -f 24 && exec "$@")";
+  return run_process({"/bin/sh", "-c", kLimited, "sh", NODEFLOW_BUILT_CLI, "train", "g.json", "--config",
+                      "c.json", "--data", "mnist", "--mnist-dir", "digits", "-o", "o.json", "--checkpoint",
+                      checkpoint},
+                     dir);
+}
+
 TEST(TrainCheckpointFailure, AFullDiskIsAWarningNamingTheLastGoodCheckpointAndTrainingGoesOn) {
   ScratchDir scratch("nodeflow-ck-full");
   const fs::path ck = scratch.path() / "ck.json";
   const fs::path csv = scratch.path() / "m.csv";
-  Graph g = load_graph(linear_classifier_json(R"("init": {"rule": "zeros"})"));
-  TrainConfig config;
-  config.optimizer.lr = 0.1;
-  config.batch_size = 4;
-  config.epochs = 3;
-  config.log_every = 0;
-  Trainer trainer(g, config);
+  Graph g = load_graph(linear_classifier_json(kZeros));
+  Trainer trainer(g, sgd_config(4, 3));
 
   // The disk is full while epochs 1 and 3 save their files, free during epoch 2's.
   FullDisk disk;
@@ -193,13 +218,8 @@ TEST(TrainCheckpointFailure, AFullDiskIsAWarningNamingTheLastGoodCheckpointAndTr
 TEST(TrainCheckpointFailure, TheStatusNamesTheTrainedWeightsWhenTheLastEpochWasSaved) {
   ScratchDir scratch("nodeflow-ck-last");
   const fs::path ck = scratch.path() / "ck.json";
-  Graph g = load_graph(linear_classifier_json(R"("init": {"rule": "zeros"})"));
-  TrainConfig config;
-  config.optimizer.lr = 0.1;
-  config.batch_size = 8;
-  config.epochs = 2;
-  config.log_every = 0;
-  Trainer trainer(g, config);
+  Graph g = load_graph(linear_classifier_json(kZeros));
+  Trainer trainer(g, sgd_config(8, 2));
   EXPECT_EQ(trainer.checkpoint_status(), "no checkpoint of this run has been saved");
   LogHook log([](const std::string&) {});
   trainer.fit(eight_digits(), eight_digits(), {{}, {}, ck});
@@ -214,17 +234,7 @@ TEST(TrainCheckpointFailure, TheStatusNamesTheTrainedWeightsWhenTheLastEpochWasS
 TEST(TrainCheckpointFailure, AFinalSaveThatFailsSaysWhereTheWeightsAreAndExits1) {
   ScratchDir scratch("nodeflow-ck-cli");
   const fs::path dir = scratch.path();
-  write_blank_digits(dir / "digits");
-  std::ofstream(dir / "g.json") << linear_classifier_json(R"("init": {"rule": "zeros"})");
-  std::ofstream(dir / "c.json")
-      << R"({"optimizer": {"type": "sgd", "lr": 0.1}, "epochs": 2, "log_every": 0})";
-  // 24 blocks: 12 KiB for dash's 512-byte blocks, 24 KiB for bash's 1024:
-  // either holds the log and the CSV but not the 40 KiB graph (its W in base64).
-  const char* kLimited = R"(trap '' XFSZ; ulimit -f 24 && exec "$@")";
-  const ProcessResult r = run_process(
-      {"/bin/sh", "-c", kLimited, "sh", NODEFLOW_BUILT_CLI, "train", "g.json", "--config", "c.json",
-       "--data", "mnist", "--mnist-dir", "digits", "-o", "o.json", "--checkpoint", "ck.json"},
-      dir);
+  const ProcessResult r = train_with_too_small_a_file_limit(dir, 2, "ck.json");
   EXPECT_FALSE(r.sanitizer_report()) << r.describe();
   EXPECT_EQ(r.exit_code, 1) << r.describe();
   EXPECT_NE(r.err.find("epoch 2/2 done"), std::string::npos) << r.describe();
@@ -251,17 +261,7 @@ TEST(TrainCheckpointFailure, AFinalSaveThatFailsSaysWhereTheWeightsAreAndExits1)
 // cannot clear the screen or forge a line.
 TEST(TrainCheckpointFailure, WarningsEscapeControlCharactersOfThePaths) {
   ScratchDir scratch("nodeflow-ck-escape");
-  const fs::path dir = scratch.path();
-  write_blank_digits(dir / "digits");
-  std::ofstream(dir / "g.json") << linear_classifier_json(R"("init": {"rule": "zeros"})");
-  std::ofstream(dir / "c.json")
-      << R"({"optimizer": {"type": "sgd", "lr": 0.1}, "epochs": 1, "log_every": 0})";
-  const char* kLimited = R"(trap '' XFSZ; ulimit -f 24 && exec "$@")";
-  const ProcessResult r = run_process(
-      {"/bin/sh", "-c", kLimited, "sh", NODEFLOW_BUILT_CLI, "train", "g.json", "--config", "c.json",
-       "--data", "mnist", "--mnist-dir", "digits", "-o", "o.json", "--checkpoint",
-       "ck\x1b[2J\a.json"},
-      dir);
+  const ProcessResult r = train_with_too_small_a_file_limit(scratch.path(), 1, "ck\x1b[2J\a.json");
   EXPECT_FALSE(r.sanitizer_report()) << r.describe();
   EXPECT_EQ(r.exit_code, 1) << r.describe();
   const std::string line = line_with(r.err, "[warning] epoch 1/1: the checkpoint was not saved: ");

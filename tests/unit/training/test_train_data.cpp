@@ -12,12 +12,12 @@
 #include <numeric>
 #include <sstream>
 
+#include "core/random.hpp"
 #include "training/chart.hpp"
 #include "training/dataset.hpp"
 #include "training/heap_tuning.hpp"
 #include "training/history.hpp"
 #include "training/metrics.hpp"
-#include "training/random.hpp"
 
 namespace nodeflow::training {
 namespace {

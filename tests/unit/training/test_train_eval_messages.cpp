@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "serialization/npy.hpp"
+#include "support/cli_fixture.hpp"
 #include "support/mnist_fixtures.hpp"
 #include "support/subprocess.hpp"
 
@@ -26,8 +27,10 @@ std::string pixels_graph() {
   return g;
 }
 
-class EvalMessages : public ::testing::Test {
+class EvalMessages : public CliTest {
  protected:
+  EvalMessages() : CliTest(NODEFLOW_BUILT_CLI, "nodeflow-eval-messages") {}
+
   void SetUp() override {
     std::ofstream(dir() / "g.json") << linear_classifier_json(R"("init": {"rule": "zeros"})");
     std::ofstream(dir() / "pixels.json") << pixels_graph();
@@ -39,19 +42,15 @@ class EvalMessages : public ::testing::Test {
       if (d != 7) std::ofstream(dir() / "nine" / (std::to_string(d) + ".json")) << "{}";
   }
 
-  const fs::path& dir() const { return scratch_.path(); }
-
   // The `nodeflow` command `args` in dir(), with NODEFLOW_MNIST_DIR set to
   // `mnist_env` (unset when empty).
   ProcessResult nodeflow(const std::vector<std::string>& args,
                          const std::string& mnist_env = "") const {
     std::vector<std::string> argv{"/usr/bin/env"};
     argv.push_back(mnist_env.empty() ? "-uNODEFLOW_MNIST_DIR" : "NODEFLOW_MNIST_DIR=" + mnist_env);
-    argv.push_back(NODEFLOW_BUILT_CLI);
+    argv.push_back(binary());
     argv.insert(argv.end(), args.begin(), args.end());
-    ProcessResult r = run_process(argv, dir());
-    EXPECT_FALSE(r.sanitizer_report()) << r.describe();
-    return r;
+    return run(argv);
   }
 
   static void expect_all(const ProcessResult& r, const std::vector<std::string>& pieces) {
@@ -59,9 +58,6 @@ class EvalMessages : public ::testing::Test {
       EXPECT_NE(r.err.find(piece), std::string::npos) << "expected '" << piece << "' in\n"
                                                       << r.describe();
   }
-
- private:
-  ScratchDir scratch_{"nodeflow-eval-messages"};
 };
 
 TEST_F(EvalMessages, BindingsThatDoNotFitTheGraphPointToConfigAndItsBindings) {

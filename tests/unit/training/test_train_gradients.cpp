@@ -9,9 +9,10 @@
 // SGD, Adam, BatchNorm and cross-entropy formulas.
 #include <gtest/gtest.h>
 
-#include <cstring>
 
 #include "core/executor.hpp"
+#include "support/graph_compare.hpp"
+#include "support/graph_parts.hpp"
 #include "training/parameters.hpp"
 #include "training/trainer.hpp"
 
@@ -19,30 +20,10 @@ namespace nodeflow::training {
 namespace {
 
 using Values = std::vector<float>;
-
-Tensor f32(Shape shape, const Values& v) { return Tensor::from<float>(std::move(shape), v); }
-
-NodeDef node(const std::string& op, const std::string& name, std::vector<std::string> inputs,
-             Attributes attributes = {}, bool training = true) {
-  NodeDef n;
-  n.op_type = op;
-  n.name = name;
-  n.inputs = std::move(inputs);
-  n.attributes = std::move(attributes);
-  n.training = training;
-  return n;
-}
-
-void expect_values(const Tensor& got, const Values& want, double tolerance = 2e-6) {
-  ASSERT_EQ(got.numel(), static_cast<std::int64_t>(want.size()));
-  for (std::size_t i = 0; i < want.size(); ++i)
-    EXPECT_NEAR(got.data<float>()[i], want[i], tolerance * (1.0 + std::abs(want[i])))
-        << "element " << i;
-}
-
-bool same_bits(const Tensor& a, const Tensor& b) {
-  return a.nbytes() == b.nbytes() && std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
-}
+using testing::expect_values;
+using testing::f32;
+using testing::node_def;
+using testing::same_bits;
 
 // h = x W1^T + b1 is read by Relu and by Tanh (fan-out);
 // logits = relu(h) W2^T + b2 + tanh(h) W3^T; loss = mean softmax cross-entropy.
@@ -60,13 +41,13 @@ GraphDef fanout_graph(bool freeze_w3_branch) {
       {"B2", f32({2}, {0.05f, -0.05f}), true},
       {"W3", f32({2, 4}, {0.15f, 0.1f, -0.25f, 0.3f, 0.2f, -0.35f, 0.05f, -0.1f}), true}};
   const Attributes linear{{"transB", std::int64_t{1}}};
-  g.nodes = {node("Gemm", "fc1", {"x", "W1", "B1"}, linear),
-             node("Relu", "relu", {"fc1"}),
-             node("Tanh", "tanh", {"fc1"}),
-             node("Gemm", "fc2", {"relu", "W2", "B2"}, linear),
-             node("Gemm", "fc3", {"tanh", "W3"}, linear, !freeze_w3_branch),
-             node("Add", "logits", {"fc2", "fc3"}),
-             node("SoftmaxCrossEntropyLoss", "xent", {"logits", "y"})};
+  g.nodes = {node_def("Gemm", "fc1", {"x", "W1", "B1"}, linear),
+             node_def("Relu", "relu", {"fc1"}),
+             node_def("Tanh", "tanh", {"fc1"}),
+             node_def("Gemm", "fc2", {"relu", "W2", "B2"}, linear),
+             node_def("Gemm", "fc3", {"tanh", "W3"}, linear, !freeze_w3_branch),
+             node_def("Add", "logits", {"fc2", "fc3"}),
+             node_def("SoftmaxCrossEntropyLoss", "xent", {"logits", "y"})};
   g.nodes.back().specified_outputs_name = std::vector<std::string>{"loss"};
   g.outputs = {"logits", "loss"};
   return g;
@@ -168,10 +149,10 @@ GraphDef batch_norm_graph(bool frozen) {
                      f32({3, 4}, {0.1f, -0.2f, 0.3f, 0.05f, -0.15f, 0.25f, 0.1f, -0.3f, 0.2f, 0.1f,
                                   -0.1f, 0.15f}),
                      true}};
-  g.nodes = {node("BatchNormalization", "bn", {"x", "scale", "B", "mean", "var"}, {}, !frozen),
-             node("Flatten", "flat", {"bn"}),
-             node("Gemm", "logits", {"flat", "W"}, {{"transB", std::int64_t{1}}}),
-             node("SoftmaxCrossEntropyLoss", "xent", {"logits", "y"})};
+  g.nodes = {node_def("BatchNormalization", "bn", {"x", "scale", "B", "mean", "var"}, {}, !frozen),
+             node_def("Flatten", "flat", {"bn"}),
+             node_def("Gemm", "logits", {"flat", "W"}, {{"transB", std::int64_t{1}}}),
+             node_def("SoftmaxCrossEntropyLoss", "xent", {"logits", "y"})};
   g.nodes.back().specified_outputs_name = std::vector<std::string>{"loss"};
   g.outputs = {"bn", "logits", "loss"};
   return g;

@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -18,6 +17,8 @@
 
 #include "serialization/json_reader.hpp"
 #include "serialization/json_writer.hpp"
+#include "support/graph_compare.hpp"
+#include "support/graph_parts.hpp"
 #include "training/evaluation.hpp"
 #include "training/reload_check.hpp"
 #include "training/trainer.hpp"
@@ -27,18 +28,10 @@ namespace {
 
 namespace fs = std::filesystem;
 using Values = std::vector<float>;
-
-Tensor f32(Shape shape, const Values& v) { return Tensor::from<float>(std::move(shape), v); }
-
-NodeDef node(const std::string& op, const std::string& name, std::vector<std::string> inputs,
-             Attributes attributes = {}) {
-  NodeDef n;
-  n.op_type = op;
-  n.name = name;
-  n.inputs = std::move(inputs);
-  n.attributes = std::move(attributes);
-  return n;
-}
+using testing::expect_values;
+using testing::f32;
+using testing::node_def;
+using testing::same_bits;
 
 // Gemm(2 -> 4) -> Tanh -> [Dropout] -> Gemm(4 -> 2) -> logits -> mean cross-entropy.
 GraphDef toy_graph(bool dropout = false) {
@@ -50,10 +43,10 @@ GraphDef toy_graph(bool dropout = false) {
                     {"W2", f32({2, 4}, {0.2f, -0.5f, 0.3f, 0.1f, -0.4f, 0.3f, 0.2f, -0.2f}), true},
                     {"B2", f32({2}, {0, 0}), true}};
   const Attributes linear{{"transB", std::int64_t{1}}};
-  g.nodes = {node("Gemm", "fc1", {"x", "W1", "B1"}, linear), node("Tanh", "tanh", {"fc1"})};
-  if (dropout) g.nodes.push_back(node("Dropout", "drop", {"tanh"}, {{"ratio", 0.5}}));
-  g.nodes.push_back(node("Gemm", "logits", {dropout ? "drop" : "tanh", "W2", "B2"}, linear));
-  g.nodes.push_back(node("SoftmaxCrossEntropyLoss", "xent", {"logits", "y"}));
+  g.nodes = {node_def("Gemm", "fc1", {"x", "W1", "B1"}, linear), node_def("Tanh", "tanh", {"fc1"})};
+  if (dropout) g.nodes.push_back(node_def("Dropout", "drop", {"tanh"}, {{"ratio", 0.5}}));
+  g.nodes.push_back(node_def("Gemm", "logits", {dropout ? "drop" : "tanh", "W2", "B2"}, linear));
+  g.nodes.push_back(node_def("SoftmaxCrossEntropyLoss", "xent", {"logits", "y"}));
   g.nodes.back().specified_outputs_name = std::vector<std::string>{"loss"};
   g.outputs = {"logits", "loss"};
   return g;
@@ -77,17 +70,6 @@ TrainConfig toy_config(std::int64_t batch_size, std::int64_t epochs) {
   c.log_every = 0;
   c.bindings = {"x", "y", "loss", "logits"};
   return c;
-}
-
-void expect_values(const Tensor& got, const Values& want, double tolerance) {
-  ASSERT_EQ(got.numel(), static_cast<std::int64_t>(want.size()));
-  for (std::size_t i = 0; i < want.size(); ++i)
-    EXPECT_NEAR(got.data<float>()[i], want[i], tolerance * (1.0 + std::abs(want[i])))
-        << "element " << i;
-}
-
-bool same_bits(const Tensor& a, const Tensor& b) {
-  return a.nbytes() == b.nbytes() && std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
 }
 
 fs::path temp_dir(const std::string& name) {

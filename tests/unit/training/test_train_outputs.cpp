@@ -21,6 +21,9 @@
 #include <string>
 #include <vector>
 
+#include "support/cli_fixture.hpp"
+#include "support/error_of.hpp"
+#include "support/graph_parts.hpp"
 #include "support/mnist_fixtures.hpp"
 #include "support/subprocess.hpp"
 #include "training/chart.hpp"
@@ -34,9 +37,6 @@ namespace fs = std::filesystem;
 using training::Dataset;
 using training::TrainConfig;
 using training::Trainer;
-
-constexpr int kUsage = 2;
-constexpr int kFailure = 1;
 
 // ---------------------------------------------------------------------------
 // The library: the chart follows links; fit() checks the chart's name first;
@@ -75,10 +75,6 @@ TEST(TrainChart, ReplacesTheFileALinkPointsToAndKeepsTheLink) {
   std::sort(names.begin(), names.end());
   EXPECT_EQ(names, (std::vector<std::string>{"dangling.svg", "existing.svg", "real", "real/new.svg",
                                              "real/old.svg"}));
-}
-
-Tensor f32(Shape shape, std::vector<float> values) {
-  return Tensor::from<float>(std::move(shape), std::span<const float>(values));
 }
 
 // x [N, 2] -> Gemm(2 -> 2) = logits -> mean cross-entropy with y = loss.
@@ -120,13 +116,10 @@ TrainConfig sgd_config() {
 // The error of setting up a trainer and running its first step.
 std::string step_error(const GraphDef& def, const TrainConfig& config) {
   Graph g(def);
-  try {
+  return error_of<Error>([&] {
     Trainer trainer(g, config);
     trainer.train_epoch(four_points(), 0);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
+  });
 }
 
 TEST(TrainMessages, ANanLossIsCalledNaNWhateverItsSign) {
@@ -304,8 +297,10 @@ TEST(TrainChart, FitRefusesAChartNameBeforeTheFirstStep) {
 
 const std::string kGraph = linear_classifier_json(R"("init": {"rule": "zeros"})");
 
-class TrainCommandOutputs : public ::testing::Test {
+class TrainCommandOutputs : public CliTest {
  protected:
+  TrainCommandOutputs() : CliTest(NODEFLOW_BUILT_CLI, "nodeflow-train-outputs") {}
+
   void SetUp() override {
     write_text("g.json", kGraph);
     write_text("c.json",
@@ -313,22 +308,14 @@ class TrainCommandOutputs : public ::testing::Test {
     fs::create_directories(dir() / "no-digits");
   }
 
-  fs::path dir() const { return scratch_.path(); }
-
-  void write_text(const std::string& name, const std::string& text) const {
-    std::ofstream(dir() / name, std::ios::binary) << text;
-  }
-
   // `nodeflow train g.json --config c.json --data mnist` plus `args`, in dir().
   // Without digits: every refusal must come before the data is needed.
   ProcessResult train(const std::vector<std::string>& args,
                       const std::string& mnist_dir = "no-digits") const {
-    std::vector<std::string> argv{NODEFLOW_BUILT_CLI, "train", "g.json",      "--config", "c.json",
-                                  "--data",           "mnist", "--mnist-dir", mnist_dir};
+    std::vector<std::string> argv{"train",  "g.json", "--config",    "c.json",
+                                  "--data", "mnist",  "--mnist-dir", mnist_dir};
     argv.insert(argv.end(), args.begin(), args.end());
-    ProcessResult r = run_process(argv, dir());
-    EXPECT_FALSE(r.sanitizer_report()) << r.describe();
-    return r;
+    return nodeflow(argv);
   }
 
   // The names under dir() (recursively), sorted; the run's captured streams aside.
@@ -353,9 +340,6 @@ class TrainCommandOutputs : public ::testing::Test {
                                                        << r.describe();
     EXPECT_EQ(files(), before) << "the refused run changed the directory\n" << r.describe();
   }
-
- private:
-  ScratchDir scratch_{"nodeflow-train-outputs"};
 };
 
 TEST_F(TrainCommandOutputs, OutputsNamingOneFileAreRefusedBeforeAnythingIsWritten) {

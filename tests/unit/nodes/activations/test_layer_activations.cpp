@@ -16,16 +16,12 @@ namespace {
 
 using testing::as_doubles;
 using testing::check_gradient;
+using testing::expect_near;
 using testing::make_node;
 using testing::pattern;
 using testing::run_forward;
 
 const Tensor kX = testing::f64({8}, {-3.0, -0.5, 0.0, 0.25, 2.0, 40.0, -40.0, -800.0});
-
-void expect_near(const std::vector<double>& got, const std::vector<double>& want, double tol) {
-  ASSERT_EQ(got.size(), want.size());
-  for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "element " << i;
-}
 
 TEST(LayerActivations, MatchNumpy) {
   // numpy: np.maximum(x, 0), 1/(1+np.exp(-x)), np.tanh(x) in float64.
@@ -120,9 +116,7 @@ TEST(LayerSoftmax, StableForHugeLogitsInFloat32) {
 
 TEST(LayerSoftmax, GradientsMatchFiniteDifferences) {
   std::mt19937_64 rng(4);
-  std::uniform_real_distribution<double> dist(-2.0, 2.0);
-  Tensor x(DType::Float64, {2, 3, 4});
-  for (double& v : x.values<double>()) v = dist(rng);
+  const Tensor x = testing::random_uniform({2, 3, 4}, rng, 2.0);
   for (const char* op : {"Softmax", "LogSoftmax"})
     for (std::int64_t axis : {0, 1, 2, -1}) {
       auto node = make_node(op, {{"axis", axis}}, true, 0.5);

@@ -7,6 +7,7 @@
 
 #include "core/errors.hpp"
 #include "nodes/conv/conv_geometry.hpp"
+#include "support/error_of.hpp"
 #include "support/gradcheck.hpp"
 #include "support/layer_fixtures.hpp"
 
@@ -15,6 +16,7 @@ namespace {
 
 using testing::as_doubles;
 using testing::check_gradient;
+using testing::error_of;
 using testing::make_node;
 using testing::pattern;
 using testing::run_forward;
@@ -184,14 +186,8 @@ std::vector<ConvCase> gradient_cases() {
 }
 
 std::vector<Tensor> case_inputs(const ConvCase& c, std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  auto random = [&](Shape s) {
-    Tensor t(DType::Float64, std::move(s));
-    for (double& v : t.values<double>()) v = dist(rng);
-    return t;
-  };
-  std::vector<Tensor> in{random(c.x), random(c.w)};
-  if (c.bias) in.push_back(random({c.w[0]}));
+  std::vector<Tensor> in{testing::random_uniform(c.x, rng), testing::random_uniform(c.w, rng)};
+  if (c.bias) in.push_back(testing::random_uniform({c.w[0]}, rng));
   return in;
 }
 
@@ -254,15 +250,6 @@ TEST(LayerConv, InfersShapesWithDynamicDimensions) {
   auto sized = make_node("Conv", {{"kernel_shape", Ints{3, 3}}, {"auto_pad", std::string("SAME_UPPER")}});
   out = testing::infer(*sized, {{DType::Float32, {1, 2, 9, 8}}, {DType::Float32, {5, 2, kDynamicDim, 3}}});
   EXPECT_EQ(out[0].shape, (Shape{1, 5, 9, 8}));
-}
-
-template <typename E> std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "no error";
 }
 
 TEST(LayerConv, RefusesInconsistentShapesAttributesAndDtypes) {

@@ -97,7 +97,8 @@ TEST(LayerDropout, BackwardUsesTheForwardMask) {
   const auto got = as_doubles(dx[0]);
   for (std::size_t i = 0; i < got.size(); ++i) EXPECT_DOUBLE_EQ(got[i], 1.0 + 0.5 * g[i] * m[i] / 0.6) << i;
   // And the finite differences over training forwards with the same seed agree.
-  const testing::GradCheckResult r = testing::check_gradient_training(*node, {pattern({4, 5}, 5, 7, 3, 2.0)});
+  const testing::GradCheckResult r =
+      testing::check_gradient(*node, {pattern({4, 5}, 5, 7, 3, 2.0)}, {.training = true});
   EXPECT_TRUE(r.ok) << r.failures;
 }
 

@@ -3,10 +3,10 @@
 // dynamic dimensions, errors, and finite-difference gradients.
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <random>
 
 #include "core/errors.hpp"
+#include "support/error_of.hpp"
 #include "support/gradcheck.hpp"
 #include "support/layer_fixtures.hpp"
 
@@ -15,8 +15,10 @@ namespace {
 
 using testing::as_doubles;
 using testing::check_gradient;
+using testing::error_of;
 using testing::make_node;
 using testing::pattern;
+using testing::random_uniform;
 using testing::run_forward;
 
 // numpy's pattern (see layer_fixtures.hpp): a = ((arange(n)*5) % 7 - 3) / 2, b = ((arange(n)*3) % 11 - 5) / 4.
@@ -24,22 +26,6 @@ Tensor a_pattern(Shape s, DType dt = DType::Float64) { return pattern(std::move(
 Tensor b_pattern(Shape s, DType dt = DType::Float64) { return pattern(std::move(s), 3, 11, 5, 4.0, dt); }
 // c = ((arange(n)*1) % 9 - 1) / 8
 Tensor c_pattern(Shape s, DType dt = DType::Float64) { return pattern(std::move(s), 1, 9, 1, 8.0, dt); }
-
-Tensor random(Shape s, std::mt19937_64& rng) {
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  Tensor t(DType::Float64, std::move(s));
-  for (double& v : t.values<double>()) v = dist(rng);
-  return t;
-}
-
-template <typename E> std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 TEST(LayerGemm, MatchesNumpy) {
   // numpy: 0.5 * A.T @ B.T + 2.0 * C, A (3,2), B (4,3), C (4,) broadcast over rows.
@@ -66,8 +52,8 @@ TEST(LayerGemm, GradientsForEveryTransposeAndBiasShape) {
       for (const Shape& c : {Shape{}, Shape{n}, Shape{m, 1}, Shape{1, n}, Shape{m, n}, Shape{1}}) {
         auto node = make_node("Gemm", {{"alpha", 0.75}, {"beta", -1.5}, {"transA", std::int64_t{ta}}, {"transB", std::int64_t{tb}}},
                               true, 0.5);
-        std::vector<Tensor> in{random(ta ? Shape{k, m} : Shape{m, k}, rng), random(tb ? Shape{n, k} : Shape{k, n}, rng)};
-        in.push_back(random(c, rng));
+        std::vector<Tensor> in{random_uniform(ta ? Shape{k, m} : Shape{m, k}, rng), random_uniform(tb ? Shape{n, k} : Shape{k, n}, rng)};
+        in.push_back(random_uniform(c, rng));
         const testing::GradCheckResult r = check_gradient(*node, in);
         EXPECT_TRUE(r.ok) << "transA " << ta << " transB " << tb << " C " << to_string(c) << "\n" << r.failures;
       }
@@ -120,7 +106,7 @@ TEST(LayerMatMul, GradientsSumOverBroadcastBatches) {
       {{4}, {4}},             {{1, 3, 4}, {2, 4, 2}},    {{2, 2, 3}, {1, 3, 1}}};
   for (const auto& [a, b] : cases) {
     auto node = make_node("MatMul", {}, true, 2.0);
-    const testing::GradCheckResult r = check_gradient(*node, {random(a, rng), random(b, rng)});
+    const testing::GradCheckResult r = check_gradient(*node, {random_uniform(a, rng), random_uniform(b, rng)});
     EXPECT_TRUE(r.ok) << to_string(a) << " @ " << to_string(b) << "\n" << r.failures;
   }
 }
@@ -167,7 +153,7 @@ TEST(LayerAdd, GradientIsReducedOverBroadcastAxes) {
       {{2, 3}, {2, 3}}, {{2, 3, 1}, {4}}, {{1, 3}, {2, 1}}, {{}, {2, 2}}, {{3, 1, 2}, {1, 4, 1}}};
   for (const auto& [a, b] : cases) {
     auto n = make_node("Add", {}, true, 0.5);
-    const testing::GradCheckResult r = check_gradient(*n, {random(a, rng), random(b, rng)});
+    const testing::GradCheckResult r = check_gradient(*n, {random_uniform(a, rng), random_uniform(b, rng)});
     EXPECT_TRUE(r.ok) << to_string(a) << " + " << to_string(b) << "\n" << r.failures;
   }
 }

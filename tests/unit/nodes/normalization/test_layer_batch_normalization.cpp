@@ -16,6 +16,7 @@ namespace nodeflow {
 namespace {
 
 using testing::as_doubles;
+using testing::expect_near;
 using testing::f64;
 using testing::make_node;
 using testing::pattern;
@@ -38,11 +39,6 @@ const std::vector<double> kTrainY{
     -0.08242977445016758, 2.7099803309312405, 0.9538737222438173,  1.7841467218551061,  0.8154948889752692,
     1.6457678885865579,  1.114317413570436,   -1.279176962470771,  1.513233142910637,   -0.8802612331305699,
     0.40035838916962496, 1.2306313887809135,  0.2619795559010768,  1.0922525555123654};
-
-void expect_near(const std::vector<double>& got, const std::vector<double>& want, double tol) {
-  ASSERT_EQ(got.size(), want.size());
-  for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "element " << i;
-}
 
 TEST(LayerBatchNormalization, TrainingModeUsesBatchStatisticsAndOnnxMomentum) {
   auto node = make_node("BatchNormalization", {{"momentum", 0.8}});
@@ -114,20 +110,15 @@ TEST(LayerBatchNormalization, SingleValuePerChannelIsAnErrorInTrainingMode) {
 
 TEST(LayerBatchNormalization, GradientsForXScaleAndBInTrainingMode) {
   std::mt19937_64 rng(8);
-  std::uniform_real_distribution<double> dist(-1.5, 1.5);
+  auto random = [&](Shape s) { return testing::random_uniform(std::move(s), rng, 1.5); };
   for (const Shape& shape : {Shape{3, 2, 2, 2}, Shape{5, 3}, Shape{2, 2, 3}}) {
     const std::int64_t c = shape[1];
-    auto random = [&](Shape s) {
-      Tensor t(DType::Float64, std::move(s));
-      for (double& v : t.values<double>()) v = dist(rng);
-      return t;
-    };
     Tensor var = random({c});
     for (double& v : var.values<double>()) v = std::abs(v) + 0.5;
     for (double lda : {1.0, 0.5}) {
       auto node = make_node("BatchNormalization", {{"epsilon", 1e-3}}, true, lda);
-      const testing::GradCheckResult r =
-          testing::check_gradient_training(*node, {random(shape), random({c}), random({c}), random({c}), var});
+      const testing::GradCheckResult r = testing::check_gradient(
+          *node, {random(shape), random({c}), random({c}), random({c}), var}, {.training = true});
       EXPECT_TRUE(r.ok) << to_string(shape) << " lda " << lda << "\n" << r.failures;
     }
   }

@@ -6,19 +6,20 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <functional>
 #include <limits>
 #include <string>
 
 #include "core/errors.hpp"
 #include "core/executor.hpp"
 #include "core/graph_builder.hpp"
+#include "support/error_of.hpp"
 #include "support/layer_fixtures.hpp"
 
 namespace nodeflow {
 namespace {
 
 using testing::as_doubles;
+using testing::error_of;
 using testing::f64;
 
 const Tensor kX = testing::pattern({2, 2, 1, 2}, 3, 7, 3, 2.0);
@@ -38,22 +39,13 @@ GraphBuilder bn_graph(const Tensor& var) {
   return b;
 }
 
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InvalidAttribute& e) {
-    return e.what();
-  }
-  return "no InvalidAttribute";
-}
-
 const std::string kNegative =
     "nodes[0] (norm): input 4 (input_var): channel 1 holds -0.5; a variance cannot be below 0 "
     "(the channel's outputs would be NaN)";
 
 TEST(LayerBatchNormalizationVariance, ConstantNegativeVarianceIsRefusedAtLoad) {
   GraphBuilder b = bn_graph(f64({2}, {1.0, -0.5}));
-  EXPECT_EQ(message_of([&] {
+  EXPECT_EQ(error_of<InvalidAttribute>([&] {
               b.add_node("BatchNormalization", "norm", {"x", "scale", "B", "mean", "var"},
                          {{"epsilon", 0.0}});
             }),
@@ -67,7 +59,7 @@ TEST(LayerBatchNormalizationVariance, ConstantNegativeVarianceIsRefusedAtLoad) {
   n.attributes["epsilon"] = 0.0;
   def.nodes.push_back(n);
   def.outputs = {"norm"};
-  EXPECT_EQ(message_of([&] { Graph g(def); }), kNegative);
+  EXPECT_EQ(error_of<InvalidAttribute>([&] { Graph g(def); }), kNegative);
 }
 
 TEST(LayerBatchNormalizationVariance, NegativeVarianceFedAtRunTimeIsRefusedInBothModes) {
@@ -77,14 +69,14 @@ TEST(LayerBatchNormalizationVariance, NegativeVarianceFedAtRunTimeIsRefusedInBot
   const Graph g = b.build();
   const Executor ex(g);
   const TensorMap bad{{"x", kX}, {"var", f64({2}, {1.0, -0.5})}};
-  EXPECT_EQ(message_of([&] { ex.run(bad); }), kNegative);
-  EXPECT_EQ(message_of([&] { ex.forward(bad); }), kNegative);
+  EXPECT_EQ(error_of<InvalidAttribute>([&] { ex.run(bad); }), kNegative);
+  EXPECT_EQ(error_of<InvalidAttribute>([&] { ex.forward(bad); }), kNegative);
   // float16 variance (a node alone: the graph's dtypes are float64) and -inf.
   auto node = testing::make_node("BatchNormalization", {});
   for (const double v : {-1e-3, -std::numeric_limits<double>::infinity()}) {
     std::vector<Tensor> in{kX.cast(DType::Float16), f64({2}, {1, 1}), f64({2}, {0, 0}), f64({2}, {0, 0}),
                            f64({2}, {v, 1.0}).cast(DType::Float16)};
-    EXPECT_NE(message_of([&] { testing::run_forward(*node, in, 1, false); }).find("channel 0 holds -"),
+    EXPECT_NE(error_of<InvalidAttribute>([&] { testing::run_forward(*node, in, 1, false); }).find("channel 0 holds -"),
               std::string::npos)
         << v;
   }
@@ -108,7 +100,7 @@ TEST(LayerBatchNormalizationVariance, TrainableVarianceIsCheckedAtRunTime) {
   b.add_node("BatchNormalization", "norm", {"x", "scale", "B", "mean", "var"});
   b.add_output("norm");
   const Graph g = b.build();
-  EXPECT_EQ(message_of([&] { Executor(g).run({{"x", kX}}); }), kNegative);
+  EXPECT_EQ(error_of<InvalidAttribute>([&] { Executor(g).run({{"x", kX}}); }), kNegative);
 }
 
 }  // namespace

@@ -3,28 +3,20 @@
 // and constant or run-time shapes, errors, and the gradient pass-through.
 #include <gtest/gtest.h>
 
-#include <functional>
 
 #include "core/errors.hpp"
+#include "support/error_of.hpp"
 #include "support/gradcheck.hpp"
 #include "support/layer_fixtures.hpp"
 
 namespace nodeflow {
 namespace {
 
+using testing::error_of;
 using testing::i64;
 using testing::make_node;
 using testing::pattern;
 using testing::run_forward;
-
-template <typename E> std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 Shape flatten(std::int64_t axis, const Shape& in) {
   return run_forward(*make_node("Flatten", {{"axis", axis}}), {Tensor(DType::Float32, in)}, 1, false).outputs[0].shape();

@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-namespace nodeflow::training {
+namespace nodeflow {
 
 /// splitmix64 of `a` combined with `b`: derives independent seeds (per epoch,
 /// per step, per initializer) from one user seed.
@@ -33,4 +33,4 @@ class Rng {
 /// 0..n-1 in the order of a Fisher-Yates shuffle driven by `rng`.
 std::vector<std::size_t> shuffled_indices(std::size_t n, Rng& rng);
 
-}  // namespace nodeflow::training
+}  // namespace nodeflow

@@ -1,6 +1,7 @@
 #pragma once
 // The lexical pieces of the graph-document writer: JSON strings and numbers
-// that read back exactly. Internal: not installed.
+// that read back exactly. The command line's output manifest
+// (apps/output_files.cpp) writes its strings with them too.
 #include <cstdint>
 #include <string>
 #include <string_view>

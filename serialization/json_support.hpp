@@ -1,7 +1,8 @@
 #pragma once
-// Shared pieces of the graph-document reader: parsing with a depth limit, JSON
-// paths and the bounded rendering of offending values, so that every message
-// reads "<path>: expected <what>, got <value>". Internal: not installed.
+// Reading JSON documents: parsing with a depth limit, JSON paths and the
+// bounded rendering of offending values, so that every message reads
+// "<path>: expected <what>, got <value>". The graph-document reader and the
+// training configuration's reader (training/train_config.cpp) share them.
 #include <cstdint>
 #include <initializer_list>
 #include <nlohmann/json.hpp>

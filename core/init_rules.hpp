@@ -11,7 +11,7 @@
 
 #include "core/tensor.hpp"
 
-namespace nodeflow::training {
+namespace nodeflow {
 
 enum class InitKind {
   Zeros,          ///< 0
@@ -65,4 +65,4 @@ Fans compute_fans(const Shape& shape);
 /// InvalidAttribute for a non-finite or out-of-range parameter (std < 0, low > high).
 Tensor make_initialized(const InitRule& rule, DType dtype, const Shape& shape);
 
-}  // namespace nodeflow::training
+}  // namespace nodeflow

@@ -1,9 +1,9 @@
-#include "training/random.hpp"
+#include "core/random.hpp"
 
 #include <cmath>
 #include <numbers>
 
-namespace nodeflow::training {
+namespace nodeflow {
 
 std::uint64_t mix_seed(std::uint64_t a, std::uint64_t b) {
   std::uint64_t x = a ^ (b * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL);
@@ -36,4 +36,4 @@ std::vector<std::size_t> shuffled_indices(std::size_t n, Rng& rng) {
   return order;
 }
 
-}  // namespace nodeflow::training
+}  // namespace nodeflow

@@ -1,4 +1,4 @@
-#include "training/init_rules.hpp"
+#include "core/init_rules.hpp"
 
 #include <array>
 #include <cmath>
@@ -8,9 +8,9 @@
 #include <type_traits>
 #include <utility>
 
-#include "training/random.hpp"
+#include "core/random.hpp"
 
-namespace nodeflow::training {
+namespace nodeflow {
 namespace {
 
 constexpr std::array<std::pair<InitKind, std::string_view>, 9> kNames{{
@@ -196,4 +196,4 @@ Tensor make_initialized(const InitRule& rule, DType dtype, const Shape& shape) {
   return t;
 }
 
-}  // namespace nodeflow::training
+}  // namespace nodeflow
