@@ -1,9 +1,10 @@
 #pragma once
 // The entry points each instruction-set build of the fast pooling kernels
-// (pool_fast_kernels.hpp) exports, as a table of plain function pointers:
+// (PoolKernels, pool_fast_kernels.hpp) exports, as a table of plain function pointers:
 // pool_fast.cpp picks a table for the CPU and splits the work items of a
 // Plan among threads. Every entry handles the items [begin, end).
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "core/dtype.hpp"
@@ -27,6 +28,19 @@ struct KernelTable {
   void (*max_backward)(const Plan&, SavedArgmax argmax, const T* dy, double scale, T* dx,
                        std::int64_t begin, std::int64_t end) = nullptr;
 };
+
+/// The table of the kernels K (a PoolKernels instantiation); integer dtypes
+/// have MaxPool's forward only.
+template <class K>
+constexpr KernelTable<typename K::T> kernel_table() {
+  KernelTable<typename K::T> table;
+  table.forward = &K::forward;
+  if constexpr (!std::is_integral_v<typename K::T>) {
+    table.average_backward = &K::average_backward;
+    table.max_backward = &K::max_backward;
+  }
+  return table;
+}
 
 /// Plain C++ kernels for every pooling dtype (the float32 fallback too).
 template <typename T>
