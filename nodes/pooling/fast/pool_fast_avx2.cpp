@@ -27,11 +27,9 @@ template struct nodeflow::fast::PoolKernels<nodeflow::fast::avx2::Lanes>;
 #endif
 
 // Outside the target switch: taking the addresses runs on any CPU.
-const nodeflow::fast::KernelTable<float>* nodeflow::fast::avx2_kernels() {
+const nodeflow::fast::KernelTable<float>& nodeflow::fast::avx2_kernels() {
   static constexpr auto table = kernel_table<PoolKernels<avx2::Lanes>>();
-  return &table;
+  return table;
 }
 
-#else
-const nodeflow::fast::KernelTable<float>* nodeflow::fast::avx2_kernels() { return nullptr; }
-#endif
+#endif  // __x86_64__

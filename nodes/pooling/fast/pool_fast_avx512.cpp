@@ -34,11 +34,9 @@ template struct nodeflow::fast::PoolKernels<nodeflow::fast::avx512::Lanes>;
 #endif
 
 // Outside the target switch: taking the addresses runs on any CPU.
-const nodeflow::fast::KernelTable<float>* nodeflow::fast::avx512_kernels() {
+const nodeflow::fast::KernelTable<float>& nodeflow::fast::avx512_kernels() {
   static constexpr auto table = kernel_table<PoolKernels<avx512::Lanes>>();
-  return &table;
+  return table;
 }
 
-#else
-const nodeflow::fast::KernelTable<float>* nodeflow::fast::avx512_kernels() { return nullptr; }
-#endif
+#endif  // __x86_64__

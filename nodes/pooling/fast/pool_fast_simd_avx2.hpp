@@ -6,16 +6,15 @@
 
 #include <cstdint>
 
+#include "nodes/pooling/fast/pool_fast_simd_float32.hpp"
+
 namespace nodeflow::fast::avx2 {
 
-struct Lanes {
-  using T = float;
-  using C = float;
+struct Lanes : Float32Lanes {
   using V = __m256;
   using M = __m256;
   using I = __m256i;
   static constexpr std::int64_t N = 8;
-  static constexpr bool kHasPow = false;
 
   static __m256i iota8() { return _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7); }
   static __m256i clamp8(std::int64_t n) {

@@ -6,16 +6,15 @@
 
 #include <cstdint>
 
+#include "nodes/pooling/fast/pool_fast_simd_float32.hpp"
+
 namespace nodeflow::fast::avx512 {
 
-struct Lanes {
-  using T = float;
-  using C = float;
+struct Lanes : Float32Lanes {
   using V = __m512;
   using M = __mmask16;
   using I = __m512i;
   static constexpr std::int64_t N = 16;
-  static constexpr bool kHasPow = false;
 
   static M none() { return 0; }
   static M first_n(std::int64_t n) {

@@ -66,9 +66,11 @@ template <typename T>
 void average_backward_wide(const Plan& plan, const T* dy, double scale, T* dx,
                            const GradientRedo& redo);
 
-/// float32 kernels for AVX2 + FMA and for AVX-512 (F, BW, DQ, VL); null when
-/// the library was built for another architecture.
-const KernelTable<float>* avx2_kernels();
-const KernelTable<float>* avx512_kernels();
+#if defined(__x86_64__)
+/// float32 kernels for AVX2 + FMA and for AVX-512 (F, BW, DQ, VL), built for
+/// x86-64 only.
+const KernelTable<float>& avx2_kernels();
+const KernelTable<float>& avx512_kernels();
+#endif
 
 }  // namespace nodeflow::fast

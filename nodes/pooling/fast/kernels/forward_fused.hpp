@@ -162,12 +162,7 @@ inline bool PoolKernels<B>::fused_item(const Plan& plan, const FusedWindows& win
           }
         }
       };
-      if (found == 2)
-        vectors_of_row(std::integral_constant<int, 2>{});
-      else if (found == 4)
-        vectors_of_row(std::integral_constant<int, 4>{});
-      else
-        vectors_of_row(std::integral_constant<int, 0>{});
+      with_count<2, 4>(found, vectors_of_row);
     }
   return !B::any(B::mor(flags, sink.outside));
 }

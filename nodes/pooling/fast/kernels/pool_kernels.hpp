@@ -99,16 +99,18 @@ struct PoolKernels {
       return -std::numeric_limits<C>::infinity();
   }
 
-  /// Calls f(std::integral_constant<int, K>) with K the tap count when it is 2
-  /// or 3 (the loops over taps unroll), else with K = 0 (a loop over n taps).
+  /// Calls f(std::integral_constant<int, K>) with K = n when n is one of Ks
+  /// (the loops over n unroll), else with K = 0 (a loop over n).
+  template <int... Ks, typename F>
+  static void with_count(std::int64_t n, F&& f) {
+    const bool fixed = ((n == Ks && (f(std::integral_constant<int, Ks>{}), true)) || ...);
+    if (!fixed) f(std::integral_constant<int, 0>{});
+  }
+
+  /// with_count for a window's taps: 2 or 3 unroll.
   template <typename F>
   static void with_taps(std::int64_t n, F&& f) {
-    if (n == 2)
-      f(std::integral_constant<int, 2>{});
-    else if (n == 3)
-      f(std::integral_constant<int, 3>{});
-    else
-      f(std::integral_constant<int, 0>{});
+    with_count<2, 3>(n, f);
   }
 
   /// f(i, m) for the vectors i = 0, N, 2N ... of n elements, m the lanes
