@@ -15,3 +15,4 @@
 #include <vector>
 
 #include "nodes/pooling/fast/pool_fast_plan.hpp"
+#include "nodes/pooling/fast/pool_fast_simd.hpp"

@@ -1,6 +1,6 @@
 #pragma once
 // PoolKernels<B>: the fast pooling kernels, written once over a lane backend
-// B (pool_fast_simd_*.hpp: one-lane portable code, AVX2 or AVX-512). The
+// B (pool_fast_simd.hpp: one-lane portable code, AVX2 or AVX-512). The
 // members are declared here, piece by piece, with the small helpers that
 // every piece uses; each piece's file defines its members
 // (pool_fast_kernels.hpp includes them all).
@@ -19,6 +19,8 @@ enum class SumTerm { Identity, Abs, Square, Pow };
 
 template <class B>
 struct PoolKernels {
+  static_assert(LaneBackend<B>);
+
   using T = typename B::T;
   using C = typename B::C;
   using V = typename B::V;
