@@ -1,5 +1,5 @@
 #pragma once
-// The verbs of `nodeflow` (graph-format.md, "Command line"). Each throws
+// The verbs of `nodeflow` (docs/cli.md). Each throws
 // nodeflow::Error (or std::exception) on a failure in the input or the run;
 // main turns that into exit status 1 and an `error:` line.
 #include <filesystem>

@@ -1,4 +1,4 @@
-// `nodeflow`: the command line of graph-format.md ("Command line").
+// `nodeflow`: the command line of docs/cli.md.
 // Exit status 0 on success, 1 on a failure in the input or the run (one stderr
 // line beginning `error:`), 2 on wrong usage (with the usage text).
 #include <spdlog/sinks/sink.h>

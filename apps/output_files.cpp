@@ -141,7 +141,7 @@ const Tensor& find_result(const TensorMap& results, const std::string& name, con
 }  // namespace
 
 std::string tensor_file_stem(std::string_view tensor_name) {
-  // Per character (graph-format.md), and names are UTF-8: the continuation
+  // Per character (docs/graph-format.md), and names are UTF-8: the continuation
   // bytes of a replaced character add nothing ("é" -> "_", not "__").
   std::string stem;
   bool in_character = false;

@@ -1,5 +1,5 @@
 #pragma once
-// Where the command line writes its results (graph-format.md, "Command line"):
+// Where the command line writes its results (docs/cli.md):
 // OUTDIR/<file name>.npy per graph output and OUTDIR/<file name>.grad.npy per
 // gradient, with file names derived from tensor names, written as one set
 // with a manifest (README, "The command line": what a reader may rely on).

@@ -26,7 +26,7 @@ std::size_t dtype_size(DType t);
 bool is_float(DType t);
 
 /// The dtypes of graph documents, graph inputs and initializers and .npy
-/// files (graph-format.md), in its order: all but the internal Int32.
+/// files (docs/graph-format.md), in its order: all but the internal Int32.
 inline constexpr DType kGraphDTypes[] = {DType::Float32, DType::Float64, DType::Float16,
                                          DType::BFloat16, DType::Int8,    DType::UInt8,
                                          DType::Int64};
@@ -47,14 +47,14 @@ template <> struct dtype_of<std::int64_t> { static constexpr DType value = DType
 template <> struct dtype_of<std::int32_t> { static constexpr DType value = DType::Int32; };
 template <typename T> inline constexpr DType dtype_of_v = dtype_of<T>::value;
 
-/// True for int64 and int32, which the pooling kernels do not take (pooling.md's
+/// True for int64 and int32, which the pooling kernels do not take (docs/pooling.md,
 /// dtypes; MaxPool's indices are kept in them).
 template <typename T>
 inline constexpr bool is_index_type_v =
     std::is_same_v<T, std::int64_t> || std::is_same_v<T, std::int32_t>;
 
 /// Type used to accumulate sums of T: float16 and bfloat16 accumulate in float32
-/// (pooling.md, "Values"); every other type in itself.
+/// (docs/pooling.md, "Values"); every other type in itself.
 template <typename T> struct accumulator { using type = T; };
 template <> struct accumulator<half> { using type = float; };
 template <> struct accumulator<bfloat16> { using type = float; };

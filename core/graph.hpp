@@ -1,6 +1,6 @@
 #pragma once
 // A network: graph inputs, initializers and nodes wired by tensor names
-// (graph-format.md). GraphDef is the plain description (what the JSON holds or
+// (docs/graph-format.md). GraphDef is the plain description (what the JSON holds or
 // code builds); Graph is a validated, immutable, ready-to-run graph.
 #include <cstddef>
 #include <functional>

@@ -1,5 +1,5 @@
 #pragma once
-// Names of the graph, its nodes and its tensors (graph-format.md, "Names"):
+// Names of the graph, its nodes and its tensors (docs/graph-format.md, "Names"):
 // UTF-8 without control characters, so that a name printed in a message or by
 // `nodeflow check` is printed as it is. One check, used by the JSON reader,
 // Graph and GraphBuilder alike.

@@ -15,7 +15,7 @@
 namespace nodeflow {
 
 /// What a node is built from: its op, name, validated attributes and the
-/// toolkit's training settings (graph-format.md).
+/// toolkit's training settings (docs/graph-format.md).
 struct NodeConfig {
   std::string op_type;
   std::string name;
@@ -84,7 +84,8 @@ struct BackwardContext {
   /// lda_coeff: the factor on the gradient sent to the previous layers.
   double scale = 1.0;
   /// Non-zero for inputs that are trainable initializers (the node's own
-  /// parameters): training.md says lda_coeff does not scale their gradients.
+  /// parameters): lda_coeff does not scale their gradients (docs/graph-format.md,
+  /// "training and lda_coeff").
   std::span<const std::uint8_t> parameter_inputs;
   /// Threads the node's kernels may use (ExecutorOptions::threads); >= 1.
   int threads = 1;

@@ -1,7 +1,7 @@
 #pragma once
 // Base64 (RFC 4648 section 4, standard alphabet, '=' padding): the form in
 // which graph documents carry raw little-endian tensor bytes, NaN and
-// infinities included (graph-format.md, "initializers").
+// infinities included (docs/graph-format.md, "data as base64").
 #include <cstddef>
 #include <span>
 #include <string>

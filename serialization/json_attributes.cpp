@@ -6,7 +6,7 @@
 namespace nodeflow::json_detail {
 namespace {
 
-/// A JSON integer, or true/false as 1/0 (ONNX booleans are ints; graph-format.md).
+/// A JSON integer, or true/false as 1/0 (ONNX booleans are ints; docs/graph-format.md).
 bool as_int_or_bool(const Json& v, std::int64_t& out) {
   if (v.is_boolean()) {
     out = v.get<bool>() ? 1 : 0;

@@ -1,5 +1,5 @@
 #pragma once
-// The graph-document writer (graph-format.md): the inverse of the reader in
+// The graph-document writer (docs/graph-format.md): the inverse of the reader in
 // json_reader.hpp, deterministic, so that read -> write -> read -> write gives
 // the same bytes and every weight keeps every bit.
 //

@@ -1,6 +1,6 @@
 #pragma once
 // NumPy .npy files (format 1.0 and 2.0), the on-disk form of tensors
-// (graph-format.md, "Tensors on disk"; the format itself is numpy's
+// (docs/graph-format.md, "Tensor files (.npy)"; the format itself is numpy's
 // numpy/lib/format.py, NEP 1).
 #include <cstddef>
 #include <filesystem>

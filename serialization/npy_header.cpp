@@ -224,7 +224,7 @@ std::size_t preamble_size(std::span<const std::byte> first, const std::string& s
       throw IoError(source + ": not a .npy file (it does not start with \\x93NUMPY)");
   const int major = byte_at(first, 6);
   const int minor = byte_at(first, 7);
-  // graph-format.md reads format 1.0 and 2.0 only (3.0's UTF-8 header is not
+  // docs/graph-format.md reads format 1.0 and 2.0 only (3.0's UTF-8 header is not
   // part of the contract; numpy writes it only for non-Latin-1 field names).
   if (major < 1 || major > 2 || minor != 0)
     throw IoError(source + ": .npy format version " + std::to_string(major) + "." +

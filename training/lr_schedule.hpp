@@ -1,6 +1,6 @@
 #pragma once
 // Learning-rate schedules as functions of the 0-based epoch index e
-// (training.md, "Optimizers"); the first epoch always trains with lr0.
+// (docs/training-config.md, "Learning-rate schedules"); the first epoch always trains with lr0.
 #include <cstdint>
 #include <string_view>
 #include <vector>

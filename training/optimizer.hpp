@@ -1,5 +1,5 @@
 #pragma once
-// Optimizers with PyTorch's update formulas (training.md, "Optimizers"):
+// Optimizers with PyTorch's update formulas (docs/training-config.md, "Optimizers (PyTorch's formulas)"):
 // torch.optim.SGD (dampening 0), torch.optim.Adam (amsgrad off) and
 // torch.optim.AdamW. State is kept per parameter name, and only a parameter
 // that is updated changes its state (a parameter without a gradient in a step

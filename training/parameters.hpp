@@ -1,6 +1,6 @@
 #pragma once
 // Which trainable initializers an optimizer step touches, and with what
-// weight decay (training.md: parameters that receive no gradient are not
+// weight decay (docs/training-config.md: parameters that receive no gradient are not
 // touched; weight decay applies to weights, not to biases or normalization
 // parameters, unless configured per initializer).
 #include <map>

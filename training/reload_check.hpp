@@ -1,5 +1,5 @@
 #pragma once
-// Saving a trained network must lose nothing (training.md, "Saving and loading
+// Saving a trained network must lose nothing (docs/training-config.md, "Saving and reloading
 // trained networks"): the reloaded file predicts exactly what the network in
 // memory predicts.
 #include <cstdint>

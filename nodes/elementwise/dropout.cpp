@@ -155,7 +155,7 @@ void register_dropout(OpRegistry& registry) {
   s.definition = "ONNX Dropout-22";
   s.inputs = {{"data", float_dtypes(), "any shape"},
               {"ratio", float_dtypes(), "scalar drop probability in [0, 1); default 0.5"},
-              {"training_mode", {}, "refused: the mode comes from the run (training.md)"}};
+              {"training_mode", {}, "refused: the mode comes from the run (docs/graph-format.md)"}};
   s.min_inputs = 1;
   s.outputs = {{"output", float_dtypes(), "data's shape and dtype"},
                {"mask", {DType::UInt8}, "data's shape, 1 where kept (ONNX: bool)"}};

@@ -1,5 +1,5 @@
 // BatchNormalization (ONNX BatchNormalization-15) with the toolkit's training
-// mode (training.md).
+// mode (docs/graph-format.md, "training and lda_coeff").
 //
 // X is N x C x D1..Dn (n >= 0); scale, B, input_mean, input_var are [C], each
 // of any float dtype. Per channel c:

@@ -28,7 +28,7 @@ struct Preamble {
 
 /// Bytes needed to decode the preamble once the first kMinPreamble bytes are known
 /// (10 for version 1.0, 12 for 2.0). Throws IoError for a bad magic or a version
-/// other than 1.0 and 2.0 (graph-format.md).
+/// other than 1.0 and 2.0 (docs/graph-format.md).
 std::size_t preamble_size(std::span<const std::byte> first, const std::string& source);
 
 /// Decodes the preamble; `bytes` holds at least preamble_size(...) bytes.

@@ -33,7 +33,7 @@ TEST(CliFileNames, CharactersOutsideTheSafeSetBecomeUnderscore) {
   EXPECT_EQ(tensor_file_stem("pool/out:0"), "pool_out_0");
   EXPECT_EQ(tensor_file_stem("pool idx"), "pool_idx");
   EXPECT_EQ(tensor_file_stem("image.in-2_B"), "image.in-2_B");
-  // One '_' per character, however many UTF-8 bytes it takes (graph-format.md).
+  // One '_' per character, however many UTF-8 bytes it takes (docs/graph-format.md).
   EXPECT_EQ(tensor_file_stem("\xc3\xa9"), "_");
   EXPECT_EQ(tensor_file_stem("a\xe2\x82\xac:b"), "a__b");
   EXPECT_EQ(tensor_file_stem("\xf0\x9f\x98\x80x"), "_x");

@@ -85,7 +85,7 @@ TEST(Executor, LdaCoeffScalesOnlyInputGradients) {
   TrainingRun run = ex.forward({{"x", f32({1, 2}, {1, 2})}});
   TensorMap grads = ex.backward(run, {{"m", f32({1, 2}, {1, 1})}});
   EXPECT_EQ(values(grads["x"]), (std::vector<float>{5, 10}));  // 0.5 * w
-  // training.md: the node's own parameter gradients are not scaled.
+  // docs/graph-format.md, "training and lda_coeff": the node's own parameter gradients are not scaled.
   EXPECT_EQ(values(grads["w"]), (std::vector<float>{1, 2}));
 }
 

@@ -1,4 +1,4 @@
-// Names hold no control characters and are valid UTF-8 (graph-format.md,
+// Names hold no control characters and are valid UTF-8 (docs/graph-format.md,
 // "Names"): the reader refuses them naming the JSON path, Graph and
 // GraphBuilder refuse them with the same words, and the other user strings a
 // message quotes (an op_type, an attribute string, a path) come escaped.

@@ -123,7 +123,7 @@ TEST(JsonWriter, EscapesStringsAndRefusesInvalidUtf8) {
 TEST(JsonWriter, NamesWithAnyValidTextRoundTrip) {
   GraphDef d;
   // C1 controls (U+0085, U+009B) and U+2028 are not control characters of
-  // graph-format.md's names.
+  // docs/graph-format.md, "Names".
   d.name = "quote \" backslash \\ slash / unicode \xe2\x88\x91 \xc2\x85\xc2\x9b \xe2\x80\xa8";
   d.inputs.push_back({"in \"1\"\\", {DType::UInt8, {3}}});
   d.outputs = {"in \"1\"\\"};

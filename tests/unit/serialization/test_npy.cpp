@@ -367,7 +367,7 @@ TEST(NpyMalformed, MagicAndVersion) {
 }
 
 TEST(NpyMalformed, FormatVersion3IsRefusedAsTheSpecReadsOnly1And2) {
-  // graph-format.md: "NumPy .npy files (format 1.0/2.0 ...)".
+  // docs/graph-format.md, "Tensor files (.npy)": format 1.0 and 2.0.
   const std::string v3 = npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }",
                                   raw_bytes<float>({4.25f}), 3);
   EXPECT_EQ(parse_error(v3), "mem.npy: .npy format version 3.0 is not supported (1.0 and 2.0 are)");

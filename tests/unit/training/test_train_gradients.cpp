@@ -1,5 +1,5 @@
 // Gradient flow through real layers and what an optimizer step does with it
-// (training.md): fan-out sums, frozen nodes, BatchNormalization's running
+// (docs/graph-format.md, "training and lda_coeff"): fan-out sums, frozen nodes, BatchNormalization's running
 // statistics and weight decay on weights only.
 //
 // No PyTorch is available here: the expected numbers come from

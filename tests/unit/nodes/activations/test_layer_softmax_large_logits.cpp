@@ -1,5 +1,5 @@
 // LogSoftmax, Softmax and SoftmaxCrossEntropyLoss on equal logits far from 0
-// (issue 17, item 11; training.md: logits of 1e8 give finite, correct
+// (issue 17, item 11; docs/graph-format.md, "Operators": logits of 1e8 give finite, correct
 // losses). Two equal logits v have, for any v, the exact answers
 //   log_softmax = [-log 2, -log 2], softmax = [0.5, 0.5],
 //   cross entropy with label 1 = log 2, its gradient softmax - onehot = [0.5, -0.5],

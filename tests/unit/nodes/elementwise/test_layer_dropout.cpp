@@ -1,6 +1,6 @@
-// Dropout (ONNX Dropout-22) under training.md: masks from the run's seed (same
-// seed same mask, another seed another mask), inverted scaling 1/(1-ratio),
-// identity in inference mode, backward with the forward's mask, the ratio as
+// Dropout (ONNX Dropout-22; docs/graph-format.md, "training and lda_coeff"):
+// masks from the run's seed (same seed same mask, another seed another mask),
+// inverted scaling 1/(1-ratio), identity in inference mode, backward with the forward's mask, the ratio as
 // attribute or input, and the refused training_mode input.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,5 @@
-// BatchNormalization (ONNX BatchNormalization-15) under training.md: batch
+// BatchNormalization (ONNX BatchNormalization-15; docs/graph-format.md,
+// "training and lda_coeff"): batch
 // statistics with the biased variance in training mode, the ONNX momentum
 // convention for the running statistics (and how it differs from PyTorch's),
 // running statistics in inference mode, the single-value error, the updates

@@ -1,5 +1,5 @@
 // Finite-difference gradient check of every pooling op over seeded random
-// configurations (pooling.md "Backward": the check of record). Each failure
+// configurations (docs/pooling.md, "Backward"). Each failure
 // prints the whole configuration.
 #include <gtest/gtest.h>
 

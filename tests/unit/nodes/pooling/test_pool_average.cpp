@@ -1,4 +1,4 @@
-// AveragePool and GlobalAveragePool (pooling.md "Values", "Backward"), with
+// AveragePool and GlobalAveragePool (docs/pooling.md, "Values", "Backward"), with
 // hand-computed values.
 #include <gtest/gtest.h>
 

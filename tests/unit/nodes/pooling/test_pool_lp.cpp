@@ -1,4 +1,4 @@
-// LpPool (pooling.md "Values", "Backward"): (sum |x|^p)^(1/p) over the
+// LpPool (docs/pooling.md, "Values", "Backward"): (sum |x|^p)^(1/p) over the
 // window's input elements; dx = dy * sign(x) * |x|^(p-1) / y^(p-1).
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// MaxPool and GlobalMaxPool (pooling.md "Values", "Backward"): NaN, ties,
+// MaxPool and GlobalMaxPool (docs/pooling.md, "Values", "Backward"): NaN, ties,
 // Indices layout, padding, integer dtypes, the saved-state contract.
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // The pooling ops' schemas in the registry: names, definitions, inputs,
-// outputs and attribute declarations (pooling.md "Attributes and defaults").
+// outputs and attribute declarations (docs/pooling.md, "Attributes").
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// MaxUnpool (pooling.md "Values", "Backward"): scatter into zeros, output
+// MaxUnpool (docs/pooling.md, "Values", "Backward"): scatter into zeros, output
 // shape rules, duplicate and out-of-range indices, gather backward.
 #include <gtest/gtest.h>
 
