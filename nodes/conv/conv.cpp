@@ -5,8 +5,8 @@
 
 #include "core/errors.hpp"
 #include "core/registry.hpp"
-#include "nodes/conv/conv_geometry.hpp"
 #include "nodes/common/layer_common.hpp"
+#include "nodes/conv/conv_geometry.hpp"
 #include "nodes/layer_ops.hpp"
 #include "nodes/linear/matrix_product.hpp"
 
@@ -27,7 +27,11 @@ struct TapTable {
     check_tensor_bytes("im2col tap table", {taps, outputs}, DType::Int64, max_bytes);
     const std::size_t rank = g.axes.size();
     std::vector<std::int64_t> in_stride(rank, 1);
-    for (std::size_t a = rank - 1; a-- > 0;) in_stride[a] = in_stride[a + 1] * g.axes[a + 1].input;
+    for (std::size_t a = rank - 1; a-- > 0;) in_stride[a] = in_stride[a + 1] * g.axes[a + 1].in;
+    // Per axis and output position: the taps that read the input, not the padding.
+    std::vector<std::vector<IndexRange>> valid(rank);
+    for (std::size_t a = 0; a < rank; ++a)
+      for (std::int64_t o = 0; o < g.axes[a].out; ++o) valid[a].push_back(g.axes[a].valid_taps(o));
     offset.resize(static_cast<std::size_t>(taps * outputs));
     std::vector<std::int64_t> tap(rank);
     std::vector<std::int64_t> out(rank);
@@ -38,8 +42,10 @@ struct TapTable {
         unravel(p, g, false, out);
         std::int64_t off = 0;
         for (std::size_t a = 0; a < rank && off >= 0; ++a) {
-          const std::int64_t pos = g.axes[a].position(out[a], tap[a]);
-          off = pos < 0 || pos >= g.axes[a].input ? -1 : off + pos * in_stride[a];
+          const IndexRange& inside = valid[a][static_cast<std::size_t>(out[a])];
+          off = tap[a] < inside.begin || tap[a] >= inside.end
+                    ? -1
+                    : off + g.axes[a].position(out[a], tap[a]) * in_stride[a];
         }
         offset[static_cast<std::size_t>(t * outputs + p)] = off;
         identity = identity && off == p;
@@ -50,7 +56,7 @@ struct TapTable {
   static void unravel(std::int64_t flat, const ConvGeometry& g, bool kernel,
                       std::vector<std::int64_t>& index) {
     for (std::size_t a = g.axes.size(); a-- > 0;) {
-      const std::int64_t n = kernel ? g.axes[a].kernel : g.axes[a].output;
+      const std::int64_t n = kernel ? g.axes[a].kernel : g.axes[a].out;
       index[a] = flat % n;
       flat /= n;
     }

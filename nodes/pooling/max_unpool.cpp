@@ -123,8 +123,8 @@ class MaxUnpoolNode final : public Node {
         out.push_back(kDynamicDim);
         continue;
       }
-      const PoolAxis& a = attrs_.axes[i - 2];
-      const std::int64_t size = in == 0 ? 0 : unpooled_size(a, in);
+      const WindowAxis& a = attrs_.axes[i - 2];
+      const std::int64_t size = in == 0 ? 0 : transposed_size(a, in, "pooling");
       if (in > 0 && size < 1)
         throw ShapeMismatch("axis " + std::to_string(i) + ": output size (" + std::to_string(in) +
                             "-1)*" + std::to_string(a.stride) + "+" + std::to_string(a.kernel) +

@@ -12,7 +12,7 @@ std::vector<TensorInfo> PoolNode::infer(const InferContext& ctx) const {
     throw InvalidGraph(std::string("input 0 (X) of ") + pool_op_type(attrs_.kind) + " is absent");
   const TensorInfo& x = *ctx.inputs[0];
   check_pool_dtype(attrs_.kind, x.dtype, 0);
-  std::vector<TensorInfo> out{{x.dtype, pooled_shape(attrs_, x.shape)}};
+  std::vector<TensorInfo> out{{x.dtype, pool_geometry(attrs_, x.shape).output_shape()}};
   if (attrs_.kind == PoolKind::Max && ctx.num_outputs >= 2)
     out.push_back({DType::Int64, out[0].shape});
   return out;

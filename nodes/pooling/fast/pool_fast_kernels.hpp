@@ -1574,10 +1574,6 @@ struct PoolKernels {
       }
   }
 
-  static std::int64_t floor_div(std::int64_t a, std::int64_t b) {
-    return a >= 0 ? a / b : -((-a + b - 1) / b);
-  }
-
   // ---- AveragePool backward on the fused geometry (fused_ok, with the last
   // axis unpadded at its start, so input p of a row is tap p % 2 of window
   // p / 2). No input position is in two windows, so every dX row is updated
