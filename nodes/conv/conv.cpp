@@ -1,11 +1,14 @@
 // Conv (ONNX Conv-22), any number of spatial axes >= 1, with groups,
 // dilations, strides, pads and auto_pad. Forward and backward are im2col plus
 // one matrix product per (image, group).
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "core/errors.hpp"
 #include "core/registry.hpp"
 #include "nodes/common/layer_common.hpp"
+#include "nodes/common/shape_cache.hpp"
 #include "nodes/conv/conv_geometry.hpp"
 #include "nodes/layer_ops.hpp"
 #include "nodes/linear/matrix_product.hpp"
@@ -194,7 +197,8 @@ class ConvNode final : public Node {
     const TensorInfo& w = *ctx.inputs[1];
     check_float_input("Conv", 0, "X", x.dtype);
     check_same_dtype("Conv", 1, "W", w.dtype, "X", x.dtype);
-    const ConvGeometry g = conv_geometry(attrs_, x.shape, w.shape);
+    const auto held = geometry(x.shape, w.shape);
+    const ConvGeometry& g = *held;
     if (ctx.inputs.size() > 2 && ctx.inputs[2]) {
       check_same_dtype("Conv", 2, "B", ctx.inputs[2]->dtype, "X", x.dtype);
       check_bias(ctx.inputs[2]->shape, g.out_channels);
@@ -206,7 +210,8 @@ class ConvNode final : public Node {
     const Tensor& x = ctx.inputs[0];
     const Tensor& w = ctx.inputs[1];
     const Tensor b = ctx.inputs.size() > 2 ? ctx.inputs[2] : Tensor{};
-    const ConvGeometry g = conv_geometry(attrs_, x.shape(), w.shape());
+    const auto held = geometry(x.shape(), w.shape());
+    const ConvGeometry& g = *held;
     if (!b.empty()) check_bias(b.shape(), g.out_channels);
     const Tensor xc = to_compute(x);
     const Tensor wc = to_compute(w);
@@ -227,7 +232,8 @@ class ConvNode final : public Node {
     require_saved("Conv", ctx.saved.size(), 2);
     const Tensor& xc = ctx.saved[0];
     const Tensor& wc = ctx.saved[1];
-    const ConvGeometry g = conv_geometry(attrs_, xc.shape(), wc.shape());
+    const auto held = geometry(xc.shape(), wc.shape());
+    const ConvGeometry& g = *held;
     check_output_gradient("Conv", 0, dy_in, g.output_shape());
     const Tensor dy = to_compute(dy_in);
     auto wanted = [&](std::size_t k) { return k < ctx.grad_inputs.size() && !ctx.grad_inputs[k].empty(); };
@@ -246,7 +252,14 @@ class ConvNode final : public Node {
   }
 
  private:
+  // conv_geometry() of X's and W's shapes, resolved at the first call with
+  // them (infer, forward or backward) and then shared.
+  std::shared_ptr<const ConvGeometry> geometry(const Shape& x, const Shape& w) const {
+    return geometries_.get({x, w}, [&] { return conv_geometry(attrs_, x, w); });
+  }
+
   ConvAttributes attrs_;
+  ShapeCache<std::pair<Shape, Shape>, ConvGeometry> geometries_;
 };
 
 }  // namespace
