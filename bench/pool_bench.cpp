@@ -239,7 +239,7 @@ void build_onednn(Prepared& p) {
     dilation.push_back(a.dilation - 1);  // oneDNN counts the holes
     pad_l.push_back(a.pad_begin);
     // ceil_mode is padding on the right as far as the last window reaches.
-    pad_r.push_back((a.out - 1) * a.stride + a.extent() - a.in - a.pad_begin);
+    pad_r.push_back(a.position(a.out - 1, a.kernel - 1) + 1 - a.in);
   }
   const auto alg = p.is_max ? dnnl::algorithm::pooling_max
                             : (p.def->attrs.count("count_include_pad") &&

@@ -4,8 +4,9 @@
 // LpPool-22, their Global forms, MaxUnpool-22, Conv-22): auto_pad, the output
 // size (floor, or ceil with the last-window rule), the pads SAME_UPPER /
 // SAME_LOWER / VALID imply, and which taps of a window fall inside the input.
-// The rules are docs/pooling.md "Output shape"; Conv has no ceil_mode and
-// keeps every other rule.
+// The rules are docs/pooling.md "Output shape"; Conv takes them without
+// ceil_mode. The checks that are an op's own (pooling's "every window holds
+// an input element", Conv's kernel against W) stay with the op.
 //
 // Notation: in, out input and output size; k kernel, s stride, d dilation,
 // pb / pe pad at the begin / end; ext = d*(k-1) + 1, the span of one window.
@@ -97,8 +98,10 @@ struct WindowRule {
 /// `out` may come out < 1: the callers report that in their op's words. An
 /// input or kernel of kDynamicDim gives out = kDynamicDim (and the pads of
 /// SAME_* stay unknown: the explicit ones are kept).
-/// Throws ShapeMismatch("<family> size overflows int64") when in + pb + pe or
-/// a window's start does not fit int64 (sizes and attributes come from files).
+/// Throws ShapeMismatch("<family> size overflows int64") when the extent,
+/// in + pb + pe, (out-1)*s + ext or a window's start leaves int64 (sizes and
+/// attributes come from files); a resolved axis thus has every tap range
+/// computable.
 WindowAxis resolve_window_axis(WindowAxis axis, std::int64_t in, const WindowRule& rule);
 
 /// The inverse of the floor rule: (in-1)*s + ext - pb - pe, the input size

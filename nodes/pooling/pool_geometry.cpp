@@ -229,7 +229,7 @@ namespace {
 /// GlobalAveragePool / GlobalMaxPool: one window over the whole axis (a
 /// kernel the size of the input, of a dynamic size too), which an empty axis
 /// leaves with no input element: refused at shape inference, as any such
-/// window (pooling.md).
+/// window (docs/pooling.md).
 WindowAxis global_axis(std::int64_t in, std::size_t tensor_axis) {
   if (in == 0)
     throw ShapeMismatch("axis " + std::to_string(tensor_axis) +

@@ -131,7 +131,7 @@ std::int64_t pick_chunk(std::int64_t extent, std::int64_t planes, int threads, S
   std::int64_t chunk = extent;
   while (chunk > 1 && scratch(chunk) > kScratchBudget) chunk = (chunk + 1) / 2;
   const std::int64_t wanted = 4 * static_cast<std::int64_t>(threads);
-  while (chunk > 1 && planes * ((extent + chunk - 1) / chunk) < wanted) chunk = (chunk + 1) / 2;
+  while (chunk > 1 && planes * ceil_div(extent, chunk) < wanted) chunk = (chunk + 1) / 2;
   return chunk;
 }
 
@@ -217,11 +217,11 @@ bool make_plan(const PoolGeometry& g, Reduce reduce, bool count_include_pad, std
   const AxisPlan& a0 = plan.axes[0];
   plan.chunk = pick_chunk(a0.out, plan.planes, static_cast<int>(workers),
                           [&](std::int64_t c) { return forward_scratch(plan, c); });
-  plan.chunks = (a0.out + plan.chunk - 1) / plan.chunk;
+  plan.chunks = ceil_div(a0.out, plan.chunk);
   plan.forward_scratch = static_cast<std::size_t>(forward_scratch(plan, plan.chunk));
   plan.input_chunk = pick_chunk(a0.in, plan.planes, static_cast<int>(workers),
                                 [&](std::int64_t c) { return backward_scratch(plan, c); });
-  plan.input_chunks = (a0.in + plan.input_chunk - 1) / plan.input_chunk;
+  plan.input_chunks = ceil_div(a0.in, plan.input_chunk);
   plan.backward_scratch = static_cast<std::size_t>(backward_scratch(plan, plan.input_chunk));
   // Even one row per chunk can stage far more than a plane where an axis that
   // shrinks comes before one padded wide (x [1, 1, 10000, 1], kernel
