@@ -4,7 +4,7 @@
 // LpPool-22, their Global forms, MaxUnpool-22, Conv-22): auto_pad, the output
 // size (floor, or ceil with the last-window rule), the pads SAME_UPPER /
 // SAME_LOWER / VALID imply, and which taps of a window fall inside the input.
-// The rules are docs/pooling.md "Output shape"; Conv takes them without
+// The rules are docs/pooling.md "Output size"; Conv takes them without
 // ceil_mode. The checks that are an op's own (pooling's "every window holds
 // an input element", Conv's kernel against W) stay with the op.
 //

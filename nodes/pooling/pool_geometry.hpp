@@ -63,7 +63,7 @@ PoolAttributes parse_pool_attributes(PoolKind kind, const Attributes& attrs);
 
 /// Throws ShapeMismatch naming `tensor_axis` when the resolved axis has
 /// out < 1 or a window that holds no input element (docs/pooling.md "Output
-/// shape": kernel extent larger than the padded input, or a window that falls
+/// size": kernel extent larger than the padded input, or a window that falls
 /// in the pads only).
 void check_axis(const WindowAxis& axis, std::size_t tensor_axis);
 

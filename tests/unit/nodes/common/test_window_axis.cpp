@@ -1,4 +1,4 @@
-// The window-axis module on its own (docs/pooling.md "Output shape"): the one
+// The window-axis module on its own (docs/pooling.md "Output size"): the one
 // output-size rule (floor, ceil with the last-window rule, SAME_UPPER,
 // SAME_LOWER, VALID) with its overflow checks, the valid and padded taps of a
 // window against a brute-force count, and floor/ceil division.

@@ -1,5 +1,5 @@
-// pooling.md "Attributes and defaults" and "Output shape": attribute parsing
-// and every shape error (the output-size rule itself: test_window_axis.cpp).
+// docs/pooling.md "Attributes" and "Output size": attribute parsing and every
+// shape error (the output-size rule itself: test_window_axis.cpp).
 #include <gtest/gtest.h>
 
 #include "core/errors.hpp"
