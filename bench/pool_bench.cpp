@@ -359,7 +359,7 @@ Prepared& prepared(std::size_t index) {
   const char* op = nodeflow::pool_op_type(p.def->kind);
   const auto* schema = nodeflow::OpRegistry::global().find(op);
   p.node = schema->create(nodeflow::NodeConfig{op, p.def->name, p.def->attrs, true, 1.0});
-  p.geometry = nodeflow::pool_geometry(nodeflow::parse_pool_attributes(p.def->kind, p.def->attrs),
+  p.geometry = nodeflow::pool_geometry(nodeflow::checked_pool_attributes(p.def->kind, p.def->attrs),
                                        p.def->shape);
   p.x = Tensor(DType::Float32, p.geometry.input_shape());
   p.dy = Tensor(DType::Float32, p.geometry.output_shape());

@@ -176,7 +176,7 @@ Prepared& prepared(std::size_t case_index, DType t) {
   const char* op = nodeflow::pool_op_type(c.kind);
   p.node = nodeflow::OpRegistry::global().find(op)->create(
       nodeflow::NodeConfig{op, c.name, c.attrs, true, 1.0});
-  const auto g = nodeflow::pool_geometry(nodeflow::parse_pool_attributes(c.kind, c.attrs), c.shape);
+  const auto g = nodeflow::pool_geometry(nodeflow::checked_pool_attributes(c.kind, c.attrs), c.shape);
   p.x = Tensor(t, g.input_shape());
   p.dy = Tensor(t, g.output_shape());
   fill(p.x, 1);

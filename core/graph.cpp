@@ -14,16 +14,6 @@
 namespace nodeflow {
 namespace {
 
-std::string node_path(std::size_t i, const NodeDef& n) {
-  return "nodes[" + std::to_string(i) + "]" + (n.name.empty() ? "" : " (" + n.name + ")");
-}
-
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
-  return out;
-}
-
 /// Throws ShapeMismatch (`what`: where the shape is) when the element count
 /// of `shape`, dimensions known only at run time counted as 1, overflows
 /// int64: no tensor of that shape could ever be made.
@@ -39,19 +29,82 @@ void require_countable(const Shape& shape, const std::string& what) {
 
 }  // namespace
 
-void detail::check_node_names(std::size_t index, const NodeDef& n) {
+std::string default_output_name(const std::string& node, std::size_t i) {
+  return i == 0 ? node : node + ":" + std::to_string(i);
+}
+
+std::string node_path(std::size_t index, const std::string& name) {
+  return "nodes[" + std::to_string(index) + "]" + (name.empty() ? "" : " (" + name + ")");
+}
+
+std::unique_ptr<Node> create_node(const OpSchema& schema, NodeConfig config) {
+  config.attributes = checked_attributes(schema.op_type, schema.attributes, config.attributes,
+                                         schema.check_attributes);
+  return schema.create(std::move(config));
+}
+
+const OpSchema& detail::find_schema(const OpRegistry& registry, const std::string& op_type,
+                                    const std::string& where) {
+  const OpSchema* schema = registry.find(op_type);
+  if (!schema) {
+    const std::vector<std::string> known = registry.names();
+    throw InvalidGraph(where + ".op_type: unknown op_type '" + printable(op_type, 200) +
+                       "' (known: " + (known.empty() ? "none" : join(known)) + ")");
+  }
+  return *schema;
+}
+
+void detail::check_lda_coeff(double lda_coeff, const std::string& where) {
+  if (!std::isfinite(lda_coeff))
+    throw InvalidAttribute(where + ".lda_coeff: expected a finite number");
+}
+
+detail::CompiledNode detail::compile_node(std::size_t index, const NodeDef& n,
+                                          const OpRegistry& registry,
+                                          const std::function<bool(const std::string&)>& name_taken) {
   check_name(n.name, [&] { return "nodes[" + std::to_string(index) + "].name"; });
+  auto where = [&] { return node_path(index, n.name); };
   for (std::size_t k = 0; k < n.inputs.size(); ++k)
-    check_name(n.inputs[k], [&] { return node_path(index, n) + ".inputs[" + std::to_string(k) + "]"; });
+    check_name(n.inputs[k], [&] { return where() + ".inputs[" + std::to_string(k) + "]"; });
   if (n.specified_outputs_name)
     for (std::size_t k = 0; k < n.specified_outputs_name->size(); ++k)
       check_name((*n.specified_outputs_name)[k], [&] {
-        return node_path(index, n) + ".specified_outputs_name[" + std::to_string(k) + "]";
+        return where() + ".specified_outputs_name[" + std::to_string(k) + "]";
       });
-}
-
-std::string default_output_name(const std::string& node, std::size_t i) {
-  return i == 0 ? node : node + ":" + std::to_string(i);
+  if (n.name.empty()) throw InvalidGraph(where() + ".name: node name is empty");
+  if (name_taken(n.name)) throw InvalidGraph(where() + ".name: duplicate node name '" + n.name + "'");
+  const OpSchema& schema = find_schema(registry, n.op_type, where());
+  Attributes attributes = with_lazy_context(where, [&] {
+    return checked_attributes(n.op_type, schema.attributes, n.attributes, schema.check_attributes);
+  });
+  if (n.inputs.size() < schema.min_inputs || n.inputs.size() > schema.inputs.size())
+    throw InvalidGraph(where() + ".inputs: " + n.op_type + " takes " +
+                       std::to_string(schema.min_inputs) + " to " +
+                       std::to_string(schema.inputs.size()) + " inputs, got " +
+                       std::to_string(n.inputs.size()));
+  for (std::size_t k = 0; k < schema.min_inputs; ++k)
+    if (n.inputs[k].empty())
+      throw InvalidGraph(where() + ".inputs[" + std::to_string(k) + "]: required input '" +
+                         schema.inputs[k].name + "' of " + n.op_type + " is absent");
+  check_lda_coeff(n.lda_coeff, where());
+  CompiledNode out;
+  if (n.specified_outputs_name) {
+    const auto& names = *n.specified_outputs_name;
+    if (names.size() < schema.min_outputs || names.size() > schema.outputs.size())
+      throw InvalidGraph(where() + ".specified_outputs_name: " + n.op_type + " has " +
+                         std::to_string(schema.min_outputs) + " to " +
+                         std::to_string(schema.outputs.size()) + " outputs, got " +
+                         std::to_string(names.size()) + " names");
+    out.outputs = names;
+  } else {
+    for (std::size_t k = 0; k < schema.outputs.size(); ++k)
+      out.outputs.push_back(default_output_name(n.name, k));
+  }
+  with_lazy_context(where, [&] {
+    out.node = schema.create(
+        NodeConfig{n.op_type, n.name, std::move(attributes), n.training, n.lda_coeff});
+  });
+  return out;
 }
 
 struct Graph::NameIndex {
@@ -119,51 +172,20 @@ Graph::Graph(GraphDef def, const OpRegistry& registry)
   std::vector<std::size_t> producer(expected_tensors, kAbsent);  // slot -> node index
   for (std::size_t i = 0; i < node_count; ++i) {
     const NodeDef& n = def_.nodes[i];
-    detail::check_node_names(i, n);
-    auto where = [&] { return node_path(i, n); };
-    if (n.name.empty()) throw InvalidGraph(where() + ".name: node name is empty");
-    if (!node_names.insert(n.name).second)
-      throw InvalidGraph(where() + ".name: duplicate node name '" + n.name + "'");
-    const OpSchema* schema = registry.find(n.op_type);
-    if (!schema)
-      throw InvalidGraph(where() + ".op_type: unknown op_type '" + printable(n.op_type, 200) +
-                         "' (known: " + join(registry.names()) + ")");
-    with_lazy_context(where, [&] { validate_attributes(n.op_type, schema->attributes, n.attributes); });
-    if (n.inputs.size() < schema->min_inputs || n.inputs.size() > schema->inputs.size())
-      throw InvalidGraph(where() + ".inputs: " + n.op_type + " takes " +
-                         std::to_string(schema->min_inputs) + " to " +
-                         std::to_string(schema->inputs.size()) + " inputs, got " +
-                         std::to_string(n.inputs.size()));
-    for (std::size_t k = 0; k < schema->min_inputs; ++k)
-      if (n.inputs[k].empty())
-        throw InvalidGraph(where() + ".inputs[" + std::to_string(k) + "]: required input '" +
-                           schema->inputs[k] + "' of " + n.op_type + " is absent");
-    if (!std::isfinite(n.lda_coeff))
-      throw InvalidAttribute(where() + ".lda_coeff: expected a finite number");
+    detail::CompiledNode node = detail::compile_node(
+        i, n, registry, [&](const std::string& name) { return !node_names.insert(name).second; });
     Step& step = compiled[i];
     step.def_index = i;
-    if (n.specified_outputs_name) {
-      const auto& names = *n.specified_outputs_name;
-      if (names.size() < schema->min_outputs || names.size() > schema->outputs.size())
-        throw InvalidGraph(where() + ".specified_outputs_name: " + n.op_type + " has " +
-                           std::to_string(schema->min_outputs) + " to " +
-                           std::to_string(schema->outputs.size()) + " outputs, got " +
-                           std::to_string(names.size()) + " names");
-      step.outputs = names;
-    } else {
-      for (std::size_t k = 0; k < schema->outputs.size(); ++k)
-        step.outputs.push_back(default_output_name(n.name, k));
-    }
+    step.node = std::move(node.node);
+    step.outputs = std::move(node.outputs);
     step.output_slots.reserve(step.outputs.size());
     for (const auto& out : step.outputs) {
-      const std::size_t slot = define(out, [&] { return where() + ".specified_outputs_name"; });
+      const std::size_t slot =
+          define(out, [&] { return node_path(i, n.name) + ".specified_outputs_name"; });
       if (slot >= producer.size()) producer.resize(slot + 1, kAbsent);
       producer[slot] = i;
       step.output_slots.push_back(slot);
     }
-    with_lazy_context(where, [&] {
-      step.node = schema->create(NodeConfig{n.op_type, n.name, n.attributes, n.training, n.lda_coeff});
-    });
   }
 
   // Wiring: every input is defined somewhere.
@@ -175,7 +197,7 @@ Graph::Graph(GraphDef def, const OpRegistry& registry)
       const std::string& t = step.inputs[k];
       const std::size_t s = t.empty() ? kAbsent : slot(t);
       if (!t.empty() && s == kAbsent)
-        throw InvalidGraph(node_path(i, def_.nodes[i]) + ".inputs[" + std::to_string(k) +
+        throw InvalidGraph(node_path(i, def_.nodes[i].name) + ".inputs[" + std::to_string(k) +
                            "]: tensor '" + t + "' is not a graph input, initializer or node output");
       step.input_slots.push_back(s);
     }
@@ -249,7 +271,7 @@ Graph::Graph(GraphDef def, const OpRegistry& registry)
   std::vector<TensorInfo> out_infos;
   for (std::size_t i : order) {
     Step& step = compiled[i];
-    auto where = [&] { return node_path(i, def_.nodes[i]); };
+    auto where = [&] { return node_path(i, def_.nodes[i].name); };
     ctx.inputs.clear();
     ctx.constants.clear();
     ctx.num_outputs = step.outputs.size();

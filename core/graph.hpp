@@ -3,6 +3,7 @@
 // (graph-format.md). GraphDef is the plain description (what the JSON holds or
 // code builds); Graph is a validated, immutable, ready-to-run graph.
 #include <cstddef>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -52,11 +53,39 @@ struct GraphDef {
 /// Output i of node `node`: "node" for i = 0, "node:i" otherwise.
 std::string default_output_name(const std::string& node, std::size_t i);
 
+/// A node as messages name it: "nodes[3] (pool1)", "nodes[3]" without a name.
+std::string node_path(std::size_t index, const std::string& name);
+
+/// The one way a node is built: `config`'s attributes go through
+/// checked_attributes (the schema's specs, then its check_attributes) and
+/// come back with every default filled in; schema.create then only reads
+/// them. Throws InvalidAttribute ("attributes.kernel_shape: ...").
+std::unique_ptr<Node> create_node(const OpSchema& schema, NodeConfig config);
+
 namespace detail {
-/// check_name (core/names.hpp) on the names of node `index`: its name
-/// ("nodes[2].name"), its inputs ("nodes[2] (p).inputs[0]"; "" passes) and its
-/// specified_outputs_name, in that order. Graph and GraphBuilder share it.
-void check_node_names(std::size_t index, const NodeDef& node);
+/// The schema of `op_type`, or InvalidGraph
+/// "<where>.op_type: unknown op_type 'MaxPool2d' (known: AveragePool, ...)"
+/// ("known: none" for an empty registry).
+const OpSchema& find_schema(const OpRegistry& registry, const std::string& op_type,
+                            const std::string& where);
+
+/// A node of a graph checked on its own and built (the reader, Graph and
+/// GraphBuilder share it, so each rule has one message): its names
+/// (check_name, core/names.hpp: "nodes[2].name", "nodes[2] (p).inputs[0]",
+/// specified_outputs_name), a non-empty name that `name_taken` does not
+/// know, the op_type, the attributes (create_node), the input count and
+/// required inputs, a finite lda_coeff and the output count. Names unique in
+/// the graph, wiring and shapes are the caller's. Errors are prefixed
+/// "nodes[i] (name)".
+struct CompiledNode {
+  std::unique_ptr<Node> node;
+  std::vector<std::string> outputs;  ///< specified_outputs_name, else default_output_name's
+};
+CompiledNode compile_node(std::size_t index, const NodeDef& node, const OpRegistry& registry,
+                          const std::function<bool(const std::string&)>& name_taken);
+
+/// The lda_coeff rule: InvalidAttribute "<where>.lda_coeff: expected a finite number".
+void check_lda_coeff(double lda_coeff, const std::string& where);
 }  // namespace detail
 
 /// A validated graph. Construction checks everything (names, as check_name

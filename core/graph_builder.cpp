@@ -1,6 +1,5 @@
 #include "core/graph_builder.hpp"
 
-#include <cmath>
 #include <memory>
 
 #include "core/errors.hpp"
@@ -9,19 +8,6 @@
 
 namespace nodeflow {
 namespace {
-
-// The wording below is Graph's (core/graph.cpp), so that a mistake reads the
-// same whether it is made in code or in a document; a test holds them together.
-
-std::string node_path(std::size_t i, const std::string& name) {
-  return "nodes[" + std::to_string(i) + "]" + (name.empty() ? "" : " (" + name + ")");
-}
-
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
-  return out;
-}
 
 std::string undefined_tensor(const std::string& where, const std::string& tensor) {
   return where + ": tensor '" + tensor + "' is not a graph input, initializer or node output";
@@ -96,40 +82,10 @@ const std::vector<std::string>& GraphBuilder::add_node(const std::string& op_typ
 
 const std::vector<std::string>& GraphBuilder::add_node(NodeDef n) {
   const std::size_t index = def_.nodes.size();
-  detail::check_node_names(index, n);
+  detail::CompiledNode compiled = detail::compile_node(
+      index, n, *registry_, [&](const std::string& name) { return node_names_.count(name) != 0; });
   const std::string where = node_path(index, n.name);
-  if (n.name.empty()) throw InvalidGraph(where + ".name: node name is empty");
-  if (node_names_.count(n.name))
-    throw InvalidGraph(where + ".name: duplicate node name '" + n.name + "'");
-  const OpSchema* schema = registry_->find(n.op_type);
-  if (!schema)
-    throw InvalidGraph(where + ".op_type: unknown op_type '" + printable(n.op_type, 200) +
-                       "' (known: " + join(registry_->names()) + ")");
-  with_context(where, [&] { validate_attributes(n.op_type, schema->attributes, n.attributes); });
-  if (n.inputs.size() < schema->min_inputs || n.inputs.size() > schema->inputs.size())
-    throw InvalidGraph(
-        where + ".inputs: " + n.op_type + " takes " + std::to_string(schema->min_inputs) + " to " +
-        std::to_string(schema->inputs.size()) + " inputs, got " + std::to_string(n.inputs.size()));
-  for (std::size_t k = 0; k < schema->min_inputs; ++k)
-    if (n.inputs[k].empty())
-      throw InvalidGraph(where + ".inputs[" + std::to_string(k) + "]: required input '" +
-                         schema->inputs[k] + "' of " + n.op_type + " is absent");
-  if (!std::isfinite(n.lda_coeff))
-    throw InvalidAttribute(where + ".lda_coeff: expected a finite number");
-
-  std::vector<std::string> outputs;
-  if (n.specified_outputs_name) {
-    const auto& names = *n.specified_outputs_name;
-    if (names.size() < schema->min_outputs || names.size() > schema->outputs.size())
-      throw InvalidGraph(where + ".specified_outputs_name: " + n.op_type + " has " +
-                         std::to_string(schema->min_outputs) + " to " +
-                         std::to_string(schema->outputs.size()) + " outputs, got " +
-                         std::to_string(names.size()) + " names");
-    outputs = names;
-  } else {
-    for (std::size_t k = 0; k < schema->outputs.size(); ++k)
-      outputs.push_back(default_output_name(n.name, k));
-  }
+  std::vector<std::string>& outputs = compiled.outputs;
   for (std::size_t k = 0; k < outputs.size(); ++k) {
     check_new_tensor(outputs[k], where + ".specified_outputs_name");
     for (std::size_t j = 0; j < k; ++j)
@@ -137,10 +93,7 @@ const std::vector<std::string>& GraphBuilder::add_node(NodeDef n) {
         throw InvalidGraph(where + ".specified_outputs_name: tensor name '" + outputs[k] +
                            "' is defined twice (names are unique in the graph)");
   }
-  std::unique_ptr<Node> instance;
-  with_context(where, [&] {
-    instance = schema->create(NodeConfig{n.op_type, n.name, n.attributes, n.training, n.lda_coeff});
-  });
+  const Node& instance = *compiled.node;
 
   InferContext ctx;
   ctx.num_outputs = outputs.size();
@@ -159,7 +112,7 @@ const std::vector<std::string>& GraphBuilder::add_node(NodeDef n) {
     ctx.constants.push_back(c == constants_.end() ? nullptr : &def_.initializers[c->second].value);
   }
   std::vector<TensorInfo> out_infos;
-  with_context(where, [&] { out_infos = instance->infer(ctx); });
+  with_context(where, [&] { out_infos = instance.infer(ctx); });
   if (out_infos.size() < outputs.size())
     throw InvalidGraph(where + ": shape inference gave " + std::to_string(out_infos.size()) +
                        " outputs, expected " + std::to_string(outputs.size()));

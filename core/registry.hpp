@@ -10,19 +10,35 @@
 #include <vector>
 
 #include "core/attributes.hpp"
+#include "core/dtype.hpp"
 #include "core/node.hpp"
 
 namespace nodeflow {
 
-/// Declarative description of one op type.
+/// One input or output of an op (ONNX order).
+struct TensorSpec {
+  std::string name;
+  /// The dtypes it takes (ONNX type constraint, as far as nodeflow has them);
+  /// empty: the op refuses the tensor (Dropout's training_mode).
+  std::vector<DType> dtypes;
+  std::string doc;  ///< one line: shape and meaning
+};
+
+/// Declarative description of one op type: what an editor, an importer and
+/// the graph's validation read.
 struct OpSchema {
   std::string op_type;
-  std::string definition;             ///< source of the semantics, e.g. "ONNX MaxPool-22"
-  std::vector<std::string> inputs;    ///< input names in ONNX order
-  std::size_t min_inputs = 1;         ///< inputs after min_inputs are optional
-  std::vector<std::string> outputs;   ///< output names in ONNX order
-  std::size_t min_outputs = 1;        ///< outputs after min_outputs are optional
+  std::string definition;            ///< source of the semantics, e.g. "ONNX MaxPool-22"
+  std::vector<TensorSpec> inputs;    ///< in ONNX order
+  std::size_t min_inputs = 1;        ///< inputs after min_inputs are optional
+  std::vector<TensorSpec> outputs;   ///< in ONNX order
+  std::size_t min_outputs = 1;       ///< outputs after min_outputs are optional
   std::vector<AttrSpec> attributes;
+  /// The op's rules over several attributes (checked_attributes runs it after
+  /// the specs' rules); empty when the specs say everything.
+  AttrCheck check_attributes;
+  /// Builds a node from a NodeConfig whose attributes checked_attributes
+  /// returned (create_node, core/graph.hpp): the node only reads them.
   std::function<std::unique_ptr<Node>(NodeConfig)> create;
 };
 

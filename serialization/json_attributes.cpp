@@ -6,12 +6,6 @@
 namespace nodeflow::json_detail {
 namespace {
 
-const AttrSpec* find_spec(const OpSchema& schema, const std::string& name) {
-  for (const auto& s : schema.attributes)
-    if (s.name == name) return &s;
-  return nullptr;
-}
-
 /// A JSON integer, or true/false as 1/0 (ONNX booleans are ints; graph-format.md).
 bool as_int_or_bool(const Json& v, std::int64_t& out) {
   if (v.is_boolean()) {
@@ -77,7 +71,7 @@ Attributes read_attributes(const Json& attrs, const OpSchema& schema, const std:
   if (!attrs.is_object()) expected(child(path, "attributes"), "an object of attributes", attrs);
   Attributes out;
   for (const auto& [name, value] : attrs.items()) {
-    const AttrSpec* spec = find_spec(schema, name);
+    const AttrSpec* spec = find_spec(schema.attributes, name);
     if (!spec) {
       // validate_attributes owns the wording of an unknown-attribute error.
       try {

@@ -1,7 +1,6 @@
 #include "serialization/json_reader.hpp"
 
 #include <exception>
-#include <cmath>
 #include <limits>
 
 #include "core/errors.hpp"
@@ -180,24 +179,18 @@ NodeDef read_node(const Json& item, const std::string& path, const OpRegistry& r
   NodeDef node;
   node.name = json_detail::read_name(item.at("name"), child(path, "name"), "a node name (a string)");
   node.op_type = json_detail::get_string(item, path, "op_type", "an op_type (a string)");
-  const OpSchema* schema = registry.find(node.op_type);
-  if (!schema) {
-    std::string known;
-    for (const auto& n : registry.names()) known += (known.empty() ? "" : ", ") + n;
-    throw InvalidGraph(child(path, "op_type") + ": unknown op_type " +
-                       json_detail::render(item.at("op_type")) + " (known: " +
-                       (known.empty() ? "none" : known) + ")");
-  }
+  const OpSchema& schema = detail::find_schema(registry, node.op_type, path);
   node.inputs = read_names(item.at("inputs"), child(path, "inputs"), "a list of tensor names");
   if (const auto it = item.find("attributes"); it != item.end())
-    node.attributes = json_detail::read_attributes(*it, *schema, path);
+    node.attributes = json_detail::read_attributes(*it, schema, path);
   if (const auto it = item.find("specified_outputs_name"); it != item.end())
     node.specified_outputs_name =
         read_names(*it, child(path, "specified_outputs_name"), "a list of tensor names");
   node.training = read_bool(item, path, "training", true);
   if (const auto it = item.find("lda_coeff"); it != item.end()) {
-    if (!it->is_number() || !std::isfinite(it->get<double>()))
-      expected(child(path, "lda_coeff"), "a finite number", *it);
+    // Graph checks the value (detail::check_lda_coeff); a JSON number is always
+    // finite (the parser refuses NaN, Infinity and overflow).
+    if (!it->is_number()) expected(child(path, "lda_coeff"), "a finite number", *it);
     node.lda_coeff = it->get<double>();
   }
   return node;

@@ -196,8 +196,7 @@ class DocumentWriter {
       out_ += "false";
     }
     if (n.lda_coeff != 1.0) {
-      if (!std::isfinite(n.lda_coeff))
-        throw InvalidAttribute(where + ".lda_coeff: expected a finite number");
+      detail::check_lda_coeff(n.lda_coeff, where);
       key("lda_coeff");
       append_float(out_, n.lda_coeff);
     }

@@ -87,8 +87,8 @@ template <typename Fn> void register_elementwise(OpRegistry& registry) {
   OpSchema s;
   s.op_type = Fn::op;
   s.definition = Fn::definition;
-  s.inputs = {"X"};
-  s.outputs = {"Y"};
+  s.inputs = {{"X", float_dtypes(), "any shape"}};
+  s.outputs = {{"Y", float_dtypes(), "X's shape and dtype"}};
   s.create = [](NodeConfig c) -> std::unique_ptr<Node> {
     return std::make_unique<ElementwiseNode<Fn>>(std::move(c));
   };

@@ -85,7 +85,7 @@ template <bool Log> class SoftmaxNode final : public Node {
  public:
   static constexpr const char* kOp = Log ? "LogSoftmax" : "Softmax";
 
-  explicit SoftmaxNode(NodeConfig c) : Node(std::move(c)), axis_(get_int(config().attributes, "axis", -1)) {}
+  explicit SoftmaxNode(NodeConfig c) : Node(std::move(c)), axis_(attr_int(config().attributes, "axis")) {}
 
   std::vector<TensorInfo> infer(const InferContext& ctx) const override {
     const TensorInfo& x = *ctx.inputs[0];
@@ -143,8 +143,8 @@ template <bool Log> void register_softmax_op(OpRegistry& registry) {
   OpSchema s;
   s.op_type = SoftmaxNode<Log>::kOp;
   s.definition = Log ? "ONNX LogSoftmax-13" : "ONNX Softmax-13";
-  s.inputs = {"input"};
-  s.outputs = {"output"};
+  s.inputs = {{"input", float_dtypes(), "rank >= 1"}};
+  s.outputs = {{"output", float_dtypes(), "input's shape and dtype"}};
   AttrSpec axis;
   axis.name = "axis";
   axis.kind = AttrKind::Int;

@@ -9,6 +9,7 @@
 // out, so every Eigen-heavy template is instantiated twice, not four times.
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,14 @@
 #include "core/tensor.hpp"
 
 namespace nodeflow {
+
+/// The dtypes of the schemas' TensorSpecs: the float ones check_float_input
+/// takes, int64 (check_int64_input) and every graph dtype (kGraphDTypes).
+inline std::vector<DType> float_dtypes() {
+  return {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16};
+}
+inline std::vector<DType> int64_dtypes() { return {DType::Int64}; }
+inline std::vector<DType> graph_dtypes() { return {std::begin(kGraphDTypes), std::end(kGraphDTypes)}; }
 
 /// Throws UnsupportedDType unless `dtype` is float32, float64, float16 or bfloat16:
 /// "Conv does not take dtype int8 (input 0 (X); allowed: float32, float64, float16, bfloat16)".

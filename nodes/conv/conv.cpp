@@ -268,10 +268,13 @@ void register_conv(OpRegistry& registry) {
   OpSchema s;
   s.op_type = "Conv";
   s.definition = "ONNX Conv-22";
-  s.inputs = {"X", "W", "B"};
+  s.inputs = {{"X", float_dtypes(), "N x C x D1..Dn"},
+              {"W", float_dtypes(), "M x C/group x k1..kn; X's dtype"},
+              {"B", float_dtypes(), "optional [M] bias; X's dtype"}};
   s.min_inputs = 2;
-  s.outputs = {"Y"};
+  s.outputs = {{"Y", float_dtypes(), "N x M x O1..On"}};
   s.attributes = conv_attribute_specs();
+  s.check_attributes = check_conv_attributes;
   s.create = [](NodeConfig c) -> std::unique_ptr<Node> { return std::make_unique<ConvNode>(std::move(c)); };
   registry.add(std::move(s));
 }

@@ -7,17 +7,26 @@
 namespace nodeflow {
 namespace {
 
-AttrSpec ints_spec(const std::string& name, std::int64_t min, const std::string& doc) {
+// Lists of one value (pads: two) per spatial axis of X, checked when X's rank
+// is known (conv_geometry).
+AttrSpec ints_spec(const std::string& name, std::int64_t min, std::size_t per_axis,
+                   const std::string& doc) {
   AttrSpec s;
   s.name = name;
   s.kind = AttrKind::Ints;
   s.min = min;
   s.max = kMaxConvAttribute;
+  s.length = ListLength{"", per_axis, per_axis == 1 ? "one per spatial axis of X"
+                                                    : "begin and end per spatial axis of X"};
   s.doc = doc;
   return s;
 }
 
 std::string list(const std::vector<std::int64_t>& v) { return to_string(AttrValue{v}); }
+
+std::vector<std::int64_t> list_or_empty(const Attributes& attrs, const std::string& name) {
+  return optional_ints(attrs, name).value_or(std::vector<std::int64_t>{});
+}
 
 }  // namespace
 
@@ -37,27 +46,22 @@ std::vector<AttrSpec> conv_attribute_specs() {
   group.max = kMaxConvAttribute;
   group.doc = "channel groups: C and M are divisible by it; W is M x C/group x k1..kn";
   return {auto_pad,
-          ints_spec("dilations", 1, "spacing of kernel taps per spatial axis (default all 1)"),
+          ints_spec("dilations", 1, 1, "spacing of kernel taps per spatial axis (default all 1)"),
           group,
-          ints_spec("kernel_shape", 1, "kernel size per spatial axis; default: W's spatial dims"),
-          ints_spec("pads", 0, "[x1_begin, x2_begin, ..., x1_end, x2_end, ...] (default all 0)"),
-          ints_spec("strides", 1, "step per spatial axis (default all 1)")};
+          ints_spec("kernel_shape", 1, 1, "kernel size per spatial axis; default: W's spatial dims"),
+          ints_spec("pads", 0, 2, "[x1_begin, x2_begin, ..., x1_end, x2_end, ...] (default all 0)"),
+          ints_spec("strides", 1, 1, "step per spatial axis (default all 1)")};
 }
 
-ConvAttributes parse_conv_attributes(const Attributes& attrs) {
-  ConvAttributes a;
-  a.auto_pad = parse_auto_pad(get_string(attrs, "auto_pad", "NOTSET"));
-  a.group = get_int(attrs, "group", 1);
-  a.kernel_shape = get_ints(attrs, "kernel_shape");
-  a.strides = get_ints(attrs, "strides");
-  a.dilations = get_ints(attrs, "dilations");
-  a.pads = get_ints(attrs, "pads");
-  if (!a.pads.empty() && a.auto_pad != AutoPad::NotSet)
-    throw InvalidAttribute("attributes.pads: pads " + list(a.pads) + " cannot be combined with auto_pad " +
-                           auto_pad_name(a.auto_pad) + " (use auto_pad NOTSET)");
-  if (a.pads.size() % 2 != 0)
+void check_conv_attributes(const Attributes& attrs) {
+  const std::vector<std::int64_t> pads = list_or_empty(attrs, "pads");
+  const AutoPad auto_pad = parse_auto_pad(attr_string(attrs, "auto_pad"));
+  if (!pads.empty() && auto_pad != AutoPad::NotSet)
+    throw InvalidAttribute("attributes.pads: pads " + list(pads) + " cannot be combined with auto_pad " +
+                           auto_pad_name(auto_pad) + " (use auto_pad NOTSET)");
+  if (pads.size() % 2 != 0)
     throw InvalidAttribute("attributes.pads: expected 2 values per spatial axis (begins, then ends), got " +
-                           list(a.pads));
+                           list(pads));
   // Lists that are given must agree on the spatial rank.
   std::size_t rank = 0;
   std::string first;
@@ -71,10 +75,20 @@ ConvAttributes parse_conv_attributes(const Attributes& attrs) {
                              " spatial axes but " + first + " has " + std::to_string(rank));
     }
   };
-  agree("kernel_shape", a.kernel_shape.size());
-  agree("strides", a.strides.size());
-  agree("dilations", a.dilations.size());
-  agree("pads", a.pads.size() / 2);
+  agree("kernel_shape", list_or_empty(attrs, "kernel_shape").size());
+  agree("strides", list_or_empty(attrs, "strides").size());
+  agree("dilations", list_or_empty(attrs, "dilations").size());
+  agree("pads", pads.size() / 2);
+}
+
+ConvAttributes parse_conv_attributes(const Attributes& attrs) {
+  ConvAttributes a;
+  a.auto_pad = parse_auto_pad(attr_string(attrs, "auto_pad"));
+  a.group = attr_int(attrs, "group");
+  a.kernel_shape = list_or_empty(attrs, "kernel_shape");
+  a.strides = list_or_empty(attrs, "strides");
+  a.dilations = list_or_empty(attrs, "dilations");
+  a.pads = list_or_empty(attrs, "pads");
   return a;
 }
 

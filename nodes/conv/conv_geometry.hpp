@@ -29,12 +29,17 @@ struct ConvAttributes {
 };
 
 /// auto_pad, dilations, group, kernel_shape, pads, strides with their ONNX
-/// defaults and ranges.
+/// defaults, ranges and lengths (one value, pads two, per spatial axis of X:
+/// checked by conv_geometry, when X's rank is known).
 std::vector<AttrSpec> conv_attribute_specs();
 
-/// Reads validated attributes. Throws InvalidAttribute for the rules that need
-/// several attributes: pads with auto_pad other than NOTSET, an odd pads length,
-/// lists of different spatial ranks.
+/// The rules the specs cannot state (the schema's check_attributes): pads
+/// only with auto_pad NOTSET, an even pads length, the lists given agreeing
+/// on the spatial rank. Throws InvalidAttribute("attributes.<name>: ...").
+void check_conv_attributes(const Attributes& attrs);
+
+/// Reads attributes that checked_attributes returned for Conv's schema (a
+/// node's NodeConfig): no check or default of its own.
 ConvAttributes parse_conv_attributes(const Attributes& attrs);
 
 /// Geometry of one Conv: X is N x C x D1..Dn, W is M x C/group x k1..kn.

@@ -70,9 +70,10 @@ void register_add(OpRegistry& registry) {
   OpSchema s;
   s.op_type = "Add";
   s.definition = "ONNX Add-14";
-  s.inputs = {"A", "B"};
+  s.inputs = {{"A", float_dtypes(), "any shape"},
+              {"B", float_dtypes(), "broadcasts with A (numpy rules); A's dtype"}};
   s.min_inputs = 2;
-  s.outputs = {"C"};
+  s.outputs = {{"C", float_dtypes(), "the broadcast shape"}};
   s.create = [](NodeConfig c) -> std::unique_ptr<Node> { return std::make_unique<AddNode>(std::move(c)); };
   registry.add(std::move(s));
 }

@@ -47,12 +47,11 @@ class DropoutNode final : public Node {
  public:
   explicit DropoutNode(NodeConfig c) : Node(std::move(c)) {
     const Attributes& a = config().attributes;
-    if (a.count("ratio")) {
-      ratio_ = get_float(a, "ratio", kDefaultRatio);
-      check_ratio(ratio_, "attributes.ratio");
+    if (const auto ratio = optional_float(a, "ratio")) {
+      ratio_ = *ratio;
       ratio_attribute_ = true;
     }
-    if (a.count("seed")) seed_mix_ = splitmix64(static_cast<std::uint64_t>(get_int(a, "seed", 0)));
+    if (const auto seed = optional_int(a, "seed")) seed_mix_ = splitmix64(static_cast<std::uint64_t>(*seed));
   }
 
   std::vector<TensorInfo> infer(const InferContext& ctx) const override {
@@ -154,16 +153,25 @@ void register_dropout(OpRegistry& registry) {
   OpSchema s;
   s.op_type = "Dropout";
   s.definition = "ONNX Dropout-22";
-  s.inputs = {"data", "ratio", "training_mode"};
+  s.inputs = {{"data", float_dtypes(), "any shape"},
+              {"ratio", float_dtypes(), "scalar drop probability in [0, 1); default 0.5"},
+              {"training_mode", {}, "refused: the mode comes from the run (training.md)"}};
   s.min_inputs = 1;
-  s.outputs = {"output", "mask"};
+  s.outputs = {{"output", float_dtypes(), "data's shape and dtype"},
+               {"mask", {DType::UInt8}, "data's shape, 1 where kept (ONNX: bool)"}};
+  // The attribute form of ratio (ONNX Dropout-1 to -10) is taken next to the
+  // input (Dropout-12 and later); without a default_value, so that "given
+  // twice" can be told from "not given".
   AttrSpec ratio;
   ratio.name = "ratio";
   ratio.kind = AttrKind::Float;
+  ratio.min_float = FloatBound{0.0, false};
+  ratio.max_float = FloatBound{1.0, true};
   ratio.doc = "drop probability in [0, 1) (ONNX-10 attribute form; default 0.5; or give input 1)";
   AttrSpec seed;
   seed.name = "seed";
   seed.kind = AttrKind::Int;
+  seed.since_version = 12;
   seed.doc = "mixed into the per-run seed: selects another random stream";
   s.attributes = {ratio, seed};
   s.create = [](NodeConfig c) -> std::unique_ptr<Node> { return std::make_unique<DropoutNode>(std::move(c)); };

@@ -19,10 +19,10 @@ class GemmNode final : public Node {
  public:
   explicit GemmNode(NodeConfig c)
       : Node(std::move(c)),
-        alpha_(get_float(config().attributes, "alpha", 1.0)),
-        beta_(get_float(config().attributes, "beta", 1.0)),
-        trans_a_(get_int(config().attributes, "transA", 0) != 0),
-        trans_b_(get_int(config().attributes, "transB", 0) != 0) {}
+        alpha_(attr_float(config().attributes, "alpha")),
+        beta_(attr_float(config().attributes, "beta")),
+        trans_a_(attr_int(config().attributes, "transA") != 0),
+        trans_b_(attr_int(config().attributes, "transB") != 0) {}
 
   std::vector<TensorInfo> infer(const InferContext& ctx) const override {
     const TensorInfo& a = *ctx.inputs[0];
@@ -135,38 +135,21 @@ class GemmNode final : public Node {
   bool trans_b_;
 };
 
-AttrSpec float_attr(const char* name, const char* doc) {
-  AttrSpec s;
-  s.name = name;
-  s.kind = AttrKind::Float;
-  s.default_value = AttrValue{1.0};
-  s.doc = doc;
-  return s;
-}
-
-AttrSpec flag_attr(const char* name, const char* doc) {
-  AttrSpec s;
-  s.name = name;
-  s.kind = AttrKind::Int;
-  s.default_value = AttrValue{std::int64_t{0}};
-  s.min = 0;
-  s.max = 1;
-  s.doc = doc;
-  return s;
-}
-
 }  // namespace
 
 void register_gemm(OpRegistry& registry) {
   OpSchema s;
   s.op_type = "Gemm";
   s.definition = "ONNX Gemm-13";
-  s.inputs = {"A", "B", "C"};
+  s.inputs = {{"A", float_dtypes(), "M x K, or K x M with transA"},
+              {"B", float_dtypes(), "K x N, or N x K with transB; A's dtype"},
+              {"C", float_dtypes(), "optional bias, broadcast to M x N; A's dtype"}};
   s.min_inputs = 2;
-  s.outputs = {"Y"};
-  s.attributes = {float_attr("alpha", "factor on A' * B'"), float_attr("beta", "factor on C"),
-                  flag_attr("transA", "1: A is K x M and is transposed"),
-                  flag_attr("transB", "1: B is N x K and is transposed")};
+  s.outputs = {{"Y", float_dtypes(), "M x N"}};
+  s.attributes = {float_spec("alpha", 1.0, "factor on A' * B'"),
+                  float_spec("beta", 1.0, "factor on C"),
+                  flag_spec("transA", "1: A is K x M and is transposed"),
+                  flag_spec("transB", "1: B is N x K and is transposed")};
   s.create = [](NodeConfig c) -> std::unique_ptr<Node> { return std::make_unique<GemmNode>(std::move(c)); };
   registry.add(std::move(s));
 }

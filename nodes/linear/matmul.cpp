@@ -122,9 +122,10 @@ void register_matmul(OpRegistry& registry) {
   OpSchema s;
   s.op_type = "MatMul";
   s.definition = "ONNX MatMul-13";
-  s.inputs = {"A", "B"};
+  s.inputs = {{"A", float_dtypes(), "... x M x K (numpy matmul; 1-D promoted)"},
+              {"B", float_dtypes(), "... x K x N; A's dtype"}};
   s.min_inputs = 2;
-  s.outputs = {"Y"};
+  s.outputs = {{"Y", float_dtypes(), "broadcast batch x M x N"}};
   s.create = [](NodeConfig c) -> std::unique_ptr<Node> { return std::make_unique<MatMulNode>(std::move(c)); };
   registry.add(std::move(s));
 }

@@ -96,10 +96,9 @@ template <bool Softmax> class LossNode final : public Node {
   static constexpr const LossNames& kNames = Softmax ? kSoftmaxNames : kNllNames;
 
   explicit LossNode(NodeConfig c) : Node(std::move(c)) {
-    const std::string r = get_string(config().attributes, "reduction", "mean");
+    const std::string& r = attr_string(config().attributes, "reduction");
     reduction_ = r == "none" ? Reduction::None : r == "sum" ? Reduction::Sum : Reduction::Mean;
-    if (config().attributes.count("ignore_index"))
-      ignore_index_ = get_int(config().attributes, "ignore_index", 0);
+    ignore_index_ = optional_int(config().attributes, "ignore_index");
   }
 
   std::vector<TensorInfo> infer(const InferContext& ctx) const override {
@@ -222,18 +221,28 @@ template <bool Softmax> void register_loss(OpRegistry& registry) {
   OpSchema s;
   s.op_type = names.op;
   s.definition = Softmax ? "ONNX SoftmaxCrossEntropyLoss-13" : "ONNX NegativeLogLikelihoodLoss-22";
-  s.inputs = {names.input, names.labels, names.weights};
+  s.inputs = {{names.input, float_dtypes(),
+               Softmax ? "N x C x d1..dk scores (logits)" : "N x C x d1..dk log-probabilities"},
+              {names.labels, int64_dtypes(), "N x d1..dk class indices in [0, C)"},
+              {names.weights, float_dtypes(), "optional [C] class weights; input 0's dtype"}};
   s.min_inputs = 2;
-  s.outputs = Softmax ? std::vector<std::string>{"output", "log_prob"} : std::vector<std::string>{"loss"};
+  const TensorSpec loss{Softmax ? "output" : "loss", float_dtypes(),
+                        "N x d1..dk with reduction none, else a scalar"};
+  if constexpr (Softmax)
+    s.outputs = {loss, {"log_prob", float_dtypes(), "log_softmax(scores, axis 1), scores' shape"}};
+  else
+    s.outputs = {loss};
   AttrSpec ignore;
   ignore.name = "ignore_index";
   ignore.kind = AttrKind::Int;
+  ignore.since_version = 12;  // both ops came in opset 12
   ignore.doc = "label value that contributes nothing (not counted by mean); absent: none";
   AttrSpec reduction;
   reduction.name = "reduction";
   reduction.kind = AttrKind::String;
   reduction.default_value = AttrValue{std::string("mean")};
   reduction.allowed = {"none", "sum", "mean"};
+  reduction.since_version = 12;
   reduction.doc = "none: per-sample losses; sum; mean: sum divided by the counted samples' weight sum";
   s.attributes = {ignore, reduction};
   s.create = [](NodeConfig c) -> std::unique_ptr<Node> {

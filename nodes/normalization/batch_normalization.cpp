@@ -46,14 +46,8 @@ class BatchNormalizationNode final : public Node {
  public:
   explicit BatchNormalizationNode(NodeConfig c)
       : Node(std::move(c)),
-        epsilon_(get_float(config().attributes, "epsilon", 1e-5)),
-        momentum_(get_float(config().attributes, "momentum", 0.9)) {
-    if (!(epsilon_ >= 0))
-      throw InvalidAttribute("attributes.epsilon: expected a number >= 0, got " + to_string(AttrValue{epsilon_}));
-    if (!(momentum_ >= 0 && momentum_ <= 1))
-      throw InvalidAttribute("attributes.momentum: expected a number in [0, 1], got " +
-                             to_string(AttrValue{momentum_}));
-  }
+        epsilon_(attr_float(config().attributes, "epsilon")),
+        momentum_(attr_float(config().attributes, "momentum")) {}
 
   std::vector<TensorInfo> infer(const InferContext& ctx) const override {
     const TensorInfo& x = *ctx.inputs[0];
@@ -218,28 +212,29 @@ class BatchNormalizationNode final : public Node {
   double momentum_;
 };
 
-AttrSpec float_attr(const char* name, double value, const char* doc) {
-  AttrSpec s;
-  s.name = name;
-  s.kind = AttrKind::Float;
-  s.default_value = AttrValue{value};
-  s.doc = doc;
-  return s;
-}
-
 }  // namespace
 
 void register_batch_normalization(OpRegistry& registry) {
   OpSchema s;
   s.op_type = "BatchNormalization";
   s.definition = "ONNX BatchNormalization-15";
-  s.inputs = {"X", "scale", "B", "input_mean", "input_var"};
+  s.inputs = {{"X", float_dtypes(), "N x C x D1..Dn"},
+              {"scale", float_dtypes(), "[C]"},
+              {"B", float_dtypes(), "[C] bias"},
+              {"input_mean", float_dtypes(), "[C] running mean"},
+              {"input_var", float_dtypes(), "[C] running variance, >= 0"}};
   s.min_inputs = 5;
-  s.outputs = {"Y", "running_mean", "running_var"};
-  s.attributes = {float_attr("epsilon", 1e-5, "added to the variance, >= 0"),
-                  float_attr("momentum", 0.9,
-                             "running = momentum * running + (1 - momentum) * batch; in [0, 1] "
-                             "(PyTorch's momentum is 1 - this)")};
+  s.outputs = {{"Y", float_dtypes(), "X's shape and dtype"},
+               {"running_mean", float_dtypes(), "[C] updated in training mode, else input_mean"},
+               {"running_var", float_dtypes(), "[C] updated in training mode, else input_var"}};
+  AttrSpec epsilon = float_spec("epsilon", 1e-5, "added to the variance, >= 0");
+  epsilon.min_float = FloatBound{0.0, false};
+  AttrSpec momentum = float_spec("momentum", 0.9,
+                                 "running = momentum * running + (1 - momentum) * batch; in [0, 1] "
+                                 "(PyTorch's momentum is 1 - this)");
+  momentum.min_float = FloatBound{0.0, false};
+  momentum.max_float = FloatBound{1.0, false};
+  s.attributes = {epsilon, momentum};
   s.create = [](NodeConfig c) -> std::unique_ptr<Node> {
     return std::make_unique<BatchNormalizationNode>(std::move(c));
   };

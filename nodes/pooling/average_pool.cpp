@@ -41,8 +41,6 @@ class AveragePoolNode final : public PoolNode {
 
 void register_average_kind(OpRegistry& registry, PoolKind kind) {
   OpSchema s = pool_schema(kind);
-  s.inputs = {"X"};
-  s.outputs = {"Y"};
   s.create = [kind](NodeConfig c) -> std::unique_ptr<Node> {
     return std::make_unique<AveragePoolNode>(std::move(c), kind);
   };

@@ -47,8 +47,6 @@ class LpPoolNode final : public PoolNode {
 
 void register_lp_pool(OpRegistry& registry) {
   OpSchema s = pool_schema(PoolKind::Lp);
-  s.inputs = {"X"};
-  s.outputs = {"Y"};
   s.create = [](NodeConfig c) -> std::unique_ptr<Node> {
     return std::make_unique<LpPoolNode>(std::move(c));
   };

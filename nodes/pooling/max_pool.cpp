@@ -87,11 +87,11 @@ class MaxPoolNode final : public PoolNode {
   }
 };
 
-OpSchema max_schema(PoolKind kind, std::vector<std::string> outputs) {
+OpSchema max_schema(PoolKind kind) {
   OpSchema s = pool_schema(kind);
-  s.inputs = {"X"};
-  s.outputs = std::move(outputs);
-  s.min_outputs = 1;
+  if (kind == PoolKind::Max)
+    s.outputs.push_back({"Indices", {DType::Int64},
+                         "Y's shape: flat index of each maximum in X (storage_order)"});
   s.create = [kind](NodeConfig c) -> std::unique_ptr<Node> {
     return std::make_unique<MaxPoolNode>(std::move(c), kind);
   };
@@ -101,11 +101,11 @@ OpSchema max_schema(PoolKind kind, std::vector<std::string> outputs) {
 }  // namespace
 
 void register_max_pool(OpRegistry& registry) {
-  registry.add(max_schema(PoolKind::Max, {"Y", "Indices"}));
+  registry.add(max_schema(PoolKind::Max));
 }
 
 void register_global_max_pool(OpRegistry& registry) {
-  registry.add(max_schema(PoolKind::GlobalMax, {"Y"}));
+  registry.add(max_schema(PoolKind::GlobalMax));
 }
 
 }  // namespace nodeflow

@@ -168,9 +168,10 @@ class MaxUnpoolNode final : public Node {
 
 void register_max_unpool(OpRegistry& registry) {
   OpSchema s = pool_schema(PoolKind::Unpool);
-  s.inputs = {"X", "I", "output_shape"};
+  s.inputs.push_back({"I", {DType::Int64}, "X's shape: MaxPool's Indices"});
+  s.inputs.push_back({"output_shape", {DType::Int64}, "optional 1-D: the output's shape"});
   s.min_inputs = 2;
-  s.outputs = {"Y"};
+  s.outputs[0].doc = "N x C x D1..Dn: X scattered to I, zeros elsewhere";
   s.create = [](NodeConfig c) -> std::unique_ptr<Node> {
     return std::make_unique<MaxUnpoolNode>(std::move(c));
   };

@@ -8,38 +8,19 @@
 namespace nodeflow {
 namespace {
 
-AttrSpec ints_spec(std::string name, std::int64_t min, bool required, std::string doc) {
+// kernel_shape, strides, dilations, pads: lists of at least `min`, one value
+// (pads: two) per spatial axis, none above kMaxPoolAttribute.
+AttrSpec ints_spec(std::string name, std::int64_t min, std::size_t per_axis, std::string doc) {
   AttrSpec s;
   s.name = std::move(name);
   s.kind = AttrKind::Ints;
-  s.required = required;
   s.min = min;
+  s.limit = kMaxPoolAttribute;
+  if (s.name != "kernel_shape")
+    s.length = ListLength{"kernel_shape", per_axis,
+                          per_axis == 1 ? "one per spatial axis" : "begin and end per spatial axis"};
   s.doc = std::move(doc);
   return s;
-}
-
-AttrSpec flag_spec(std::string name, std::string doc) {
-  AttrSpec s;
-  s.name = std::move(name);
-  s.kind = AttrKind::Int;
-  s.default_value = AttrValue(std::int64_t{0});
-  s.min = 0;
-  s.max = 1;
-  s.doc = std::move(doc);
-  return s;
-}
-
-// Reads a per-axis list: absent -> `fallback` on every axis; otherwise exactly
-// `count` values.
-std::vector<std::int64_t> per_axis(const Attributes& attrs, const std::string& name,
-                                   std::size_t count, std::int64_t fallback, const char* what) {
-  if (!attrs.count(name)) return std::vector<std::int64_t>(count, fallback);
-  std::vector<std::int64_t> v = get_ints(attrs, name);
-  if (v.size() != count)
-    throw InvalidAttribute("attributes." + name + ": expected " + std::to_string(count) +
-                           (count == 1 ? " value (" : " values (") + what + "), got " +
-                           to_string(AttrValue(v)));
-  return v;
 }
 
 std::string dtype_list(std::span<const DType> dtypes) {
@@ -73,6 +54,11 @@ std::vector<AttrSpec> pool_attribute_specs(PoolKind kind) {
   std::vector<AttrSpec> specs;
   if (kind == PoolKind::GlobalAverage || kind == PoolKind::GlobalMax) return specs;
   const bool sliding = kind != PoolKind::Unpool;
+  // The opset that gave each op the attribute (ONNX's operator changelog).
+  auto since = [&](AttrSpec s, int average, int max, int lp) {
+    s.since_version = kind == PoolKind::Average ? average : kind == PoolKind::Max ? max : lp;
+    return s;
+  };
   if (sliding) {
     AttrSpec auto_pad;
     auto_pad.name = "auto_pad";
@@ -83,38 +69,112 @@ std::vector<AttrSpec> pool_attribute_specs(PoolKind kind) {
         "NOTSET uses pads; SAME_UPPER/SAME_LOWER give out = ceil(in / stride) with the "
         "odd pad at the end/begin; VALID pads nothing";
     specs.push_back(auto_pad);
-    specs.push_back(flag_spec("ceil_mode",
-                              "1: out = ceil(...) + 1, dropping a last window that "
-                              "would start in the end padding"));
+    specs.push_back(since(flag_spec("ceil_mode",
+                                    "1: out = ceil(...) + 1, dropping a last window that "
+                                    "would start in the end padding"),
+                          10, 10, 18));
   }
-  if (kind == PoolKind::Average)
-    specs.push_back(flag_spec("count_include_pad",
-                              "1: the divisor counts pad positions (never those past the end pad "
-                              "that ceil_mode adds)"));
+  if (kind == PoolKind::Average) {
+    AttrSpec include = flag_spec("count_include_pad",
+                                 "1: the divisor counts pad positions (never those past the end "
+                                 "pad that ceil_mode adds)");
+    include.since_version = 7;
+    specs.push_back(include);
+  }
   if (sliding)
-    specs.push_back(
-        ints_spec("dilations", 1, false, "spacing of the kernel taps per axis; default all 1"));
-  specs.push_back(ints_spec("kernel_shape", 1, true, "window size per spatial axis"));
+    specs.push_back(since(
+        ints_spec("dilations", 1, 1, "spacing of the kernel taps per axis; default all 1"), 19,
+        10, 18));
+  AttrSpec kernel = ints_spec("kernel_shape", 1, 1, "window size per spatial axis");
+  kernel.required = true;
+  kernel.min_length = 1;
+  // Its length is the input's spatial rank: check_pool_rank at shape inference.
+  kernel.length = ListLength{"", 1, "one per spatial axis"};
+  specs.push_back(kernel);
   if (kind == PoolKind::Lp) {
     AttrSpec p;
     p.name = "p";
     p.kind = AttrKind::Int;
     p.default_value = AttrValue(std::int64_t{2});
     p.min = 1;
+    p.since_version = 2;  // LpPool-1's p was a float
     p.doc = "order of the norm (sum |x|^p)^(1/p)";
     specs.push_back(p);
   }
   specs.push_back(
-      ints_spec("pads", 0, false, "[x1_begin, x2_begin, ..., x1_end, x2_end, ...]; default all 0"));
-  if (kind == PoolKind::Max)
-    specs.push_back(
-        flag_spec("storage_order", "Indices layout: 0 row-major, 1 spatial part column-major"));
-  specs.push_back(ints_spec("strides", 1, false, "step per spatial axis; default all 1"));
+      ints_spec("pads", 0, 2, "[x1_begin, x2_begin, ..., x1_end, x2_end, ...]; default all 0"));
+  if (kind == PoolKind::Max) {
+    AttrSpec order = flag_spec("storage_order", "Indices layout: 0 row-major, 1 spatial part column-major");
+    order.since_version = 8;
+    specs.push_back(order);
+  }
+  specs.push_back(ints_spec("strides", 1, 1, "step per spatial axis; default all 1"));
+  if (kind == PoolKind::Unpool)
+    for (AttrSpec& s : specs) s.since_version = 9;
   return specs;
 }
 
+void check_pool_attributes(PoolKind kind, const Attributes& attrs) {
+  if (kind == PoolKind::GlobalAverage || kind == PoolKind::GlobalMax) return;
+  const auto pads = optional_ints(attrs, "pads");
+  if (!pads) return;
+  if (kind != PoolKind::Unpool) {
+    const std::string& auto_pad = attr_string(attrs, "auto_pad");
+    if (parse_auto_pad(auto_pad) != AutoPad::NotSet)
+      throw InvalidAttribute("attributes.pads: not allowed together with auto_pad '" + auto_pad +
+                             "' (pads need auto_pad NOTSET)");
+  }
+  const std::vector<std::int64_t>& kernel = attr_ints(attrs, "kernel_shape");
+  const auto dilations = optional_ints(attrs, "dilations");
+  const std::size_t n = kernel.size();
+  for (const char* side : {"begin", "end"})
+    for (std::size_t i = 0; i < n; ++i) {
+      WindowAxis ax;
+      ax.kernel = kernel[i];
+      ax.dilation = dilations ? (*dilations)[i] : 1;
+      const std::int64_t pad = (*pads)[side[0] == 'b' ? i : n + i];
+      if (pad >= ax.extent())
+        throw InvalidAttribute("attributes.pads: pad " + std::to_string(pad) + " at the " + side +
+                               " of axis " + std::to_string(i + 2) + " is >= the kernel extent " +
+                               std::to_string(ax.extent()) +
+                               " (a window could hold no input element)");
+    }
+}
+
 PoolAttributes parse_pool_attributes(PoolKind kind, const Attributes& attrs) {
-  // Every pooling node of a graph parses its attributes: the specs are built once.
+  PoolAttributes a;
+  a.kind = kind;
+  if (a.global()) return a;
+  const std::vector<std::int64_t>& kernel = attr_ints(attrs, "kernel_shape");
+  const std::size_t n = kernel.size();
+  const auto strides = optional_ints(attrs, "strides");
+  const auto dilations = optional_ints(attrs, "dilations");
+  const auto pads = optional_ints(attrs, "pads");
+  if (kind != PoolKind::Unpool) {
+    a.auto_pad = parse_auto_pad(attr_string(attrs, "auto_pad"));
+    a.ceil_mode = attr_int(attrs, "ceil_mode") == 1;
+  }
+  if (kind == PoolKind::Average) a.count_include_pad = attr_int(attrs, "count_include_pad") == 1;
+  if (kind == PoolKind::Max)
+    a.storage_order = attr_int(attrs, "storage_order") == 1 ? StorageOrder::ColumnMajor
+                                                            : StorageOrder::RowMajor;
+  if (kind == PoolKind::Lp) a.p = attr_int(attrs, "p");
+  for (std::size_t i = 0; i < n; ++i) {
+    WindowAxis ax;
+    ax.kernel = kernel[i];
+    if (strides) ax.stride = (*strides)[i];
+    if (dilations) ax.dilation = (*dilations)[i];
+    if (pads) {
+      ax.pad_begin = (*pads)[i];
+      ax.pad_end = (*pads)[n + i];
+    }
+    a.axes.push_back(ax);
+  }
+  return a;
+}
+
+PoolAttributes checked_pool_attributes(PoolKind kind, const Attributes& given) {
+  // Code outside a graph checks attributes as often as it likes (sweeps): the specs are built once.
   static const auto specs = [] {
     std::array<std::vector<AttrSpec>, 6> t;
     for (PoolKind k : {PoolKind::Average, PoolKind::Max, PoolKind::Lp, PoolKind::GlobalAverage,
@@ -122,55 +182,9 @@ PoolAttributes parse_pool_attributes(PoolKind kind, const Attributes& attrs) {
       t[static_cast<std::size_t>(k)] = pool_attribute_specs(k);
     return t;
   }();
-  validate_attributes(pool_op_type(kind), specs.at(static_cast<std::size_t>(kind)), attrs);
-  PoolAttributes a;
-  a.kind = kind;
-  if (a.global()) return a;
-
-  const std::vector<std::int64_t> kernel = get_ints(attrs, "kernel_shape");
-  if (kernel.empty())
-    throw InvalidAttribute(
-        "attributes.kernel_shape: expected at least one value (one per spatial "
-        "axis), got []");
-  const std::size_t n = kernel.size();
-  const auto strides = per_axis(attrs, "strides", n, 1, "one per spatial axis");
-  const auto dilations = per_axis(attrs, "dilations", n, 1, "one per spatial axis");
-  const auto pads = per_axis(attrs, "pads", 2 * n, 0, "begin and end per spatial axis");
-  a.auto_pad = parse_auto_pad(get_string(attrs, "auto_pad", "NOTSET"));
-  a.ceil_mode = get_int(attrs, "ceil_mode", 0) == 1;
-  a.count_include_pad = get_int(attrs, "count_include_pad", 0) == 1;
-  a.storage_order =
-      get_int(attrs, "storage_order", 0) == 1 ? StorageOrder::ColumnMajor : StorageOrder::RowMajor;
-  a.p = get_int(attrs, "p", 2);
-
-  if (a.auto_pad != AutoPad::NotSet && attrs.count("pads"))
-    throw InvalidAttribute(std::string("attributes.pads: not allowed together with auto_pad '") +
-                           auto_pad_name(a.auto_pad) + "' (pads need auto_pad NOTSET)");
-  for (const auto* list : {"kernel_shape", "strides", "dilations", "pads"})
-    for (std::int64_t v : get_ints(attrs, list))
-      if (v > kMaxPoolAttribute)
-        throw InvalidAttribute(std::string("attributes.") + list + ": value " + std::to_string(v) +
-                               " is too large (at most " + std::to_string(kMaxPoolAttribute) + ")");
-  for (std::size_t i = 0; i < n; ++i) {
-    WindowAxis ax;
-    ax.kernel = kernel[i];
-    ax.stride = strides[i];
-    ax.dilation = dilations[i];
-    ax.pad_begin = pads[i];
-    ax.pad_end = pads[n + i];
-    a.axes.push_back(ax);
-  }
-  for (const char* side : {"begin", "end"})
-    for (std::size_t i = 0; i < n; ++i) {
-      const WindowAxis& ax = a.axes[i];
-      const std::int64_t pad = side[0] == 'b' ? ax.pad_begin : ax.pad_end;
-      if (pad >= ax.extent())
-        throw InvalidAttribute("attributes.pads: pad " + std::to_string(pad) + " at the " + side +
-                               " of axis " + std::to_string(i + 2) + " is >= the kernel extent " +
-                               std::to_string(ax.extent()) +
-                               " (a window could hold no input element)");
-    }
-  return a;
+  return parse_pool_attributes(
+      kind, checked_attributes(pool_op_type(kind), specs.at(static_cast<std::size_t>(kind)), given,
+                               [kind](const Attributes& a) { check_pool_attributes(kind, a); }));
 }
 
 void check_axis(const WindowAxis& axis, std::size_t tensor_axis) {

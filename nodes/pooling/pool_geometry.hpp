@@ -49,17 +49,26 @@ struct PoolAttributes {
   bool global() const { return kind == PoolKind::GlobalAverage || kind == PoolKind::GlobalMax; }
 };
 
-/// The attribute declarations of a kind (ONNX names, kinds, defaults, ranges),
-/// sorted by name so "known: ..." lists read alphabetically.
+/// The attribute declarations of a kind (ONNX names, kinds, defaults, ranges,
+/// list lengths tied to kernel_shape, the int32 limit, since_version), sorted
+/// by name so "known: ..." lists read alphabetically.
 std::vector<AttrSpec> pool_attribute_specs(PoolKind kind);
 
-/// Validates `attrs` against pool_attribute_specs(kind) (kind and range errors
-/// from validate_attributes), then the rules that need several attributes:
-/// list lengths equal the spatial rank (kernel_shape's length), pads only with
-/// auto_pad NOTSET, every pad < the kernel extent of its axis, no value above
-/// kMaxPoolAttribute.
-/// Throws InvalidAttribute("attributes.<name>: ...").
+/// The rules the specs cannot state (the schema's check_attributes): pads
+/// only with auto_pad NOTSET, every pad < the kernel extent of its axis.
+/// Sees attributes the specs accepted, defaults filled.
+/// Throws InvalidAttribute("attributes.pads: ...").
+void check_pool_attributes(PoolKind kind, const Attributes& attrs);
+
+/// Reads attributes that checked_attributes returned for the kind's schema
+/// (a node's NodeConfig): no check of its own, no default of its own.
 PoolAttributes parse_pool_attributes(PoolKind kind, const Attributes& attrs);
+
+/// For attributes from outside a graph (tests, benchmarks): the schema's
+/// checks and defaults (checked_attributes with pool_attribute_specs and
+/// check_pool_attributes), then parse_pool_attributes. Throws
+/// InvalidAttribute("attributes.<name>: ...") as loading a graph would.
+PoolAttributes checked_pool_attributes(PoolKind kind, const Attributes& given);
 
 /// Throws ShapeMismatch naming `tensor_axis` when the resolved axis has
 /// out < 1 or a window that holds no input element (docs/pooling.md "Output

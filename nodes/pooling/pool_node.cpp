@@ -49,7 +49,12 @@ OpSchema pool_schema(PoolKind kind) {
   OpSchema s;
   s.op_type = pool_op_type(kind);
   s.definition = "ONNX " + s.op_type + "-22";
+  const auto span = pool_dtypes(kind);
+  const std::vector<DType> dtypes(span.begin(), span.end());
+  s.inputs = {{"X", dtypes, "N x C x D1..Dn"}};
+  s.outputs = {{"Y", dtypes, "N x C x O1..On, X's dtype"}};
   s.attributes = pool_attribute_specs(kind);
+  s.check_attributes = [kind](const Attributes& a) { check_pool_attributes(kind, a); };
   return s;
 }
 

@@ -43,8 +43,9 @@ class PoolNode : public Node {
   ShapeCache<Shape, PoolGeometry> geometries_;
 };
 
-/// Schema skeleton of a pooling op: op_type, definition "ONNX <op>-22" and the
-/// attribute specs; the caller adds inputs, outputs and the factory.
+/// Schema skeleton of a pooling op: op_type, definition "ONNX <op>-22", input
+/// X and output Y of pool_dtypes(kind), the attribute specs and rules; the
+/// caller adds further inputs and outputs and the factory.
 OpSchema pool_schema(PoolKind kind);
 
 /// True when the backward has something to do: a gradient arrives on output 0

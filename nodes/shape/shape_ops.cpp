@@ -29,7 +29,7 @@ void pass_gradient(const BackwardContext& ctx) {
 
 class FlattenNode final : public Node {
  public:
-  explicit FlattenNode(NodeConfig c) : Node(std::move(c)), axis_(get_int(config().attributes, "axis", 1)) {}
+  explicit FlattenNode(NodeConfig c) : Node(std::move(c)), axis_(attr_int(config().attributes, "axis")) {}
 
   std::vector<TensorInfo> infer(const InferContext& ctx) const override {
     return {TensorInfo{ctx.inputs[0]->dtype, flattened(ctx.inputs[0]->shape)}};
@@ -120,7 +120,7 @@ Shape reshaped_shape(const Shape& in, std::span<const std::int64_t> spec, bool a
 class ReshapeNode final : public Node {
  public:
   explicit ReshapeNode(NodeConfig c)
-      : Node(std::move(c)), allowzero_(get_int(config().attributes, "allowzero", 0) != 0) {}
+      : Node(std::move(c)), allowzero_(attr_int(config().attributes, "allowzero") != 0) {}
 
   std::vector<TensorInfo> infer(const InferContext& ctx) const override {
     const TensorInfo& data = *ctx.inputs[0];
@@ -157,8 +157,8 @@ void register_flatten(OpRegistry& registry) {
   OpSchema s;
   s.op_type = "Flatten";
   s.definition = "ONNX Flatten-25";
-  s.inputs = {"input"};
-  s.outputs = {"output"};
+  s.inputs = {{"input", graph_dtypes(), "any rank"}};
+  s.outputs = {{"output", graph_dtypes(), "2-D, input's dtype"}};
   AttrSpec axis;
   axis.name = "axis";
   axis.kind = AttrKind::Int;
@@ -173,16 +173,13 @@ void register_reshape(OpRegistry& registry) {
   OpSchema s;
   s.op_type = "Reshape";
   s.definition = "ONNX Reshape-25";
-  s.inputs = {"data", "shape"};
+  s.inputs = {{"data", graph_dtypes(), "any shape"},
+              {"shape", int64_dtypes(), "1-D: the output's dimensions (0 copies, -1 is inferred)"}};
   s.min_inputs = 2;
-  s.outputs = {"reshaped"};
-  AttrSpec allowzero;
-  allowzero.name = "allowzero";
-  allowzero.kind = AttrKind::Int;
-  allowzero.default_value = AttrValue{std::int64_t{0}};
-  allowzero.min = 0;
-  allowzero.max = 1;
-  allowzero.doc = "1: a 0 in shape is a zero-sized dimension; 0: it copies the input dimension";
+  s.outputs = {{"reshaped", graph_dtypes(), "data's elements and dtype"}};
+  AttrSpec allowzero =
+      flag_spec("allowzero", "1: a 0 in shape is a zero-sized dimension; 0: it copies the input dimension");
+  allowzero.since_version = 14;
   s.attributes = {allowzero};
   s.create = [](NodeConfig c) -> std::unique_ptr<Node> { return std::make_unique<ReshapeNode>(std::move(c)); };
   registry.add(std::move(s));

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "core/errors.hpp"
-#include "core/registry.hpp"
+#include "core/graph.hpp"
 
 namespace nodeflow::testing {
 namespace {
@@ -35,9 +35,8 @@ std::unique_ptr<Node> make_node(const std::string& op_type, const Attributes& at
                                 bool training, double lda_coeff) {
   const OpSchema* schema = OpRegistry::global().find(op_type);
   if (!schema) throw InvalidGraph("unknown op_type '" + op_type + "'");
-  validate_attributes(op_type, schema->attributes, attributes);
-  return schema->create(
-      NodeConfig{op_type, op_type + "_under_test", attributes, training, lda_coeff});
+  return create_node(*schema,
+                     NodeConfig{op_type, op_type + "_under_test", attributes, training, lda_coeff});
 }
 
 ForwardResult run_forward(const Node& node, const std::vector<Tensor>& inputs,

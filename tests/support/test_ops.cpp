@@ -13,14 +13,14 @@ class TestScale : public Node {
   using Node::Node;
   std::vector<TensorInfo> infer(const InferContext& ctx) const override { return {*ctx.inputs[0]}; }
   void forward(const ForwardContext& ctx) const override {
-    const float alpha = static_cast<float>(get_float(config().attributes, "alpha", 1.0));
+    const float alpha = static_cast<float>(attr_float(config().attributes, "alpha"));
     const Tensor& x = ctx.inputs[0];
     Tensor y(x.dtype(), x.shape());
     for (std::int64_t i = 0; i < x.numel(); ++i) y.data<float>()[i] = alpha * x.data<float>()[i];
     ctx.outputs[0] = y;
   }
   void backward(const BackwardContext& ctx) const override {
-    const float alpha = static_cast<float>(get_float(config().attributes, "alpha", 1.0));
+    const float alpha = static_cast<float>(attr_float(config().attributes, "alpha"));
     Tensor& dx = ctx.grad_inputs[0];
     const Tensor& dy = ctx.grad_outputs[0];
     if (dx.empty() || dy.empty()) return;
@@ -70,11 +70,23 @@ void register_test_ops() {
   static std::once_flag once;
   std::call_once(once, [] {
     OpRegistry& r = OpRegistry::global();
-    AttrSpec alpha{"alpha", AttrKind::Float, false, AttrValue{1.0}, {}, {}, {}, "factor"};
-    r.add(OpSchema{"TestScale", "test op", {"X"}, 1, {"Y"}, 1, {alpha},
-                   [](NodeConfig c) { return std::make_unique<TestScale>(std::move(c)); }});
-    r.add(OpSchema{"TestMul", "test op", {"A", "B"}, 2, {"Y"}, 1, {},
-                   [](NodeConfig c) { return std::make_unique<TestMul>(std::move(c)); }});
+    const std::vector<DType> f32{DType::Float32};
+    OpSchema scale;
+    scale.op_type = "TestScale";
+    scale.definition = "test op";
+    scale.inputs = {{"X", f32, ""}};
+    scale.outputs = {{"Y", f32, ""}};
+    scale.attributes = {float_spec("alpha", 1.0, "factor")};
+    scale.create = [](NodeConfig c) { return std::make_unique<TestScale>(std::move(c)); };
+    r.add(std::move(scale));
+    OpSchema mul;
+    mul.op_type = "TestMul";
+    mul.definition = "test op";
+    mul.inputs = {{"A", f32, ""}, {"B", f32, ""}};
+    mul.min_inputs = 2;
+    mul.outputs = {{"Y", f32, ""}};
+    mul.create = [](NodeConfig c) { return std::make_unique<TestMul>(std::move(c)); };
+    r.add(std::move(mul));
   });
 }
 

@@ -22,11 +22,10 @@ namespace {
 PoolImpl detect_impl() {
 #if defined(__x86_64__)
   __builtin_cpu_init();
-  if (fast::avx512_kernels() != nullptr && __builtin_cpu_supports("avx512f") &&
-      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
-      __builtin_cpu_supports("avx512vl"))
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
     return PoolImpl::Avx512;
-  if (fast::avx2_kernels() != nullptr && __builtin_cpu_supports("avx2")) return PoolImpl::Avx2;
+  if (__builtin_cpu_supports("avx2")) return PoolImpl::Avx2;
 #endif
   return PoolImpl::Portable;
 }
@@ -127,11 +126,30 @@ const KernelTable<T>& kernels_for(const Plan& plan) {
   if constexpr (std::is_same_v<T, float>) {
     // Exponents above 2 need pow, which only the portable code has.
     if (plan.vector_ok && !(plan.reduce == Reduce::Lp && plan.p > 2)) {
-      if (pool_impl() == PoolImpl::Avx512) return *avx512_kernels();
-      if (pool_impl() == PoolImpl::Avx2) return *avx2_kernels();
+#if defined(__x86_64__)
+      if (pool_impl() == PoolImpl::Avx512) return avx512_kernels();
+      if (pool_impl() == PoolImpl::Avx2) return avx2_kernels();
+#endif
     }
   }
   return portable_kernels<T>();
+}
+
+// AveragePool's or LpPool's forward: the fast sums, with the windows they may
+// have got wrong redone exactly, or reference() where the fast kernels do not run.
+template <typename T, class Reference>
+void sums_forward(const PoolGeometry& g, Reduce reduce, bool count_include_pad, std::int64_t p,
+                  std::span<const T> x, std::span<T> y, int threads, Reference reference) {
+  const int team = team_for<T>(threads, g);
+  Plan plan;
+  if (!plan_for<T>(g, reduce, count_include_pad, p, team, plan) ||
+      reference_is_faster<T>(plan, team))
+    return reference();
+  const auto forward = kernels_for<T>(plan).forward;
+  parallel_ranges(team, plan.forward_items(), [&](std::int64_t begin, std::int64_t end) {
+    if (!forward(plan, x.data(), y.data(), Argmax{}, begin, end))
+      redo_windows<T>(plan, x.data(), y.data(), begin, end);
+  });
 }
 
 }  // namespace
@@ -139,16 +157,8 @@ const KernelTable<T>& kernels_for(const Plan& plan) {
 template <typename T>
 void average_pool_forward(const PoolGeometry& g, bool count_include_pad, std::span<const T> x,
                           std::span<T> y, int threads) {
-  const int team = team_for<T>(threads, g);
-  Plan plan;
-  if (!plan_for<T>(g, Reduce::Average, count_include_pad, 0, team, plan) ||
-      reference_is_faster<T>(plan, team))
-    return nodeflow::average_pool_forward<T>(g, count_include_pad, x, y);
-  const auto forward = kernels_for<T>(plan).forward;
-  parallel_ranges(team, plan.forward_items(), [&](std::int64_t begin, std::int64_t end) {
-    if (!forward(plan, x.data(), y.data(), Argmax{}, begin, end))
-      redo_windows<T>(plan, x.data(), y.data(), begin, end);
-  });
+  sums_forward<T>(g, Reduce::Average, count_include_pad, 0, x, y, threads,
+                  [&] { nodeflow::average_pool_forward<T>(g, count_include_pad, x, y); });
 }
 
 template <typename T>
@@ -283,15 +293,8 @@ void max_pool_backward(const PoolGeometry& g, std::span<const std::int32_t> offs
 template <typename T>
 void lp_pool_forward(const PoolGeometry& g, std::int64_t p, std::span<const T> x, std::span<T> y,
                      int threads) {
-  const int team = team_for<T>(threads, g);
-  Plan plan;
-  if (!plan_for<T>(g, Reduce::Lp, false, p, team, plan) || reference_is_faster<T>(plan, team))
-    return nodeflow::lp_pool_forward<T>(g, p, x, y);
-  const auto forward = kernels_for<T>(plan).forward;
-  parallel_ranges(team, plan.forward_items(), [&](std::int64_t begin, std::int64_t end) {
-    if (!forward(plan, x.data(), y.data(), Argmax{}, begin, end))
-      redo_windows<T>(plan, x.data(), y.data(), begin, end);
-  });
+  sums_forward<T>(g, Reduce::Lp, false, p, x, y, threads,
+                  [&] { nodeflow::lp_pool_forward<T>(g, p, x, y); });
 }
 
 template <typename T>

@@ -1,19 +1,7 @@
-// The fast pooling kernels compiled for AVX2, float32.
-// Every standard and project header comes before the target switch, so only
-// this file's own functions (in namespace avx2) use AVX2 instructions.
-#include <algorithm>
-#include <cmath>
-#include <cstdint>
-#include <cstdlib>
-#include <limits>
-#include <memory>
-#include <new>
-#include <string>
-#include <type_traits>
-#include <vector>
-
-#include "core/errors.hpp"
-#include "nodes/pooling/fast/pool_fast_plan.hpp"
+// The fast pooling kernels compiled for AVX2, float32. Every header from
+// outside the kernels comes before the target switch, so only the kernels
+// and their lane backend use AVX2 instructions.
+#include "nodes/pooling/fast/kernels/dependencies.hpp"
 #include "nodes/pooling/fast/pool_fast_table.hpp"
 
 #if defined(__x86_64__)
@@ -27,12 +15,10 @@
 #endif
 
 #include "nodes/pooling/fast/pool_fast_simd_avx2.hpp"
-
-namespace nodeflow::fast::avx2 {
 #include "nodes/pooling/fast/pool_fast_kernels.hpp"
+
 // Instantiated here, under the target switch.
-template struct PoolKernels<Lanes>;
-}  // namespace nodeflow::fast::avx2
+template struct nodeflow::fast::PoolKernels<nodeflow::fast::avx2::Lanes>;
 
 #if defined(__clang__)
 #pragma clang attribute pop
@@ -41,20 +27,9 @@ template struct PoolKernels<Lanes>;
 #endif
 
 // Outside the target switch: taking the addresses runs on any CPU.
-namespace nodeflow::fast {
-
-const KernelTable<float>* avx2_kernels() {
-  using K = avx2::PoolKernels<avx2::Lanes>;
-  static const KernelTable<float> table{&K::forward, &K::average_backward, &K::max_backward};
-  return &table;
+const nodeflow::fast::KernelTable<float>& nodeflow::fast::avx2_kernels() {
+  static constexpr auto table = kernel_table<PoolKernels<avx2::Lanes>>();
+  return table;
 }
 
-}  // namespace nodeflow::fast
-
-#else
-
-namespace nodeflow::fast {
-const KernelTable<float>* avx2_kernels() { return nullptr; }
-}  // namespace nodeflow::fast
-
-#endif
+#endif  // __x86_64__

@@ -2,35 +2,20 @@
 // float64, float16, bfloat16, int8, uint8, and float32 on CPUs without AVX2.
 // Both compute in accumulator_t (float32 for float16 and bfloat16), as the
 // reference kernels' sums do.
-#include <algorithm>
-#include <cmath>
-#include <cstdint>
-#include <cstdlib>
-#include <limits>
-#include <memory>
-#include <new>
-#include <string>
-#include <type_traits>
-#include <vector>
-
-#include "core/errors.hpp"
-#include "nodes/pooling/fast/pool_fast_plan.hpp"
-#include "nodes/pooling/pool_math.hpp"
+#include "nodes/pooling/fast/kernels/dependencies.hpp"
+#include "nodes/pooling/fast/pool_fast_kernels.hpp"
 #include "nodes/pooling/fast/pool_fast_simd_portable.hpp"
 #include "nodes/pooling/fast/pool_fast_table.hpp"
+#include "nodes/pooling/pool_math.hpp"
 
 namespace nodeflow::fast {
-namespace portable {
-#include "nodes/pooling/fast/pool_fast_kernels.hpp"
-}  // namespace portable
-
 namespace {
 
 // MaxPool compares in float32 for float16 and bfloat16 too: each element is
 // converted once where it is loaded, not at every comparison, and the
 // maximum converts back exactly (MaxPool 2x2 in float16: 0.4x-0.6x).
 template <typename T>
-using Kernels = portable::PoolKernels<PortableLanes<T, accumulator_t<T>>>;
+using Kernels = PoolKernels<PortableLanes<T, accumulator_t<T>>>;
 
 // Row-major offsets (in the plane) of window `o`'s valid taps, in row-major tap order.
 void window_offsets(const Plan& plan, const std::vector<std::int64_t>& o,
@@ -51,15 +36,7 @@ void window_offsets(const Plan& plan, const std::vector<std::int64_t>& o,
 
 template <typename T>
 const KernelTable<T>& portable_kernels() {
-  static const KernelTable<T> table = [] {
-    KernelTable<T> t;
-    t.forward = &Kernels<T>::forward;
-    if constexpr (!std::is_integral_v<T>) {
-      t.average_backward = &Kernels<T>::average_backward;
-      t.max_backward = &Kernels<T>::max_backward;
-    }
-    return t;
-  }();
+  static constexpr KernelTable<T> table = kernel_table<Kernels<T>>();
   return table;
 }
 

@@ -1,21 +1,20 @@
 #pragma once
 // AVX2 backend (8 float32 lanes; masks are all-ones/all-zeros lanes) of the
-// fast pooling kernels. Only pool_fast_avx2.cpp includes it, after switching
+// fast pooling kernels: the LaneBackend of pool_fast_simd.hpp. Only pool_fast_avx2.cpp includes it, after switching
 // the compiler's target to AVX2; the CPU is checked before any of it runs.
 #include <immintrin.h>
 
 #include <cstdint>
 
+#include "nodes/pooling/fast/pool_fast_simd.hpp"
+
 namespace nodeflow::fast::avx2 {
 
-struct Lanes {
-  using T = float;
-  using C = float;
+struct Lanes : Float32Lanes {
   using V = __m256;
   using M = __m256;
   using I = __m256i;
   static constexpr std::int64_t N = 8;
-  static constexpr bool kHasPow = false;
 
   static __m256i iota8() { return _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7); }
   static __m256i clamp8(std::int64_t n) {
@@ -33,7 +32,6 @@ struct Lanes {
   static M mnot(M a) { return _mm256_xor_ps(a, _mm256_castsi256_ps(_mm256_set1_epi32(-1))); }
   static bool any(M m) { return _mm256_movemask_ps(m) != 0; }
 
-  /// Lane j set when bit j of `bits` is.
   static M from_bits(unsigned bits) {
     const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
     const __m256i set = _mm256_and_si256(_mm256_set1_epi32(static_cast<int>(bits)), bit);
@@ -45,9 +43,7 @@ struct Lanes {
   static V load(const float* p, M m) { return _mm256_maskload_ps(p, _mm256_castps_si256(m)); }
   static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
   static void store(float* p, V v, M m) { _mm256_maskstore_ps(p, _mm256_castps_si256(m), v); }
-  /// x[off + j] for the lanes in m, 0 in the others (only those lanes are read).
   static V load_at(const float* x, std::int64_t off, M m) { return load(x + off, m); }
-  /// Lane j <- p[2j]: p[0 .. 8) is read under m0, p[8 .. 16) under m1.
   static V load_even(const float* p, M m0, M m1) {
     const V a = load(p, m0);
     const V b = load(p + 8, m1);
@@ -55,18 +51,15 @@ struct Lanes {
     const V pairs = _mm256_shuffle_ps(a, b, 0x88);
     return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(pairs), 0xD8));
   }
-  /// Lane j <- x[off + j * stride] for the lanes in m; other lanes 0.
   static V load_strided(const float* x, std::int64_t off, std::int64_t stride, M m) {
     return _mm256_mask_i32gather_ps(_mm256_setzero_ps(), x, iota(off, stride), m, 4);
   }
-  /// Even and odd lanes of the 2N values a, b (a first).
   static void deinterleave(V a, V b, V& even, V& odd) {
     // a0 a2 b0 b2 | a4 a6 b4 b6 (and the odd ones), then the middle 64-bit pairs swapped.
     const V e = _mm256_shuffle_ps(a, b, 0x88), o = _mm256_shuffle_ps(a, b, 0xDD);
     even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xD8));
     odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), 0xD8));
   }
-  /// (even, odd) lanes interleaved: lo gets e0 o0 .. e3 o3, hi e4 o4 .. e7 o7.
   static void interleave(V even, V odd, V& lo, V& hi) {
     const V a = _mm256_unpacklo_ps(even, odd);  // e0 o0 e1 o1 | e4 o4 e5 o5
     const V b = _mm256_unpackhi_ps(even, odd);  // e2 o2 e3 o3 | e6 o6 e7 o7
@@ -74,16 +67,13 @@ struct Lanes {
     hi = _mm256_permute2f128_ps(a, b, 0x31);
   }
 
-  /// p[j] for the lanes in m, fill[j] in the others (only those lanes are read).
   static V load_or(const float* p, M m, V fill) { return _mm256_blendv_ps(fill, load(p, m), m); }
-  /// [prev[7], cur[0], ..., cur[6]].
   static V shift_in(V cur, V prev) {
     const __m256i rotate = _mm256_setr_epi32(7, 0, 1, 2, 3, 4, 5, 6);
     return _mm256_blend_ps(_mm256_permutevar8x32_ps(cur, rotate),
                            _mm256_permutevar8x32_ps(prev, rotate), 1);
   }
   static M equal(M where, V a, V b) { return _mm256_and_ps(where, equal(a, b)); }
-  /// Lanes where a or b is NaN.
   static M unordered(V a, V b) { return _mm256_cmp_ps(a, b, _CMP_UNORD_Q); }
 
   static V add(V a, V b) { return _mm256_add_ps(a, b); }
@@ -92,25 +82,21 @@ struct Lanes {
   static V abs(V a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
   static V sqrt(V a) { return _mm256_sqrt_ps(a); }
 
-  /// MaxPool's order: candidate replaces best when strictly greater, or NaN
-  /// while best is not (unordered compare, then best ordered).
+  // An unordered compare, then best ordered.
   static M beats(V candidate, V best) {
     return _mm256_and_ps(_mm256_cmp_ps(candidate, best, _CMP_NLE_UQ),
                          _mm256_cmp_ps(best, best, _CMP_ORD_Q));
   }
   static V select(M m, V a, V b) { return _mm256_blendv_ps(b, a, m); }
-  /// Ordered candidate > best (false when either is NaN).
   static M greater(V candidate, V best) { return _mm256_cmp_ps(candidate, best, _CMP_GT_OQ); }
   static M greater(M where, V candidate, V best) {
     return _mm256_and_ps(where, _mm256_cmp_ps(candidate, best, _CMP_GT_OQ));
   }
   static M unordered(V v) { return _mm256_cmp_ps(v, v, _CMP_UNORD_Q); }
   static M equal(V a, V b) { return _mm256_cmp_ps(a, b, _CMP_EQ_OQ); }
-  /// candidate if greater(candidate, best), else best (MAXPS returns its second
-  /// operand for equal values, signed zeros and NaN).
+  // MAXPS returns its second operand for equal values, signed zeros and NaN.
   static V max(V candidate, V best) { return _mm256_max_ps(candidate, best); }
 
-  /// Lane j: base + j * step.
   static I iota(std::int64_t base, std::int64_t step) {
     return _mm256_add_epi32(
         _mm256_set1_epi32(static_cast<std::int32_t>(base)),
@@ -123,7 +109,6 @@ struct Lanes {
     return _mm256_castps_si256(
         _mm256_blendv_ps(_mm256_castsi256_ps(b), _mm256_castsi256_ps(a), m));
   }
-  /// Lanes in `where` with a[j] == b[j].
   static M equal_i(M where, I a, I b) {
     return _mm256_and_ps(where, _mm256_castsi256_ps(_mm256_cmpeq_epi32(a, b)));
   }
@@ -133,7 +118,6 @@ struct Lanes {
   static void store_i(std::int32_t* p, I v, M m) {
     _mm256_maskstore_epi32(p, _mm256_castps_si256(m), v);
   }
-  /// p[j] = base + idx[j] as int64 for the lanes in m.
   static void store_index64(std::int64_t* p, I idx, std::int64_t base, M m) {
     const __m256i b = _mm256_set1_epi64x(base);
     const __m256i mi = _mm256_castps_si256(m);

@@ -1,8 +1,7 @@
 #pragma once
-// One-lane backend of the fast pooling kernels (pool_fast_kernels.hpp): plain
-// C++ for every dtype, and the fallback for float32 on CPUs without AVX2.
-// T is the element type in memory, C the type the kernels compute in (T for
-// MaxPool; accumulator_t<T> for sums). Masks are bools, lane indexes int32.
+// One-lane backend of the fast pooling kernels (the LaneBackend of
+// pool_fast_simd.hpp): plain C++ for every dtype, and the fallback for
+// float32 on CPUs without AVX2. Masks are bools, lane indexes int32.
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -29,7 +28,6 @@ struct PortableLanes {
   static M mnot(M a) { return !a; }
   static bool any(M m) { return m; }
 
-  /// Lane j set when bit j of `bits` is.
   static M from_bits(unsigned bits) { return (bits & 1u) != 0; }
   static V zero() { return C(0); }
   static V broadcast(C v) { return v; }
@@ -54,7 +52,6 @@ struct PortableLanes {
   static V load_at(const U* x, std::int64_t off, M m) {
     return m ? static_cast<C>(x[off]) : C(0);
   }
-  /// Lane j <- x[off + j * stride] for the lanes in m; other lanes 0.
   static V load_strided(const T* x, std::int64_t off, std::int64_t, M m) {
     return load_at(x, off, m);
   }
@@ -63,7 +60,6 @@ struct PortableLanes {
   static V load_or(const U* p, M m, V fill) {
     return m ? static_cast<C>(*p) : fill;
   }
-  /// [prev[N-1], cur[0], ..., cur[N-2]].
   static V shift_in(V, V prev) { return prev; }
   static void deinterleave(V a, V b, V& even, V& odd) {
     even = a;
@@ -87,19 +83,15 @@ struct PortableLanes {
     else
       return Eigen::numext::isnan(v);
   }
-  /// MaxPool's order: NaN above every number; only a strictly greater
-  /// element (or the first NaN) replaces the current best.
   static M beats(V candidate, V best) {
     if (is_nan(best)) return false;
     return is_nan(candidate) || candidate > best;
   }
   static V select(M m, V a, V b) { return m ? a : b; }
-  /// Ordered candidate > best (false when either is NaN).
   static M greater(V candidate, V best) { return candidate > best; }
   static M greater(M where, V candidate, V best) { return where && candidate > best; }
   static M unordered(V v) { return is_nan(v); }
   static M equal(V a, V b) { return a == b; }
-  /// candidate if greater(candidate, best), else best.
   static V max(V candidate, V best) { return candidate > best ? candidate : best; }
 
   static I iota(std::int64_t base, std::int64_t) { return static_cast<I>(base); }

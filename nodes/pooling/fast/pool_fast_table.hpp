@@ -1,9 +1,10 @@
 #pragma once
 // The entry points each instruction-set build of the fast pooling kernels
-// (pool_fast_kernels.hpp) exports, as a table of plain function pointers:
+// (PoolKernels, pool_fast_kernels.hpp) exports, as a table of plain function pointers:
 // pool_fast.cpp picks a table for the CPU and splits the work items of a
 // Plan among threads. Every entry handles the items [begin, end).
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "core/dtype.hpp"
@@ -27,6 +28,19 @@ struct KernelTable {
   void (*max_backward)(const Plan&, SavedArgmax argmax, const T* dy, double scale, T* dx,
                        std::int64_t begin, std::int64_t end) = nullptr;
 };
+
+/// The table of the kernels K (a PoolKernels instantiation); integer dtypes
+/// have MaxPool's forward only.
+template <class K>
+constexpr KernelTable<typename K::T> kernel_table() {
+  KernelTable<typename K::T> table;
+  table.forward = &K::forward;
+  if constexpr (!std::is_integral_v<typename K::T>) {
+    table.average_backward = &K::average_backward;
+    table.max_backward = &K::max_backward;
+  }
+  return table;
+}
 
 /// Plain C++ kernels for every pooling dtype (the float32 fallback too).
 template <typename T>
@@ -52,9 +66,11 @@ template <typename T>
 void average_backward_wide(const Plan& plan, const T* dy, double scale, T* dx,
                            const GradientRedo& redo);
 
-/// float32 kernels for AVX2 + FMA and for AVX-512 (F, BW, DQ, VL); null when
-/// the library was built for another architecture.
-const KernelTable<float>* avx2_kernels();
-const KernelTable<float>* avx512_kernels();
+#if defined(__x86_64__)
+/// float32 kernels for AVX2 + FMA and for AVX-512 (F, BW, DQ, VL), built for
+/// x86-64 only.
+const KernelTable<float>& avx2_kernels();
+const KernelTable<float>& avx512_kernels();
+#endif
 
 }  // namespace nodeflow::fast

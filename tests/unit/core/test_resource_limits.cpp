@@ -227,7 +227,7 @@ TEST(ResourceLimits, PoolingScratchStaysWithinThePlanes) {
   Attributes attrs;
   attrs["kernel_shape"] = std::vector<std::int64_t>{10000, 1000};
   attrs["pads"] = std::vector<std::int64_t>{0, 999, 0, 999};
-  const PoolGeometry wide = pool_geometry(parse_pool_attributes(PoolKind::Max, attrs), {1, 1, 10000, 1});
+  const PoolGeometry wide = pool_geometry(checked_pool_attributes(PoolKind::Max, attrs), {1, 1, 10000, 1});
   fast::Plan plan;
   for (const fast::Reduce reduce : {fast::Reduce::Max, fast::Reduce::Average})
     EXPECT_FALSE(fast::make_plan(wide, reduce, false, 0, 1, plan)) << plan.forward_scratch;
@@ -235,7 +235,7 @@ TEST(ResourceLimits, PoolingScratchStaysWithinThePlanes) {
   attrs["kernel_shape"] = std::vector<std::int64_t>{2, 2};
   attrs["strides"] = std::vector<std::int64_t>{2, 2};
   attrs["pads"] = std::vector<std::int64_t>{0, 0, 0, 0};
-  const PoolGeometry lenet = pool_geometry(parse_pool_attributes(PoolKind::Max, attrs), {64, 6, 28, 28});
+  const PoolGeometry lenet = pool_geometry(checked_pool_attributes(PoolKind::Max, attrs), {64, 6, 28, 28});
   EXPECT_TRUE(fast::make_plan(lenet, fast::Reduce::Max, false, 0, 2, plan));
   // The node gives the windows' values: every window holds the one column of
   // ones, so its maximum and its average over the valid elements are 1.

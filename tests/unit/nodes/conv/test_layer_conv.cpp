@@ -92,7 +92,8 @@ struct ConvCase {
 };
 
 Tensor naive_conv(const ConvCase& c, const Tensor& x, const Tensor& w, const Tensor* b) {
-  ConvAttributes attrs = parse_conv_attributes(c.attributes());
+  ConvAttributes attrs = parse_conv_attributes(
+      checked_attributes("Conv", conv_attribute_specs(), c.attributes(), check_conv_attributes));
   const ConvGeometry g = conv_geometry(attrs, x.shape(), w.shape());
   Tensor y(DType::Float64, g.output_shape());
   const std::size_t rank = g.axes.size();

@@ -111,7 +111,7 @@ TEST(PoolFastBounds, KernelsTouchNothingPastTheirTensors) {
       else if (base.kind == PoolKind::GlobalMax)
         c.attrs = window_attrs({7, 7}, {1, 1}, {0, 0, 0, 0});  // one window over the plane
       SCOPED_TRACE(std::string(pool_op_type(c.kind)) + " x" + to_string(c.shape));
-      const PoolAttributes a = parse_pool_attributes(c.kind, c.attrs);
+      const PoolAttributes a = checked_pool_attributes(c.kind, c.attrs);
       const PoolGeometry g = pool_geometry(a, c.shape);
       const auto n_in = static_cast<std::size_t>(element_count(g.input_shape()));
       const auto n_out = static_cast<std::size_t>(element_count(g.output_shape()));

@@ -238,7 +238,7 @@ void check_case(const SweepCase& c, const PoolGeometry& g, const PoolAttributes&
 /// combination (the geometry tests cover those).
 std::optional<std::pair<PoolAttributes, PoolGeometry>> geometry_of(const SweepCase& c) {
   try {
-    PoolAttributes a = parse_pool_attributes(c.kind, c.attrs);
+    PoolAttributes a = checked_pool_attributes(c.kind, c.attrs);
     PoolGeometry g = pool_geometry(a, c.shape);
     return std::pair{std::move(a), std::move(g)};
   } catch (const Error&) {
@@ -339,7 +339,7 @@ TEST(PoolFastSweep, CommonShapesAtFullWidth) {
       c.specials = specials;
       c.scale = -1.5;
       SCOPED_TRACE(c.describe());
-      const PoolAttributes a = parse_pool_attributes(c.kind, c.attrs);
+      const PoolAttributes a = checked_pool_attributes(c.kind, c.attrs);
       const PoolGeometry g = pool_geometry(a, c.shape);
       for (int threads : {1, 2}) check_case<float>(c, g, a, rng, threads, worst);
     }
@@ -377,7 +377,7 @@ TEST(PoolFastSweep, StrideOneSamePlanesEverySplitOfThePads) {
             c.scale = -1.5;
             ++checked;
             SCOPED_TRACE(c.describe());
-            const PoolAttributes a = parse_pool_attributes(c.kind, c.attrs);
+            const PoolAttributes a = checked_pool_attributes(c.kind, c.attrs);
             const PoolGeometry g = pool_geometry(a, c.shape);
             ASSERT_EQ(g.output_shape(), g.input_shape());
             for (int threads : {1, 3}) check_case<float>(c, g, a, rng, threads, worst);
@@ -439,7 +439,7 @@ TEST(PoolFastSweep, TapsThatNeverReachTheInput) {
 // 75 MB with AVX-512 and 15 s and 2 GB with AVX2 (found by a differential
 // fuzzer). Past a bound they take the general paths.
 TEST(PoolFastSweep, HugeKernelsKeepTheirMasksSmall) {
-  const PoolAttributes a = parse_pool_attributes(
+  const PoolAttributes a = checked_pool_attributes(
       PoolKind::Average, {{"kernel_shape", ints{20000}}, {"pads", ints{0, 1}},
                           {"count_include_pad", std::int64_t{1}}});
   const PoolGeometry g = pool_geometry(a, {1, 1, 20000});
@@ -476,7 +476,7 @@ TEST(PoolFastSweep, AverageSignedZerosAsTheReference) {
   for (const auto& [shape, attrs] : cases) {
     SCOPED_TRACE(to_string(shape));
     const PoolGeometry g =
-        pool_geometry(parse_pool_attributes(PoolKind::Average, attrs), shape);
+        pool_geometry(checked_pool_attributes(PoolKind::Average, attrs), shape);
     Tensor dy(DType::Float32, g.output_shape()), dx_ref(DType::Float32, g.input_shape());
     for (float& v : dy.values<float>()) v = -0.0f;
     for (float& v : dx_ref.values<float>()) v = -0.0f;
@@ -510,7 +510,7 @@ TEST(PoolFastSweep, MaxGradientSignedZerosAsTheReference) {
   };
   for (const auto& [shape, attrs] : cases) {
     SCOPED_TRACE(to_string(shape));
-    const PoolGeometry g = pool_geometry(parse_pool_attributes(PoolKind::Max, attrs), shape);
+    const PoolGeometry g = pool_geometry(checked_pool_attributes(PoolKind::Max, attrs), shape);
     Tensor x(DType::Float32, g.input_shape());
     std::mt19937_64 rng(7);
     testing::pool_fast::fill_random<float>(x.values<float>(), rng, Draw::Spread, false);
@@ -556,7 +556,7 @@ TEST(PoolFastSweep, MaxArgmaxOfLowestValuesAsTheReference) {
   std::mt19937_64 rng(11);
   for (const auto& [shape, attrs] : all) {
     SCOPED_TRACE(to_string(shape));
-    const PoolGeometry g = pool_geometry(parse_pool_attributes(PoolKind::Max, attrs), shape);
+    const PoolGeometry g = pool_geometry(checked_pool_attributes(PoolKind::Max, attrs), shape);
     Tensor x(DType::Float32, shape);
     const float lowest = std::numeric_limits<float>::lowest();
     for (float& v : x.values<float>()) {
@@ -611,11 +611,11 @@ void expect_refused(const PoolGeometry& g, const Tensor& argmax, const Tensor& d
 TEST(PoolFastSweep, MaxBackwardRefusesASavedArgmaxOutsideItsPlane) {
   const Shape shape{1, 2, 9, 20};  // 180 outputs per plane: not a multiple of 8 or 16
   const PoolGeometry g =
-      pool_geometry(parse_pool_attributes(PoolKind::Max, window_attrs({3, 3}, {1, 1}, {1, 1, 1, 1})),
+      pool_geometry(checked_pool_attributes(PoolKind::Max, window_attrs({3, 3}, {1, 1}, {1, 1, 1, 1})),
                     shape);
   // The fused backward (2x2 windows, stride 2) checks as the scatter does.
   const PoolGeometry fused = pool_geometry(
-      parse_pool_attributes(PoolKind::Max, window_attrs({2, 2}, {2, 2}, {0, 0, 0, 0})),
+      checked_pool_attributes(PoolKind::Max, window_attrs({2, 2}, {2, 2}, {0, 0, 0, 0})),
       Shape{1, 2, 18, 40});
   {
     Tensor dy(DType::Float32, fused.output_shape()), offsets(DType::Int32, fused.output_shape());

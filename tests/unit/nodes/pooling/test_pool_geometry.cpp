@@ -64,7 +64,7 @@ TEST(PoolOutputSize, AGlobalWindowOverAnEmptyAxisIsAnErrorOfShapeInference) {
   // Found at shape inference (pool_geometry, what `check` runs), not first
   // when the node runs; the axis is named.
   for (PoolKind kind : {PoolKind::GlobalAverage, PoolKind::GlobalMax}) {
-    const PoolAttributes a = parse_pool_attributes(kind, {});
+    const PoolAttributes a = checked_pool_attributes(kind, {});
     expect_error<ShapeMismatch>([&] { pool_geometry(a, {1, 1, 0, 3}); },
                                 "axis 2: the global window holds no input element (the axis is empty)");
     expect_error<ShapeMismatch>([&] { pool_geometry(a, {2, 3, 4, 0}); },
@@ -75,7 +75,7 @@ TEST(PoolOutputSize, AGlobalWindowOverAnEmptyAxisIsAnErrorOfShapeInference) {
 
 TEST(PoolAttributesParse, DefaultsAndValues) {
   const PoolAttributes a =
-      parse_pool_attributes(PoolKind::Average, {{"kernel_shape", ints{3, 2}},
+      checked_pool_attributes(PoolKind::Average, {{"kernel_shape", ints{3, 2}},
                                                 {"pads", ints{1, 0, 2, 1}},
                                                 {"count_include_pad", std::int64_t{1}}});
   ASSERT_EQ(a.axes.size(), 2u);
@@ -89,33 +89,33 @@ TEST(PoolAttributesParse, DefaultsAndValues) {
   EXPECT_EQ(a.auto_pad, AutoPad::NotSet);
   EXPECT_FALSE(a.ceil_mode);
   EXPECT_TRUE(a.count_include_pad);
-  EXPECT_EQ(parse_pool_attributes(PoolKind::Lp, {{"kernel_shape", ints{2}}}).p, 2);
-  EXPECT_EQ(parse_pool_attributes(PoolKind::Max,
+  EXPECT_EQ(checked_pool_attributes(PoolKind::Lp, {{"kernel_shape", ints{2}}}).p, 2);
+  EXPECT_EQ(checked_pool_attributes(PoolKind::Max,
                                   {{"kernel_shape", ints{2}}, {"storage_order", std::int64_t{1}}})
                 .storage_order,
             StorageOrder::ColumnMajor);
-  EXPECT_TRUE(parse_pool_attributes(PoolKind::GlobalMax, {}).axes.empty());
+  EXPECT_TRUE(checked_pool_attributes(PoolKind::GlobalMax, {}).axes.empty());
 }
 
 TEST(PoolAttributesParse, ListLengthsMustMatchTheSpatialRank) {
   expect_error<InvalidAttribute>(
       [] {
-        parse_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{2, 2}}, {"pads", ints{1, 1}}});
+        checked_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{2, 2}}, {"pads", ints{1, 1}}});
       },
       "attributes.pads: expected 4 values (begin and end per spatial axis), got [1, 1]");
   expect_error<InvalidAttribute>(
       [] {
-        parse_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{2, 2}}, {"strides", ints{2}}});
+        checked_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{2, 2}}, {"strides", ints{2}}});
       },
       "attributes.strides: expected 2 values (one per spatial axis), got [2]");
   expect_error<InvalidAttribute>(
       [] {
-        parse_pool_attributes(PoolKind::Lp, {{"kernel_shape", ints{2}}, {"dilations", ints{1, 1}}});
+        checked_pool_attributes(PoolKind::Lp, {{"kernel_shape", ints{2}}, {"dilations", ints{1, 1}}});
       },
       "attributes.dilations: expected 1 value (one per spatial axis), got [1, 1]");
   expect_error<InvalidAttribute>(
       [] {
-        parse_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{}}});
+        checked_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{}}});
       },
       "attributes.kernel_shape: expected at least one value (one per "
       "spatial axis), got []");
@@ -124,13 +124,13 @@ TEST(PoolAttributesParse, ListLengthsMustMatchTheSpatialRank) {
 TEST(PoolAttributesParse, PadsOnlyWithAutoPadNotSet) {
   expect_error<InvalidAttribute>(
       [] {
-        parse_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{2, 2}},
+        checked_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{2, 2}},
                                               {"pads", ints{0, 0, 0, 0}},
                                               {"auto_pad", std::string("SAME_UPPER")}});
       },
       "attributes.pads: not allowed together with auto_pad 'SAME_UPPER' (pads need auto_pad "
       "NOTSET)");
-  EXPECT_NO_THROW(parse_pool_attributes(
+  EXPECT_NO_THROW(checked_pool_attributes(
       PoolKind::Max,
       {{"kernel_shape", ints{2}}, {"pads", ints{1, 1}}, {"auto_pad", std::string("NOTSET")}}));
 }
@@ -138,7 +138,7 @@ TEST(PoolAttributesParse, PadsOnlyWithAutoPadNotSet) {
 TEST(PoolAttributesParse, APadMustBeSmallerThanTheKernelExtent) {
   expect_error<InvalidAttribute>(
       [] {
-        parse_pool_attributes(PoolKind::Max,
+        checked_pool_attributes(PoolKind::Max,
                               {{"kernel_shape", ints{3, 3}}, {"pads", ints{0, 3, 0, 0}}});
       },
       "attributes.pads: pad 3 at the begin of axis 3 is >= the kernel extent 3 (a window could "
@@ -146,66 +146,66 @@ TEST(PoolAttributesParse, APadMustBeSmallerThanTheKernelExtent) {
       "no input element)");
   expect_error<InvalidAttribute>(
       [] {
-        parse_pool_attributes(PoolKind::Average, {{"kernel_shape", ints{2}}, {"pads", ints{0, 2}}});
+        checked_pool_attributes(PoolKind::Average, {{"kernel_shape", ints{2}}, {"pads", ints{0, 2}}});
       },
       "attributes.pads: pad 2 at the end of axis 2 is >= the kernel extent 2 (a window could hold "
       "no "
       "input element)");
   // The extent counts dilations: k 2, d 3 -> extent 4, so pad 3 is fine.
-  EXPECT_NO_THROW(parse_pool_attributes(
+  EXPECT_NO_THROW(checked_pool_attributes(
       PoolKind::Max, {{"kernel_shape", ints{2}}, {"dilations", ints{3}}, {"pads", ints{3, 3}}}));
 }
 
 TEST(PoolAttributesParse, KindAndRangeErrorsComeFromTheSpecs) {
   expect_error<InvalidAttribute>(
       [] {
-        parse_pool_attributes(PoolKind::Average, {{"kernel_shape", ints{2, 0}}});
+        checked_pool_attributes(PoolKind::Average, {{"kernel_shape", ints{2, 0}}});
       },
       "attributes.kernel_shape: expected a list of positive integers, got [2, 0]");
   expect_error<InvalidAttribute>(
       [] {
-        parse_pool_attributes(PoolKind::Average,
+        checked_pool_attributes(PoolKind::Average,
                               {{"kernel_shape", ints{2, 2}}, {"strides", ints{1, 0}}});
       },
       "attributes.strides: expected a list of positive integers, got [1, 0]");
   expect_error<InvalidAttribute>(
       [] {
-        parse_pool_attributes(PoolKind::Max,
+        checked_pool_attributes(PoolKind::Max,
                               {{"kernel_shape", ints{2, 2}}, {"pads", ints{0, 0, -1, 0}}});
       },
       "attributes.pads: expected a list of non-negative integers, got [0, 0, -1, 0]");
   expect_error<InvalidAttribute>(
       [] {
-        parse_pool_attributes(PoolKind::Max,
+        checked_pool_attributes(PoolKind::Max,
                               {{"kernel_shape", ints{2}}, {"ceil_mode", std::int64_t{2}}});
       },
       "attributes.ceil_mode: expected an integer 0 or 1, got 2");
   try {
-    parse_pool_attributes(PoolKind::Lp, {{"kernel_shape", ints{2}}, {"p", std::int64_t{0}}});
+    checked_pool_attributes(PoolKind::Lp, {{"kernel_shape", ints{2}}, {"p", std::int64_t{0}}});
     ADD_FAILURE() << "p = 0 accepted";
   } catch (const InvalidAttribute& e) {
     EXPECT_EQ(std::string(e.what()).rfind("attributes.p: expected", 0), 0u) << e.what();
   }
   expect_error<InvalidAttribute>(
       [] {
-        parse_pool_attributes(PoolKind::Max,
+        checked_pool_attributes(PoolKind::Max,
                               {{"kernel_shape", ints{2}}, {"auto_pad", std::string("SAME")}});
       },
       "attributes.auto_pad: expected one of NOTSET, SAME_UPPER, SAME_LOWER, VALID, got \"SAME\"");
   expect_error<InvalidAttribute>(
       [] {
-        parse_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{2}}, {"padding", ints{1}}});
+        checked_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{2}}, {"padding", ints{1}}});
       },
       "attributes.padding: unknown attribute 'padding' for MaxPool (known: auto_pad, ceil_mode, "
       "dilations, kernel_shape, pads, storage_order, strides)");
   // Attributes of one pooling op are unknown to another.
-  EXPECT_THROW(parse_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{2}},
+  EXPECT_THROW(checked_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{2}},
                                                      {"count_include_pad", std::int64_t{1}}}),
                InvalidAttribute);
-  EXPECT_THROW(parse_pool_attributes(PoolKind::GlobalAverage, {{"kernel_shape", ints{2}}}),
+  EXPECT_THROW(checked_pool_attributes(PoolKind::GlobalAverage, {{"kernel_shape", ints{2}}}),
                InvalidAttribute);
   expect_error<InvalidAttribute>(
-      [] { parse_pool_attributes(PoolKind::Max, {}); },
+      [] { checked_pool_attributes(PoolKind::Max, {}); },
       "attributes.kernel_shape: required attribute 'kernel_shape' of MaxPool "
       "is missing");
 }
@@ -213,20 +213,20 @@ TEST(PoolAttributesParse, KindAndRangeErrorsComeFromTheSpecs) {
 TEST(PoolAttributesParse, ValuesBeyondInt32AreRefused) {
   expect_error<InvalidAttribute>(
       [] {
-        parse_pool_attributes(
+        checked_pool_attributes(
             PoolKind::Max, {{"kernel_shape", ints{2}}, {"strides", ints{std::int64_t{1} << 40}}});
       },
       "attributes.strides: value 1099511627776 is too large (at most 2147483647)");
 }
 
 TEST(PoolShape, InfersStaticAndDynamicShapes) {
-  const PoolAttributes a = parse_pool_attributes(
+  const PoolAttributes a = checked_pool_attributes(
       PoolKind::Max,
       {{"kernel_shape", ints{3, 3}}, {"strides", ints{2, 2}}, {"pads", ints{1, 1, 1, 1}}});
   EXPECT_EQ(pool_geometry(a, {2, 3, 7, 8}).output_shape(), (Shape{2, 3, 4, 4}));
   EXPECT_EQ(pool_geometry(a, {kDynamicDim, 3, kDynamicDim, 8}).output_shape(),
             (Shape{kDynamicDim, 3, kDynamicDim, 4}));
-  const PoolAttributes global = parse_pool_attributes(PoolKind::GlobalAverage, {});
+  const PoolAttributes global = checked_pool_attributes(PoolKind::GlobalAverage, {});
   EXPECT_EQ(pool_geometry(global, {2, 3, 7, 8, 9}).output_shape(), (Shape{2, 3, 1, 1, 1}));
   EXPECT_EQ(pool_geometry(global, {2, 3, kDynamicDim}).output_shape(), (Shape{2, 3, 1}));
   const PoolGeometry g = pool_geometry(a, {2, 3, 7, 8});
@@ -237,7 +237,7 @@ TEST(PoolShape, InfersStaticAndDynamicShapes) {
 }
 
 TEST(PoolShape, RankErrorsNameTheInput) {
-  const PoolAttributes a = parse_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{2, 2}}});
+  const PoolAttributes a = checked_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{2, 2}}});
   expect_error<ShapeMismatch>(
       [&] {
         pool_geometry(a, {2, 3});
@@ -249,7 +249,7 @@ TEST(PoolShape, RankErrorsNameTheInput) {
       },
       "input 0 has rank 3 (shape [2, 3, 4]); MaxPool with 2-D kernel_shape "
       "needs rank 4 (N x C x D1 ...)");
-  const PoolAttributes global = parse_pool_attributes(PoolKind::GlobalMax, {});
+  const PoolAttributes global = checked_pool_attributes(PoolKind::GlobalMax, {});
   EXPECT_THROW(pool_geometry(global, {2, 3}), ShapeMismatch);
 }
 

@@ -46,7 +46,7 @@ std::vector<Kernel> every_kernel() {
 }
 
 PoolGeometry geometry(PoolKind kind, const Attributes& attrs, const Shape& shape) {
-  return pool_geometry(parse_pool_attributes(kind, attrs), shape);
+  return pool_geometry(checked_pool_attributes(kind, attrs), shape);
 }
 
 template <typename T>
@@ -523,7 +523,7 @@ void sweep(std::uint64_t seed, bool subnormal = false) {
     PoolAttributes a;
     PoolGeometry g;
     try {
-      a = parse_pool_attributes(c.kind, c.attrs);
+      a = checked_pool_attributes(c.kind, c.attrs);
       g = pool_geometry(a, c.shape);
     } catch (const Error&) {
       continue;  // an invalid combination: the geometry tests cover those
