@@ -55,6 +55,7 @@
 #include "bench/fastest_runs.hpp"
 #include "bench/heap_tuning_flag.hpp"
 #include "bench/pool_cases.hpp"
+#include "core/graph.hpp"
 #include "core/registry.hpp"
 #include "nodes/pooling/fast/pool_fast.hpp"
 #include "nodes/pooling/pool_geometry.hpp"
@@ -358,7 +359,7 @@ Prepared& prepared(std::size_t index) {
   p.is_max = p.def->kind == nodeflow::PoolKind::Max;
   const char* op = nodeflow::pool_op_type(p.def->kind);
   const auto* schema = nodeflow::OpRegistry::global().find(op);
-  p.node = schema->create(nodeflow::NodeConfig{op, p.def->name, p.def->attrs, true, 1.0});
+  p.node = nodeflow::create_node(*schema, nodeflow::NodeConfig{op, p.def->name, p.def->attrs, true, 1.0});
   p.geometry = nodeflow::pool_geometry(nodeflow::checked_pool_attributes(p.def->kind, p.def->attrs),
                                        p.def->shape);
   p.x = Tensor(DType::Float32, p.geometry.input_shape());
