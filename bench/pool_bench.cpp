@@ -55,6 +55,7 @@
 #include "bench/fastest_runs.hpp"
 #include "bench/heap_tuning_flag.hpp"
 #include "bench/pool_cases.hpp"
+#include "core/graph.hpp"
 #include "core/registry.hpp"
 #include "nodes/pooling/fast/pool_fast.hpp"
 #include "nodes/pooling/pool_geometry.hpp"
@@ -239,7 +240,7 @@ void build_onednn(Prepared& p) {
     dilation.push_back(a.dilation - 1);  // oneDNN counts the holes
     pad_l.push_back(a.pad_begin);
     // ceil_mode is padding on the right as far as the last window reaches.
-    pad_r.push_back((a.output - 1) * a.stride + a.extent() - a.input - a.pad_begin);
+    pad_r.push_back(a.position(a.out - 1, a.kernel - 1) + 1 - a.in);
   }
   const auto alg = p.is_max ? dnnl::algorithm::pooling_max
                             : (p.def->attrs.count("count_include_pad") &&
@@ -358,7 +359,7 @@ Prepared& prepared(std::size_t index) {
   p.is_max = p.def->kind == nodeflow::PoolKind::Max;
   const char* op = nodeflow::pool_op_type(p.def->kind);
   const auto* schema = nodeflow::OpRegistry::global().find(op);
-  p.node = schema->create(nodeflow::NodeConfig{op, p.def->name, p.def->attrs, true, 1.0});
+  p.node = nodeflow::create_node(*schema, nodeflow::NodeConfig{op, p.def->name, p.def->attrs, true, 1.0});
   p.geometry = nodeflow::pool_geometry(nodeflow::checked_pool_attributes(p.def->kind, p.def->attrs),
                                        p.def->shape);
   p.x = Tensor(DType::Float32, p.geometry.input_shape());

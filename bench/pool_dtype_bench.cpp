@@ -32,6 +32,7 @@
 #include "bench/fastest_runs.hpp"
 #include "bench/heap_tuning_flag.hpp"
 #include "bench/pool_cases.hpp"
+#include "core/graph.hpp"
 #include "core/registry.hpp"
 #include "nodes/pooling/fast/pool_fast.hpp"
 
@@ -174,8 +175,8 @@ Prepared& prepared(std::size_t case_index, DType t) {
   Prepared& p = *slot;
   const PoolCase& c = cases()[case_index];
   const char* op = nodeflow::pool_op_type(c.kind);
-  p.node = nodeflow::OpRegistry::global().find(op)->create(
-      nodeflow::NodeConfig{op, c.name, c.attrs, true, 1.0});
+  p.node = nodeflow::create_node(*nodeflow::OpRegistry::global().find(op),
+                                 nodeflow::NodeConfig{op, c.name, c.attrs, true, 1.0});
   const auto g = nodeflow::pool_geometry(nodeflow::checked_pool_attributes(c.kind, c.attrs), c.shape);
   p.x = Tensor(t, g.input_shape());
   p.dy = Tensor(t, g.output_shape());

@@ -1,7 +1,16 @@
 #pragma once
-// One spatial axis of a sliding window (ONNX Conv-22, AveragePool-22,
-// MaxPool-22, LpPool-22 share it) and ONNX's auto_pad: the one definition
-// that pool_geometry.hpp and conv_geometry.hpp both use.
+// The sliding window along one spatial axis: the one definition of the window
+// arithmetic that every windowed op shares (ONNX AveragePool-22, MaxPool-22,
+// LpPool-22, their Global forms, MaxUnpool-22, Conv-22): auto_pad, the output
+// size (floor, or ceil with the last-window rule), the pads SAME_UPPER /
+// SAME_LOWER / VALID imply, and which taps of a window fall inside the input.
+// The rules are docs/pooling.md "Output size"; Conv takes them without
+// ceil_mode. The checks that are an op's own (pooling's "every window holds
+// an input element", Conv's kernel against W) stay with the op.
+//
+// Notation: in, out input and output size; k kernel, s stride, d dilation,
+// pb / pe pad at the begin / end; ext = d*(k-1) + 1, the span of one window.
+// Tap t of output o sits at input position o*s - pb + t*d.
 #include <cstdint>
 #include <string>
 
@@ -9,9 +18,8 @@
 
 namespace nodeflow {
 
-/// ONNX auto_pad. SAME_UPPER/SAME_LOWER: out = ceil(in / s), total pad
-/// P = max(0, (out-1)*s + ext - in), SAME_UPPER puts floor(P/2) at the begin,
-/// SAME_LOWER ceil(P/2). VALID: no pads. NOTSET: the explicit `pads`.
+/// ONNX auto_pad. SAME_UPPER/SAME_LOWER: the pads that make out = ceil(in / s)
+/// (resolve_window_axis); VALID: no pads; NOTSET: the explicit `pads`.
 enum class AutoPad { NotSet, SameUpper, SameLower, Valid };
 
 /// "NOTSET", "SAME_UPPER", "SAME_LOWER" or "VALID".
@@ -20,26 +28,86 @@ const char* auto_pad_name(AutoPad a);
 /// those; anything else reads as NOTSET).
 AutoPad parse_auto_pad(const std::string& s);
 
+/// floor(a / b) and ceil(a / b) for b > 0 and any sign of a (C++ division
+/// truncates toward zero).
+std::int64_t floor_div(std::int64_t a, std::int64_t b);
+std::int64_t ceil_div(std::int64_t a, std::int64_t b);
+
+/// Indices [begin, end) of taps or outputs; empty when end <= begin.
+struct IndexRange {
+  std::int64_t begin = 0;
+  std::int64_t end = 0;
+
+  std::int64_t size() const { return end > begin ? end - begin : 0; }
+  bool empty() const { return end <= begin; }
+};
+
 /// One spatial axis of a window.
 ///
-/// Before resolution (as parsed) `pad_begin`/`pad_end` are the explicit pads
-/// and `input`/`output` are unknown (kDynamicDim). The ops' resolve functions
-/// fill in the input size, the pads auto_pad implies and the output size.
+/// As parsed, `pad_begin`/`pad_end` are the explicit pads and `in`/`out` are
+/// unknown (kDynamicDim); resolve_window_axis() fills in the input size, the
+/// pads auto_pad implies and the output size.
 struct WindowAxis {
   std::int64_t kernel = 1;
   std::int64_t stride = 1;
   std::int64_t dilation = 1;
   std::int64_t pad_begin = 0;
   std::int64_t pad_end = 0;
-  std::int64_t input = kDynamicDim;
-  std::int64_t output = kDynamicDim;
+  std::int64_t in = kDynamicDim;
+  std::int64_t out = kDynamicDim;
 
-  /// Span of one window in input positions: dilation*(kernel-1) + 1.
+  /// ext: span of one window in input positions, dilation*(kernel-1) + 1.
   std::int64_t extent() const { return dilation * (kernel - 1) + 1; }
-  /// Input position (may lie in the pads, < 0 or >= input) of tap `tap` of window `o`.
+  /// Input position (may lie in the pads, < 0 or >= in) of tap `tap` of output `o`.
   std::int64_t position(std::int64_t o, std::int64_t tap) const {
     return o * stride - pad_begin + tap * dilation;
   }
+
+  /// The taps of output o's window inside the input, 0 <= position < in (they
+  /// are consecutive: positions rise with the tap). Empty when the window
+  /// holds no input element. The axis must be resolved.
+  IndexRange valid_taps(std::int64_t o) const;
+  /// The taps of output o's window inside input + pads, -pb <= position <
+  /// in + pe: AveragePool's divisor with count_include_pad. Never the
+  /// positions past the end pad that ceil_mode creates.
+  IndexRange padded_taps(std::int64_t o) const;
+  /// The outputs whose tap `tap` lies inside the input: the adjoint view that
+  /// backward passes walk.
+  IndexRange outputs_with_valid_tap(std::int64_t tap) const;
 };
+
+/// What an op's attributes say about its windows.
+struct WindowRule {
+  AutoPad auto_pad = AutoPad::NotSet;
+  /// Pooling's ceil_mode (Conv has none): no effect with SAME_UPPER/SAME_LOWER.
+  bool ceil_mode = false;
+  /// Names the op family in the overflow error: "pooling size overflows int64".
+  const char* family = "window";
+};
+
+/// The one output-size rule. `axis` carries kernel, stride, dilation and the
+/// explicit pads; returns it with `in` = in, the pads auto_pad implies and `out`:
+///  - NOTSET, floor: out = floor((in + pb + pe - ext) / s) + 1;
+///  - NOTSET, ceil_mode: out = ceil((in + pb + pe - ext) / s) + 1, then out -= 1
+///    if the last window would start at or past in + pb (a window never starts
+///    in the end padding: PyTorch, the current ONNX reference);
+///  - VALID: as NOTSET with pb = pe = 0;
+///  - SAME_UPPER/SAME_LOWER: out = ceil(in / s); total pad P = max(0,
+///    (out-1)*s + ext - in), floor(P/2) at the begin for SAME_UPPER, ceil(P/2)
+///    for SAME_LOWER, the rest at the end.
+/// `out` may come out < 1: the callers report that in their op's words. An
+/// input or kernel of kDynamicDim gives out = kDynamicDim (and the pads of
+/// SAME_* stay unknown: the explicit ones are kept).
+/// Throws ShapeMismatch("<family> size overflows int64") when the extent,
+/// in + pb + pe, (out-1)*s + ext or a window's start leaves int64 (sizes and
+/// attributes come from files); a resolved axis thus has every tap range
+/// computable.
+WindowAxis resolve_window_axis(WindowAxis axis, std::int64_t in, const WindowRule& rule);
+
+/// The inverse of the floor rule: (in-1)*s + ext - pb - pe, the input size
+/// whose windows give `in` outputs (MaxUnpool's default output size;
+/// ConvTranspose's before its output_padding). Throws ShapeMismatch("<family>
+/// size overflows int64").
+std::int64_t transposed_size(const WindowAxis& axis, std::int64_t in, const char* family);
 
 }  // namespace nodeflow

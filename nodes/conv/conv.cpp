@@ -1,12 +1,15 @@
 // Conv (ONNX Conv-22), any number of spatial axes >= 1, with groups,
 // dilations, strides, pads and auto_pad. Forward and backward are im2col plus
 // one matrix product per (image, group).
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "core/errors.hpp"
 #include "core/registry.hpp"
-#include "nodes/conv/conv_geometry.hpp"
 #include "nodes/common/layer_common.hpp"
+#include "nodes/common/shape_cache.hpp"
+#include "nodes/conv/conv_geometry.hpp"
 #include "nodes/layer_ops.hpp"
 #include "nodes/linear/matrix_product.hpp"
 
@@ -27,7 +30,11 @@ struct TapTable {
     check_tensor_bytes("im2col tap table", {taps, outputs}, DType::Int64, max_bytes);
     const std::size_t rank = g.axes.size();
     std::vector<std::int64_t> in_stride(rank, 1);
-    for (std::size_t a = rank - 1; a-- > 0;) in_stride[a] = in_stride[a + 1] * g.axes[a + 1].input;
+    for (std::size_t a = rank - 1; a-- > 0;) in_stride[a] = in_stride[a + 1] * g.axes[a + 1].in;
+    // Per axis and output position: the taps that read the input, not the padding.
+    std::vector<std::vector<IndexRange>> valid(rank);
+    for (std::size_t a = 0; a < rank; ++a)
+      for (std::int64_t o = 0; o < g.axes[a].out; ++o) valid[a].push_back(g.axes[a].valid_taps(o));
     offset.resize(static_cast<std::size_t>(taps * outputs));
     std::vector<std::int64_t> tap(rank);
     std::vector<std::int64_t> out(rank);
@@ -38,8 +45,10 @@ struct TapTable {
         unravel(p, g, false, out);
         std::int64_t off = 0;
         for (std::size_t a = 0; a < rank && off >= 0; ++a) {
-          const std::int64_t pos = g.axes[a].position(out[a], tap[a]);
-          off = pos < 0 || pos >= g.axes[a].input ? -1 : off + pos * in_stride[a];
+          const IndexRange& inside = valid[a][static_cast<std::size_t>(out[a])];
+          off = tap[a] < inside.begin || tap[a] >= inside.end
+                    ? -1
+                    : off + g.axes[a].position(out[a], tap[a]) * in_stride[a];
         }
         offset[static_cast<std::size_t>(t * outputs + p)] = off;
         identity = identity && off == p;
@@ -50,7 +59,7 @@ struct TapTable {
   static void unravel(std::int64_t flat, const ConvGeometry& g, bool kernel,
                       std::vector<std::int64_t>& index) {
     for (std::size_t a = g.axes.size(); a-- > 0;) {
-      const std::int64_t n = kernel ? g.axes[a].kernel : g.axes[a].output;
+      const std::int64_t n = kernel ? g.axes[a].kernel : g.axes[a].out;
       index[a] = flat % n;
       flat /= n;
     }
@@ -188,7 +197,8 @@ class ConvNode final : public Node {
     const TensorInfo& w = *ctx.inputs[1];
     check_float_input("Conv", 0, "X", x.dtype);
     check_same_dtype("Conv", 1, "W", w.dtype, "X", x.dtype);
-    const ConvGeometry g = conv_geometry(attrs_, x.shape, w.shape);
+    const auto held = geometry(x.shape, w.shape);
+    const ConvGeometry& g = *held;
     if (ctx.inputs.size() > 2 && ctx.inputs[2]) {
       check_same_dtype("Conv", 2, "B", ctx.inputs[2]->dtype, "X", x.dtype);
       check_bias(ctx.inputs[2]->shape, g.out_channels);
@@ -200,7 +210,8 @@ class ConvNode final : public Node {
     const Tensor& x = ctx.inputs[0];
     const Tensor& w = ctx.inputs[1];
     const Tensor b = ctx.inputs.size() > 2 ? ctx.inputs[2] : Tensor{};
-    const ConvGeometry g = conv_geometry(attrs_, x.shape(), w.shape());
+    const auto held = geometry(x.shape(), w.shape());
+    const ConvGeometry& g = *held;
     if (!b.empty()) check_bias(b.shape(), g.out_channels);
     const Tensor xc = to_compute(x);
     const Tensor wc = to_compute(w);
@@ -221,7 +232,8 @@ class ConvNode final : public Node {
     require_saved("Conv", ctx.saved.size(), 2);
     const Tensor& xc = ctx.saved[0];
     const Tensor& wc = ctx.saved[1];
-    const ConvGeometry g = conv_geometry(attrs_, xc.shape(), wc.shape());
+    const auto held = geometry(xc.shape(), wc.shape());
+    const ConvGeometry& g = *held;
     check_output_gradient("Conv", 0, dy_in, g.output_shape());
     const Tensor dy = to_compute(dy_in);
     auto wanted = [&](std::size_t k) { return k < ctx.grad_inputs.size() && !ctx.grad_inputs[k].empty(); };
@@ -240,7 +252,14 @@ class ConvNode final : public Node {
   }
 
  private:
+  // conv_geometry() of X's and W's shapes, resolved at the first call with
+  // them (infer, forward or backward) and then shared.
+  std::shared_ptr<const ConvGeometry> geometry(const Shape& x, const Shape& w) const {
+    return geometries_.get({x, w}, [&] { return conv_geometry(attrs_, x, w); });
+  }
+
   ConvAttributes attrs_;
+  ShapeCache<std::pair<Shape, Shape>, ConvGeometry> geometries_;
 };
 
 }  // namespace

@@ -1,6 +1,5 @@
 #include "nodes/conv/conv_geometry.hpp"
 
-#include <algorithm>
 #include <string>
 
 #include "core/errors.hpp"
@@ -93,28 +92,6 @@ ConvAttributes parse_conv_attributes(const Attributes& attrs) {
   return a;
 }
 
-ConvAxis resolve_conv_axis(ConvAxis axis, std::int64_t in, AutoPad auto_pad) {
-  axis.input = in;
-  if (auto_pad == AutoPad::Valid) axis.pad_begin = axis.pad_end = 0;
-  if (in == kDynamicDim || axis.kernel == kDynamicDim) {
-    axis.output = kDynamicDim;
-    return axis;
-  }
-  if (auto_pad == AutoPad::SameUpper || auto_pad == AutoPad::SameLower) {
-    axis.output = (in + axis.stride - 1) / axis.stride;
-    const std::int64_t total =
-        std::max<std::int64_t>(0, (axis.output - 1) * axis.stride + axis.extent() - in);
-    const std::int64_t small = total / 2;
-    axis.pad_begin = auto_pad == AutoPad::SameUpper ? small : total - small;
-    axis.pad_end = total - axis.pad_begin;
-    return axis;
-  }
-  const std::int64_t span = in + axis.pad_begin + axis.pad_end - axis.extent();
-  // Floor division: a negative span means not even one window fits.
-  axis.output = span < 0 ? 0 : span / axis.stride + 1;
-  return axis;
-}
-
 std::int64_t ConvGeometry::kernel_size() const {
   std::int64_t n = 1;
   for (const auto& a : axes) n *= a.kernel;
@@ -123,19 +100,19 @@ std::int64_t ConvGeometry::kernel_size() const {
 
 std::int64_t ConvGeometry::input_plane() const {
   std::int64_t n = 1;
-  for (const auto& a : axes) n *= a.input;
+  for (const auto& a : axes) n *= a.in;
   return n;
 }
 
 std::int64_t ConvGeometry::output_plane() const {
   std::int64_t n = 1;
-  for (const auto& a : axes) n *= a.output;
+  for (const auto& a : axes) n *= a.out;
   return n;
 }
 
 Shape ConvGeometry::output_shape() const {
   Shape s{batch, out_channels};
-  for (const auto& a : axes) s.push_back(a.output);
+  for (const auto& a : axes) s.push_back(a.out);
   return s;
 }
 
@@ -172,7 +149,7 @@ ConvGeometry conv_geometry(const ConvAttributes& attrs, const Shape& x, const Sh
                         " channels but W " + to_string(w) + " with group " + std::to_string(g.group) +
                         " needs " + std::to_string(w[1] * g.group) + " (W axis 1 times group)");
   for (std::size_t i = 0; i < spatial; ++i) {
-    ConvAxis axis;
+    WindowAxis axis;
     axis.kernel = w[2 + i];
     if (!attrs.kernel_shape.empty()) {
       const std::int64_t k = attrs.kernel_shape[i];
@@ -191,14 +168,14 @@ ConvGeometry conv_geometry(const ConvAttributes& attrs, const Shape& x, const Sh
       axis.pad_begin = attrs.pads[i];
       axis.pad_end = attrs.pads[spatial + i];
     }
-    axis = resolve_conv_axis(axis, x[2 + i], attrs.auto_pad);
-    if (axis.output != kDynamicDim && axis.output < 1)
+    axis = resolve_window_axis(axis, x[2 + i], {attrs.auto_pad, false, "convolution"});
+    if (axis.out != kDynamicDim && axis.out < 1)
       throw ShapeMismatch("axis " + std::to_string(2 + i) + ": kernel extent " +
                           std::to_string(axis.extent()) + " (kernel " + std::to_string(axis.kernel) +
                           ", dilation " + std::to_string(axis.dilation) +
                           ") is larger than the padded input " +
-                          std::to_string(axis.input + axis.pad_begin + axis.pad_end) +
-                          " (input " + std::to_string(axis.input) + ", pads " +
+                          std::to_string(axis.in + axis.pad_begin + axis.pad_end) +
+                          " (input " + std::to_string(axis.in) + ", pads " +
                           std::to_string(axis.pad_begin) + " + " + std::to_string(axis.pad_end) + ")");
     g.axes.push_back(axis);
   }

@@ -18,10 +18,6 @@ namespace nodeflow {
 /// range): keeps every size computation inside int64.
 inline constexpr std::int64_t kMaxConvAttribute = 2147483647;
 
-/// One spatial axis of a convolution (window_axis.hpp); its kernel comes
-/// from W's shape.
-using ConvAxis = WindowAxis;
-
 /// The attributes of one Conv node as given (lists empty when absent).
 struct ConvAttributes {
   AutoPad auto_pad = AutoPad::NotSet;
@@ -46,20 +42,15 @@ void check_conv_attributes(const Attributes& attrs);
 /// node's NodeConfig): no check or default of its own.
 ConvAttributes parse_conv_attributes(const Attributes& attrs);
 
-/// One axis' output size: NOTSET/VALID out = floor((in + pb + pe - ext) / s) + 1;
-/// SAME_*: out = ceil(in / s) with the pads auto_pad implies. `axis` carries
-/// kernel, stride, dilation and the explicit pads; returns it resolved for
-/// input size `in` (kDynamicDim gives a dynamic output). `output` may come out
-/// < 1: conv_geometry() reports that.
-ConvAxis resolve_conv_axis(ConvAxis axis, std::int64_t in, AutoPad auto_pad);
-
 /// Geometry of one Conv: X is N x C x D1..Dn, W is M x C/group x k1..kn.
 struct ConvGeometry {
   std::int64_t batch = kDynamicDim;
   std::int64_t in_channels = kDynamicDim;
   std::int64_t out_channels = kDynamicDim;
   std::int64_t group = 1;
-  std::vector<ConvAxis> axes;
+  /// Resolved (resolve_window_axis, no ceil_mode); the kernel comes from W's
+  /// shape. out is kDynamicDim where D or k is.
+  std::vector<WindowAxis> axes;
 
   std::int64_t kernel_size() const;   ///< k1 * ... * kn
   std::int64_t input_plane() const;   ///< D1 * ... * Dn
@@ -70,7 +61,8 @@ struct ConvGeometry {
 /// Checks ranks, kernel_shape against W, channels against group and W, and
 /// every output size >= 1 where known. Shapes may hold dynamic dimensions (the
 /// result then does too). Throws ShapeMismatch or InvalidAttribute naming the
-/// input, the axis and the values.
+/// input, the axis and the values; ShapeMismatch("convolution size overflows
+/// int64") for sizes beyond int64.
 ConvGeometry conv_geometry(const ConvAttributes& attrs, const Shape& x, const Shape& w);
 
 }  // namespace nodeflow

@@ -15,7 +15,8 @@ class AveragePoolNode final : public PoolNode {
 
   void forward(const ForwardContext& ctx) const override {
     const Tensor& x = ctx.inputs[0];
-    const PoolGeometry g = geometry(x);
+    const auto held = geometry(x);
+    const PoolGeometry& g = *held;
     Tensor y = Tensor::uninitialized(x.dtype(), g.output_shape());  // the kernel writes it all
     const bool include_pad = attributes().count_include_pad;
     visit_float_dtype(x.dtype(), [&](auto tag) {
@@ -27,7 +28,8 @@ class AveragePoolNode final : public PoolNode {
 
   void backward(const BackwardContext& ctx) const override {
     if (!has_work(ctx)) return;
-    const PoolGeometry g = backward_geometry(ctx);
+    const auto held = backward_geometry(ctx);
+    const PoolGeometry& g = *held;
     const bool include_pad = attributes().count_include_pad;
     visit_float_dtype(ctx.inputs[0].dtype, [&](auto tag) {
       using T = decltype(tag);

@@ -14,7 +14,8 @@ class LpPoolNode final : public PoolNode {
 
   void forward(const ForwardContext& ctx) const override {
     const Tensor& x = ctx.inputs[0];
-    const PoolGeometry g = geometry(x);
+    const auto held = geometry(x);
+    const PoolGeometry& g = *held;
     Tensor y = Tensor::uninitialized(x.dtype(), g.output_shape());  // the kernel writes it all
     visit_float_dtype(x.dtype(), [&](auto tag) {
       using T = decltype(tag);
@@ -29,7 +30,8 @@ class LpPoolNode final : public PoolNode {
 
   void backward(const BackwardContext& ctx) const override {
     if (!has_work(ctx)) return;
-    const PoolGeometry g = backward_geometry(ctx);
+    const auto held = backward_geometry(ctx);
+    const PoolGeometry& g = *held;
     if (ctx.saved.size() != 2)
       throw RunError("LpPool backward needs x and y saved by a training-mode forward");
     visit_float_dtype(ctx.inputs[0].dtype, [&](auto tag) {

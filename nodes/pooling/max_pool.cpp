@@ -24,7 +24,8 @@ class MaxPoolNode final : public PoolNode {
 
   void forward(const ForwardContext& ctx) const override {
     const Tensor& x = ctx.inputs[0];
-    const PoolGeometry g = geometry(x);
+    const auto held = geometry(x);
+    const PoolGeometry& g = *held;
     const bool want_indices = ctx.outputs.size() >= 2;
     // Integer dtypes have no backward, so they keep no state.
     const bool save = ctx.saved != nullptr && is_float(x.dtype());
@@ -64,7 +65,8 @@ class MaxPoolNode final : public PoolNode {
 
   void backward(const BackwardContext& ctx) const override {
     if (!has_work(ctx)) return;
-    const PoolGeometry g = backward_geometry(ctx);
+    const auto held = backward_geometry(ctx);
+    const PoolGeometry& g = *held;
     const Tensor* saved = ctx.saved.size() == 1 ? &ctx.saved[0] : nullptr;
     if (saved == nullptr ||
         (saved->dtype() != DType::Int64 && saved->dtype() != DType::Int32) ||

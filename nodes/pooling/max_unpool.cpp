@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "core/errors.hpp"
+#include "nodes/common/shape_cache.hpp"
 #include "nodes/pooling/reference/pool_kernels.hpp"
 #include "nodes/pooling/pool_node.hpp"
 #include "nodes/pooling/pool_ops.hpp"
@@ -114,8 +115,13 @@ class MaxUnpoolNode final : public Node {
                           ", expected the shape of " + input_name(kX) + " " + to_string(x_shape));
   }
 
-  // (in-1)*s + k - pb - pe per spatial axis; N and C from X.
+  // The output shape without output_shape: (in-1)*s + k - pb - pe per spatial
+  // axis, N and C from X; worked out once per shape of X.
   Shape default_shape(const Shape& x_shape) const {
+    return *default_shapes_.get(x_shape, [&] { return unpooled_shape(x_shape); });
+  }
+
+  Shape unpooled_shape(const Shape& x_shape) const {
     Shape out{x_shape[0], x_shape[1]};
     for (std::size_t i = 2; i < x_shape.size(); ++i) {
       const std::int64_t in = x_shape[i];
@@ -123,8 +129,8 @@ class MaxUnpoolNode final : public Node {
         out.push_back(kDynamicDim);
         continue;
       }
-      const PoolAxis& a = attrs_.axes[i - 2];
-      const std::int64_t size = in == 0 ? 0 : unpooled_size(a, in);
+      const WindowAxis& a = attrs_.axes[i - 2];
+      const std::int64_t size = in == 0 ? 0 : transposed_size(a, in, "pooling");
       if (in > 0 && size < 1)
         throw ShapeMismatch("axis " + std::to_string(i) + ": output size (" + std::to_string(in) +
                             "-1)*" + std::to_string(a.stride) + "+" + std::to_string(a.kernel) +
@@ -155,6 +161,7 @@ class MaxUnpoolNode final : public Node {
   }
 
   PoolAttributes attrs_;
+  ShapeCache<Shape, Shape> default_shapes_;
 };
 
 }  // namespace

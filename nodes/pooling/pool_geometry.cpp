@@ -8,26 +8,6 @@
 namespace nodeflow {
 namespace {
 
-// Floor and ceil of a / b for b > 0 and any sign of a (C++ division truncates).
-std::int64_t floor_div(std::int64_t a, std::int64_t b) {
-  return a / b - ((a % b != 0) && (a < 0) ? 1 : 0);
-}
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return a / b + ((a % b != 0) && (a > 0) ? 1 : 0);
-}
-
-// Overflow-checked arithmetic for sizes: shapes and attributes come from files.
-std::int64_t add_or_throw(std::int64_t a, std::int64_t b) {
-  std::int64_t r = 0;
-  if (__builtin_add_overflow(a, b, &r)) throw ShapeMismatch("pooling size overflows int64");
-  return r;
-}
-std::int64_t mul_or_throw(std::int64_t a, std::int64_t b) {
-  std::int64_t r = 0;
-  if (__builtin_mul_overflow(a, b, &r)) throw ShapeMismatch("pooling size overflows int64");
-  return r;
-}
-
 // kernel_shape, strides, dilations, pads: lists of at least `min`, one value
 // (pads: two) per spatial axis, none above kMaxPoolAttribute.
 AttrSpec ints_spec(std::string name, std::int64_t min, std::size_t per_axis, std::string doc) {
@@ -149,7 +129,7 @@ void check_pool_attributes(PoolKind kind, const Attributes& attrs) {
   const std::size_t n = kernel.size();
   for (const char* side : {"begin", "end"})
     for (std::size_t i = 0; i < n; ++i) {
-      PoolAxis ax;
+      WindowAxis ax;
       ax.kernel = kernel[i];
       ax.dilation = dilations ? (*dilations)[i] : 1;
       const std::int64_t pad = (*pads)[side[0] == 'b' ? i : n + i];
@@ -180,7 +160,7 @@ PoolAttributes parse_pool_attributes(PoolKind kind, const Attributes& attrs) {
                                                             : StorageOrder::RowMajor;
   if (kind == PoolKind::Lp) a.p = attr_int(attrs, "p");
   for (std::size_t i = 0; i < n; ++i) {
-    PoolAxis ax;
+    WindowAxis ax;
     ax.kernel = kernel[i];
     if (strides) ax.stride = (*strides)[i];
     if (dilations) ax.dilation = (*dilations)[i];
@@ -207,148 +187,89 @@ PoolAttributes checked_pool_attributes(PoolKind kind, const Attributes& given) {
                                [kind](const Attributes& a) { check_pool_attributes(kind, a); }));
 }
 
-PoolAxis pooled_axis(PoolAxis axis, std::int64_t in, AutoPad auto_pad, bool ceil_mode) {
-  axis.input = in;
-  const std::int64_t ext = axis.extent();
-  if (auto_pad == AutoPad::SameUpper || auto_pad == AutoPad::SameLower) {
-    axis.output = ceil_div(in, axis.stride);
-    // (out-1)*s < in, so only the extent can overflow here.
-    const std::int64_t total =
-        std::max<std::int64_t>(0, add_or_throw((axis.output - 1) * axis.stride - in, ext));
-    const std::int64_t small = total / 2;
-    axis.pad_begin = auto_pad == AutoPad::SameUpper ? small : total - small;
-    axis.pad_end = total - axis.pad_begin;
-    return axis;
-  }
-  if (auto_pad == AutoPad::Valid) axis.pad_begin = axis.pad_end = 0;
-  const std::int64_t span = add_or_throw(in - ext, axis.pad_begin + axis.pad_end);
-  if (!ceil_mode) {
-    axis.output = floor_div(span, axis.stride) + 1;
-    return axis;
-  }
-  axis.output = ceil_div(span, axis.stride) + 1;
-  // A window never starts in the end padding (PyTorch, current ONNX reference).
-  if (axis.output > 0 &&
-      mul_or_throw(axis.output - 1, axis.stride) >= add_or_throw(in, axis.pad_begin))
-    axis.output -= 1;
-  return axis;
-}
-
-void check_axis(const PoolAxis& axis, std::size_t tensor_axis) {
-  const std::string where = "axis " + std::to_string(tensor_axis) + ": ";
-  if (axis.output < 1) {
-    const std::int64_t padded = axis.input + axis.pad_begin + axis.pad_end;
+void check_axis(const WindowAxis& axis, std::size_t tensor_axis) {
+  const auto where = [&] { return "axis " + std::to_string(tensor_axis) + ": "; };
+  if (axis.out < 1) {
+    const std::int64_t padded = axis.in + axis.pad_begin + axis.pad_end;
     if (axis.extent() > padded)
-      throw ShapeMismatch(where + "kernel extent " + std::to_string(axis.extent()) +
-                          " is larger than the padded input " + std::to_string(axis.input) + "+" +
+      throw ShapeMismatch(where() + "kernel extent " + std::to_string(axis.extent()) +
+                          " is larger than the padded input " + std::to_string(axis.in) + "+" +
                           std::to_string(axis.pad_begin) + "+" + std::to_string(axis.pad_end) +
-                          " (output size would be " + std::to_string(axis.output) + ")");
-    throw ShapeMismatch(where + "input size " + std::to_string(axis.input) + " gives output size " +
-                        std::to_string(axis.output));
+                          " (output size would be " + std::to_string(axis.out) + ")");
+    throw ShapeMismatch(where() + "input size " + std::to_string(axis.in) + " gives output size " +
+                        std::to_string(axis.out));
   }
-  // A window that starts inside the input holds its first tap. The output-size
-  // rules make every window start before the input's end, so only windows
-  // starting in the begin pad (fewer than pad_begin of them) can miss; the
-  // last window is checked as well in case the input is empty.
-  auto holds_input = [&](std::int64_t o) {
-    const std::int64_t start = axis.position(o, 0);
-    if (start >= axis.input) return false;
-    if (start >= 0) return true;
-    const std::int64_t first_tap = (-start + axis.dilation - 1) / axis.dilation;
-    return first_tap < axis.kernel && start + first_tap * axis.dilation < axis.input;
-  };
+  // The output-size rules make every window start before the input's end, so
+  // only windows starting in the begin pad (fewer than pad_begin of them) can
+  // miss; the last window is checked as well in case the input is empty.
   auto require_input = [&](std::int64_t o) {
-    if (!holds_input(o))
+    if (axis.valid_taps(o).empty())
       throw ShapeMismatch(
-          where + "window " + std::to_string(o) + " holds no input element (input " +
-          std::to_string(axis.input) + ", kernel " + std::to_string(axis.kernel) + ", dilation " +
+          where() + "window " + std::to_string(o) + " holds no input element (input " +
+          std::to_string(axis.in) + ", kernel " + std::to_string(axis.kernel) + ", dilation " +
           std::to_string(axis.dilation) + ", stride " + std::to_string(axis.stride) + ", pads " +
           std::to_string(axis.pad_begin) + "+" + std::to_string(axis.pad_end) + ")");
   };
-  for (std::int64_t o = 0; o < axis.output && axis.position(o, 0) < 0; ++o) require_input(o);
-  require_input(axis.output - 1);
+  for (std::int64_t o = 0; o < axis.out && axis.position(o, 0) < 0; ++o) require_input(o);
+  require_input(axis.out - 1);
 }
 
 std::int64_t PoolGeometry::input_plane() const {
   std::int64_t n = 1;
-  for (const auto& a : axes) n *= a.input;
+  for (const auto& a : axes) n *= a.in;
   return n;
 }
 
 std::int64_t PoolGeometry::output_plane() const {
   std::int64_t n = 1;
-  for (const auto& a : axes) n *= a.output;
+  for (const auto& a : axes) n *= a.out;
   return n;
 }
 
 Shape PoolGeometry::input_shape() const {
   Shape s{batch, channels};
-  for (const auto& a : axes) s.push_back(a.input);
+  for (const auto& a : axes) s.push_back(a.in);
   return s;
 }
 
 Shape PoolGeometry::output_shape() const {
   Shape s{batch, channels};
-  for (const auto& a : axes) s.push_back(a.output);
+  for (const auto& a : axes) s.push_back(a.out);
   return s;
 }
 
 namespace {
 
 /// GlobalAveragePool / GlobalMaxPool: one window over the whole axis (a
-/// kernel the size of the input), which an empty axis leaves with no input
-/// element: refused at shape inference, as any such window (pooling.md).
-PoolAxis global_axis(std::int64_t in, std::size_t tensor_axis) {
+/// kernel the size of the input, of a dynamic size too), which an empty axis
+/// leaves with no input element: refused at shape inference, as any such
+/// window (docs/pooling.md).
+WindowAxis global_axis(std::int64_t in, std::size_t tensor_axis) {
   if (in == 0)
     throw ShapeMismatch("axis " + std::to_string(tensor_axis) +
                         ": the global window holds no input element (the axis is empty)");
-  PoolAxis ax;
-  ax.kernel = in;
-  return pooled_axis(ax, in, AutoPad::NotSet, false);
+  WindowAxis ax;
+  ax.kernel = ax.in = in;
+  ax.out = 1;
+  return ax;
 }
 
 }  // namespace
-
-Shape pooled_shape(const PoolAttributes& attrs, const Shape& input_shape) {
-  check_pool_rank(attrs, input_shape, 0);
-  Shape out{input_shape[0], input_shape[1]};
-  for (std::size_t i = 2; i < input_shape.size(); ++i) {
-    const std::int64_t in = input_shape[i];
-    if (attrs.global()) {
-      if (in != kDynamicDim) global_axis(in, i);
-      out.push_back(1);
-      continue;
-    }
-    if (in == kDynamicDim) {
-      out.push_back(kDynamicDim);
-      continue;
-    }
-    const PoolAxis ax = pooled_axis(attrs.axes[i - 2], in, attrs.auto_pad, attrs.ceil_mode);
-    check_axis(ax, i);
-    out.push_back(ax.output);
-  }
-  return out;
-}
 
 PoolGeometry pool_geometry(const PoolAttributes& attrs, const Shape& input_shape) {
   check_pool_rank(attrs, input_shape, 0);
   PoolGeometry g;
   g.batch = input_shape[0];
   g.channels = input_shape[1];
+  const WindowRule rule{attrs.auto_pad, attrs.ceil_mode, "pooling"};
   for (std::size_t i = 2; i < input_shape.size(); ++i) {
     const std::int64_t in = input_shape[i];
-    const PoolAxis ax = attrs.global()
-                            ? global_axis(in, i)
-                            : pooled_axis(attrs.axes[i - 2], in, attrs.auto_pad, attrs.ceil_mode);
-    check_axis(ax, i);
+    const WindowAxis ax = attrs.global() ? global_axis(in, i)
+                                         : resolve_window_axis(attrs.axes[i - 2], in, rule);
+    if (in != kDynamicDim) check_axis(ax, i);
     g.axes.push_back(ax);
   }
   return g;
-}
-
-std::int64_t unpooled_size(const PoolAxis& axis, std::int64_t in) {
-  return add_or_throw(mul_or_throw(in - 1, axis.stride),
-                      axis.kernel - axis.pad_begin - axis.pad_end);
 }
 
 std::span<const DType> pool_dtypes(PoolKind kind) {

@@ -34,15 +34,12 @@ inline constexpr std::int64_t kMaxPoolAttribute = 2147483647;
 /// offsets are always row-major).
 enum class StorageOrder { RowMajor, ColumnMajor };
 
-/// One spatial axis of a pooling window (window_axis.hpp).
-using PoolAxis = WindowAxis;
-
 /// The pooling attributes of one node, parsed and checked once.
 struct PoolAttributes {
   PoolKind kind = PoolKind::Max;
   /// One entry per spatial axis with kernel, stride, dilation and explicit pads.
   /// Empty for the Global ops, whose window is the whole input.
-  std::vector<PoolAxis> axes;
+  std::vector<WindowAxis> axes;
   AutoPad auto_pad = AutoPad::NotSet;
   bool ceil_mode = false;
   bool count_include_pad = false;
@@ -73,45 +70,34 @@ PoolAttributes parse_pool_attributes(PoolKind kind, const Attributes& attrs);
 /// InvalidAttribute("attributes.<name>: ...") as loading a graph would.
 PoolAttributes checked_pool_attributes(PoolKind kind, const Attributes& given);
 
-/// The one output-size rule (pooling.md "Output shape"). `axis` carries kernel,
-/// stride, dilation and explicit pads; returns it with `input` = in, the pads
-/// auto_pad implies and `output`:
-///  - NOTSET/VALID, floor: out = floor((in + pb + pe - ext) / s) + 1;
-///  - NOTSET/VALID, ceil_mode: out = ceil((in + pb + pe - ext) / s) + 1, then
-///    out -= 1 if the last window would start at or past in + pb;
-///  - SAME_UPPER/SAME_LOWER: out = ceil(in / s) (ceil_mode has no effect).
-/// `output` may come out < 1; check_axis() reports that.
-PoolAxis pooled_axis(PoolAxis axis, std::int64_t in, AutoPad auto_pad, bool ceil_mode);
-
 /// Throws ShapeMismatch naming `tensor_axis` when the resolved axis has
-/// output < 1 or a window that holds no input element.
-void check_axis(const PoolAxis& axis, std::size_t tensor_axis);
+/// out < 1 or a window that holds no input element (docs/pooling.md "Output
+/// size": kernel extent larger than the padded input, or a window that falls
+/// in the pads only).
+void check_axis(const WindowAxis& axis, std::size_t tensor_axis);
 
-/// Resolved geometry of one pooling over a static input shape N x C x D1...Dn.
+/// Resolved geometry of one pooling over an input shape N x C x D1...Dn.
 struct PoolGeometry {
   std::int64_t batch = 0;
   std::int64_t channels = 0;
-  std::vector<PoolAxis> axes;  ///< resolved: input, output and pads known
+  /// Resolved: in, out and pads known; out is kDynamicDim where `in` is
+  /// (shape inference before the sizes are known), 1 for the Global ops.
+  std::vector<WindowAxis> axes;
 
   std::int64_t planes() const { return batch * channels; }
   std::int64_t input_plane() const;   ///< elements of one N,C plane of the input
   std::int64_t output_plane() const;  ///< elements of one N,C plane of the output
   Shape input_shape() const;
-  Shape output_shape() const;
+  Shape output_shape() const;  ///< N x C x O1..On; dynamic where the input is
 };
 
-/// Geometry of a pooling node over `input_shape` (static). Throws ShapeMismatch
-/// for a wrong rank, output < 1 or a window with no input element.
+/// Geometry of a pooling node over `input_shape`: N and C pass through; each
+/// spatial axis is resolved (resolve_window_axis, or one window over the whole
+/// axis for the Global ops) and checked (check_axis). A dynamic spatial
+/// dimension gives a dynamic output dimension; the kernels need a static shape.
+/// Throws ShapeMismatch for a wrong rank, out < 1, a window with no input
+/// element, an empty axis under a Global op, or sizes that overflow int64.
 PoolGeometry pool_geometry(const PoolAttributes& attrs, const Shape& input_shape);
-
-/// Output shape of a pooling node for a possibly dynamic input shape: N and C
-/// pass through, a dynamic spatial dimension gives a dynamic output dimension;
-/// the static ones are checked as in pool_geometry().
-Shape pooled_shape(const PoolAttributes& attrs, const Shape& input_shape);
-
-/// MaxUnpool's default output size along one axis, the inverse of the MaxPool
-/// formula: (in-1)*s + k - pb - pe.
-std::int64_t unpooled_size(const PoolAxis& axis, std::int64_t in);
 
 /// Dtypes a kind accepts: float32, float64, float16, bfloat16, plus int8 and
 /// uint8 for MaxPool, GlobalMaxPool and MaxUnpool.

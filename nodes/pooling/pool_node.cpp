@@ -12,24 +12,29 @@ std::vector<TensorInfo> PoolNode::infer(const InferContext& ctx) const {
     throw InvalidGraph(std::string("input 0 (X) of ") + pool_op_type(attrs_.kind) + " is absent");
   const TensorInfo& x = *ctx.inputs[0];
   check_pool_dtype(attrs_.kind, x.dtype, 0);
-  std::vector<TensorInfo> out{{x.dtype, pooled_shape(attrs_, x.shape)}};
+  std::vector<TensorInfo> out{{x.dtype, resolved(x.shape)->output_shape()}};
   if (attrs_.kind == PoolKind::Max && ctx.num_outputs >= 2)
     out.push_back({DType::Int64, out[0].shape});
   return out;
 }
 
-PoolGeometry PoolNode::geometry(const Tensor& x) const {
-  check_pool_dtype(attrs_.kind, x.dtype(), 0);
-  return pool_geometry(attrs_, x.shape());
+std::shared_ptr<const PoolGeometry> PoolNode::resolved(const Shape& input_shape) const {
+  return geometries_.get(input_shape, [&] { return pool_geometry(attrs_, input_shape); });
 }
 
-PoolGeometry PoolNode::backward_geometry(const BackwardContext& ctx) const {
+std::shared_ptr<const PoolGeometry> PoolNode::geometry(const Tensor& x) const {
+  check_pool_dtype(attrs_.kind, x.dtype(), 0);
+  return resolved(x.shape());
+}
+
+std::shared_ptr<const PoolGeometry> PoolNode::backward_geometry(const BackwardContext& ctx) const {
   const TensorInfo& x = ctx.inputs[0];
   if (!is_float(x.dtype))
     throw UnsupportedDType(std::string(pool_op_type(attrs_.kind)) + ": input 0 of dtype " +
                            std::string(dtype_name(x.dtype)) +
                            " has no gradient (not differentiable)");
-  PoolGeometry g = pool_geometry(attrs_, x.shape);
+  std::shared_ptr<const PoolGeometry> held = resolved(x.shape);
+  const PoolGeometry& g = *held;
   const Tensor& dy = ctx.grad_outputs[0];
   const Tensor& dx = ctx.grad_inputs[0];
   if (dy.shape() != g.output_shape() || dy.dtype() != x.dtype || dx.shape() != g.input_shape() ||
@@ -37,7 +42,7 @@ PoolGeometry PoolNode::backward_geometry(const BackwardContext& ctx) const {
     throw ShapeMismatch("gradient of output 0 " + to_string(dy.shape()) + " or of input 0 " +
                         to_string(dx.shape()) + " does not fit the forward (" +
                         to_string(g.output_shape()) + " from " + to_string(g.input_shape()) + ")");
-  return g;
+  return held;
 }
 
 OpSchema pool_schema(PoolKind kind) {

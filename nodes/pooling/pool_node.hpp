@@ -1,13 +1,16 @@
 #pragma once
 // Shared base of the pooling nodes that map N x C x D1..Dn to a pooled
 // N x C x O1..On (AveragePool, MaxPool, LpPool and their Global forms): the
-// attributes are parsed once at construction; shape inference and the dtype
-// rule live here, the kernels in pool_kernels.hpp.
+// attributes are parsed once at construction and the geometry is resolved
+// once per input shape; shape inference and the dtype rule live here, the
+// kernels in fast/pool_fast.hpp.
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/node.hpp"
 #include "core/registry.hpp"
+#include "nodes/common/shape_cache.hpp"
 #include "nodes/pooling/pool_geometry.hpp"
 
 namespace nodeflow {
@@ -25,14 +28,19 @@ class PoolNode : public Node {
   std::vector<TensorInfo> infer(const InferContext& ctx) const override;
 
  protected:
-  /// Checks the dtype and resolves the geometry of a run's input.
-  PoolGeometry geometry(const Tensor& x) const;
-  /// Resolves the geometry for backward and checks that the gradients fit it;
-  /// refuses integer dtypes (not differentiable).
-  PoolGeometry backward_geometry(const BackwardContext& ctx) const;
+  /// Checks the dtype; the geometry of a run's input.
+  std::shared_ptr<const PoolGeometry> geometry(const Tensor& x) const;
+  /// The geometry of the forward's input, once the gradients are checked to
+  /// fit it; refuses integer dtypes (not differentiable).
+  std::shared_ptr<const PoolGeometry> backward_geometry(const BackwardContext& ctx) const;
 
  private:
+  /// pool_geometry() of `input_shape`, resolved at the first call with that
+  /// shape (infer, forward or backward) and then shared.
+  std::shared_ptr<const PoolGeometry> resolved(const Shape& input_shape) const;
+
   PoolAttributes attrs_;
+  ShapeCache<Shape, PoolGeometry> geometries_;
 };
 
 /// Schema skeleton of a pooling op: op_type, definition "ONNX <op>-22", input

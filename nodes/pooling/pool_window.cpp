@@ -7,24 +7,23 @@ namespace nodeflow {
 namespace {
 
 // The taps of every window along one axis: windows are separable, so an N-D
-// window is the cartesian product of its per-axis taps.
-// Positions rise with the tap, so the taps inside the input are consecutive:
-// a start and a count per window, not a list of coordinates (which summed to
-// outputs x kernel: 800 MB for a 40 KB input padded by 9999 on each side).
+// window is the cartesian product of its per-axis taps. The taps inside the
+// input are consecutive: a start and a count per window, not a list of
+// coordinates (which summed to outputs x kernel: 800 MB for a 40 KB input
+// padded by 9999 on each side).
 struct AxisTaps {
   std::vector<std::int64_t> first;   // per output index: input coordinate of its first valid tap
   std::vector<std::int64_t> count;   // per output index: valid taps, first + j * dilation
   std::vector<std::int64_t> padded;  // per output index: taps inside input + pads
 
-  explicit AxisTaps(const PoolAxis& a)
-      : first(static_cast<std::size_t>(a.output)), count(first.size()), padded(first.size()) {
-    for (std::int64_t o = 0; o < a.output; ++o) {
+  explicit AxisTaps(const WindowAxis& a)
+      : first(static_cast<std::size_t>(a.out)), count(first.size()), padded(first.size()) {
+    for (std::int64_t o = 0; o < a.out; ++o) {
       const auto i = static_cast<std::size_t>(o);
-      for (std::int64_t t = 0; t < a.kernel; ++t) {
-        const std::int64_t pos = a.position(o, t);
-        if (pos >= 0 && pos < a.input && count[i]++ == 0) first[i] = pos;
-        if (pos >= -a.pad_begin && pos < a.input + a.pad_end) ++padded[i];
-      }
+      const IndexRange valid = a.valid_taps(o);
+      first[i] = a.position(o, valid.begin);
+      count[i] = valid.size();
+      padded[i] = a.padded_taps(o).size();
     }
   }
 };
@@ -33,8 +32,8 @@ struct AxisTaps {
 
 double most_windows_per_input(const PoolGeometry& geometry) {
   double windows = 1;
-  for (const PoolAxis& a : geometry.axes)
-    windows *= static_cast<double>(std::min(a.kernel, a.output));
+  for (const WindowAxis& a : geometry.axes)
+    windows *= static_cast<double>(std::min(a.kernel, a.out));
   return windows;
 }
 
@@ -57,16 +56,16 @@ void for_each_window(const PoolGeometry& geometry,
       const auto o = static_cast<std::size_t>(index[i]);
       window.padded_count *= taps[i].padded[o];
       next.clear();
-      const PoolAxis& axis = geometry.axes[i];
+      const WindowAxis& axis = geometry.axes[i];
       for (std::int64_t base : offsets)
         for (std::int64_t j = 0; j < taps[i].count[o]; ++j)
-          next.push_back(base * axis.input + taps[i].first[o] + j * axis.dilation);
+          next.push_back(base * axis.in + taps[i].first[o] + j * axis.dilation);
       offsets.swap(next);
     }
     window.inputs = offsets;
     visit(window);
     for (std::size_t i = rank; i-- > 0;) {
-      if (++index[i] < geometry.axes[i].output) break;
+      if (++index[i] < geometry.axes[i].out) break;
       index[i] = 0;
     }
   }

@@ -17,20 +17,8 @@ constexpr std::int64_t kMaxTableEntries = std::int64_t{1} << 26;
 // Lane offsets of the vector kernels are int32.
 constexpr std::int64_t kLaneLimit = std::int64_t{1} << 30;
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) {  // b > 0
-  return a >= 0 ? (a + b - 1) / b : -((-a) / b);
-}
-std::int64_t floor_div(std::int64_t a, std::int64_t b) {  // b > 0
-  return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
-
-bool make_axis(const PoolAxis& g, bool count_include_pad, AxisPlan& a) {
-  a.in = g.input;
-  a.out = g.output;
-  a.kernel = g.kernel;
-  a.stride = g.stride;
-  a.dilation = g.dilation;
-  a.pad_begin = g.pad_begin;
+bool make_axis(const WindowAxis& g, bool count_include_pad, AxisPlan& a) {
+  static_cast<WindowAxis&>(a) = g;
   const auto outs = static_cast<std::size_t>(a.out);
   a.tap_lo.resize(outs);
   a.tap_hi.resize(outs);
@@ -39,17 +27,11 @@ bool make_axis(const PoolAxis& g, bool count_include_pad, AxisPlan& a) {
   a.t_end = 0;
   std::int64_t entries = 0;
   for (std::int64_t o = 0; o < a.out; ++o) {
-    const std::int64_t start = a.position(o, 0);
-    const std::int64_t lo = std::max<std::int64_t>(0, ceil_div(-start, a.dilation));
-    const std::int64_t hi =
-        std::clamp<std::int64_t>(floor_div(a.in - 1 - start, a.dilation) + 1, lo, a.kernel);
-    // Taps inside input + pads; the end pad excludes what ceil_mode adds past it.
-    const std::int64_t padded = std::clamp<std::int64_t>(
-        floor_div(a.in + g.pad_end - 1 - start, a.dilation) + 1, 0, a.kernel);
+    const auto [lo, hi] = a.valid_taps(o);
     const auto i = static_cast<std::size_t>(o);
     a.tap_lo[i] = lo;
     a.tap_hi[i] = hi;
-    a.divisor[i] = count_include_pad ? padded : hi - lo;
+    a.divisor[i] = count_include_pad ? a.padded_taps(o).size() : hi - lo;
     if (hi > lo) {
       a.t_first = std::min(a.t_first, lo);
       a.t_end = std::max(a.t_end, hi);
@@ -63,10 +45,7 @@ bool make_axis(const PoolAxis& g, bool count_include_pad, AxisPlan& a) {
   a.out_lo.resize(taps);
   a.out_hi.resize(taps);
   for (std::int64_t t = a.t_first; t < a.t_end; ++t) {
-    const std::int64_t shift = t * a.dilation - a.pad_begin;  // position of tap t of window 0
-    const std::int64_t lo = std::clamp<std::int64_t>(ceil_div(-shift, a.stride), 0, a.out);
-    const std::int64_t hi =
-        std::clamp<std::int64_t>(floor_div(a.in - 1 - shift, a.stride) + 1, lo, a.out);
+    const auto [lo, hi] = a.outputs_with_valid_tap(t);
     a.out_lo[static_cast<std::size_t>(t - a.t_first)] = lo;
     a.out_hi[static_cast<std::size_t>(t - a.t_first)] = hi;
   }
@@ -152,7 +131,7 @@ std::int64_t pick_chunk(std::int64_t extent, std::int64_t planes, int threads, S
   std::int64_t chunk = extent;
   while (chunk > 1 && scratch(chunk) > kScratchBudget) chunk = (chunk + 1) / 2;
   const std::int64_t wanted = 4 * static_cast<std::int64_t>(threads);
-  while (chunk > 1 && planes * ((extent + chunk - 1) / chunk) < wanted) chunk = (chunk + 1) / 2;
+  while (chunk > 1 && planes * ceil_div(extent, chunk) < wanted) chunk = (chunk + 1) / 2;
   return chunk;
 }
 
@@ -182,19 +161,19 @@ bool make_plan(const PoolGeometry& g, Reduce reduce, bool count_include_pad, std
   if (g.axes.empty() || plan.in_plane > std::numeric_limits<std::int32_t>::max()) return false;
 
   plan.whole_plane = true;
-  std::vector<PoolAxis> axes = g.axes;
+  std::vector<WindowAxis> axes = g.axes;
   if (axes.size() == 1) {
     // 1-D runs as 2-D with a unit first axis: one code path for every rank.
-    PoolAxis unit;
-    unit.input = unit.output = 1;
+    WindowAxis unit;
+    unit.in = unit.out = 1;
     axes.insert(axes.begin(), unit);
   }
-  for (const PoolAxis& ax : axes) {
+  for (const WindowAxis& ax : axes) {
     // A stride beyond the input leaves one window on the axis, while the
     // kernels' stride-phase buffers grow with the stride (gigabytes for a
     // stride of 2^31): the reference kernels take such geometries.
-    if (ax.stride > ax.input) return false;
-    plan.whole_plane = plan.whole_plane && ax.output == 1 && ax.kernel == ax.input &&
+    if (ax.stride > ax.in) return false;
+    plan.whole_plane = plan.whole_plane && ax.out == 1 && ax.kernel == ax.in &&
                        ax.dilation == 1 && ax.pad_begin == 0;
     plan.axes.emplace_back();
     if (!make_axis(ax, count_include_pad, plan.axes.back())) return false;
@@ -238,11 +217,11 @@ bool make_plan(const PoolGeometry& g, Reduce reduce, bool count_include_pad, std
   const AxisPlan& a0 = plan.axes[0];
   plan.chunk = pick_chunk(a0.out, plan.planes, static_cast<int>(workers),
                           [&](std::int64_t c) { return forward_scratch(plan, c); });
-  plan.chunks = (a0.out + plan.chunk - 1) / plan.chunk;
+  plan.chunks = ceil_div(a0.out, plan.chunk);
   plan.forward_scratch = static_cast<std::size_t>(forward_scratch(plan, plan.chunk));
   plan.input_chunk = pick_chunk(a0.in, plan.planes, static_cast<int>(workers),
                                 [&](std::int64_t c) { return backward_scratch(plan, c); });
-  plan.input_chunks = (a0.in + plan.input_chunk - 1) / plan.input_chunk;
+  plan.input_chunks = ceil_div(a0.in, plan.input_chunk);
   plan.backward_scratch = static_cast<std::size_t>(backward_scratch(plan, plan.input_chunk));
   // Even one row per chunk can stage far more than a plane where an axis that
   // shrinks comes before one padded wide (x [1, 1, 10000, 1], kernel

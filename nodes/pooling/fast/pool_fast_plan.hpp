@@ -20,16 +20,11 @@ namespace nodeflow::fast {
 /// The reduction of a window.
 enum class Reduce { Max, Average, Lp };
 
-/// One spatial axis of a plan. Taps t of output o sit at input position
-/// o * stride - pad_begin + t * dilation; "valid" taps lie inside the input.
-struct AxisPlan {
-  std::int64_t in = 0;
-  std::int64_t out = 0;
-  std::int64_t kernel = 1;
-  std::int64_t stride = 1;
-  std::int64_t dilation = 1;
-  std::int64_t pad_begin = 0;
-  /// Per output: valid taps are [tap_lo, tap_hi) (positions rise with t).
+/// One spatial axis of a plan: the resolved axis (in, out, kernel, stride,
+/// dilation, pads; position()) and the tables the kernels read instead of
+/// dividing in their loops. "Valid" taps lie inside the input.
+struct AxisPlan : WindowAxis {
+  /// Per output: valid taps are [tap_lo, tap_hi) (WindowAxis::valid_taps).
   std::vector<std::int64_t> tap_lo, tap_hi;
   /// Per output: AveragePool's divisor factor along this axis (valid taps,
   /// or taps inside input + pads with count_include_pad).
@@ -41,10 +36,6 @@ struct AxisPlan {
   /// Per input position i: the windows holding it, ascending, at
   /// windows[window_begin[i] .. window_begin[i + 1]).
   std::vector<std::int64_t> window_begin, windows;
-
-  std::int64_t position(std::int64_t o, std::int64_t t) const {
-    return o * stride - pad_begin + t * dilation;
-  }
 };
 
 /// Everything a fast kernel needs about one pooling call.

@@ -134,9 +134,9 @@ void max_pool_indices(const PoolGeometry& g, StorageOrder order,
     std::int64_t column_major = 0;
     std::int64_t stride = in_plane;
     for (std::size_t i = g.axes.size(); i-- > 0;) {
-      const std::int64_t coord = rest % g.axes[i].input;
-      rest /= g.axes[i].input;
-      stride /= g.axes[i].input;
+      const std::int64_t coord = rest % g.axes[i].in;
+      rest /= g.axes[i].in;
+      stride /= g.axes[i].in;
       column_major += coord * stride;
     }
     indices[o] = plane * in_plane + column_major;

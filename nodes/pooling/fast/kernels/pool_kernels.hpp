@@ -203,10 +203,6 @@ struct PoolKernels {
     return lanes[0];
   }
 
-  static std::int64_t floor_div(std::int64_t a, std::int64_t b) {
-    return a >= 0 ? a / b : -((-a + b - 1) / b);
-  }
-
   /// Planes whose scatters MaxPool's backward interleaves: where windows
   /// overlap, consecutive outputs often share their argmax, and each such
   /// add waits for the one before it; another plane's adds fill that wait.

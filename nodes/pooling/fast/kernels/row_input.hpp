@@ -98,10 +98,10 @@ struct PoolKernels<B>::RowInput {
     // Tap t of output j reads position j*s + u, u = s*shift + phase.
     std::vector<std::int64_t> shifts;
     for (std::int64_t u : tap_pos)
-      shifts.push_back(u >= 0 ? u / a.stride : -((-u + a.stride - 1) / a.stride));
+      shifts.push_back(floor_div(u, a.stride));
     const auto [low, high] = std::minmax_element(shifts.begin(), shifts.end());
     for (std::int64_t q = 0; q < a.stride; ++q)
-      length.push_back(q < a.in ? (a.in - q + a.stride - 1) / a.stride : 0);
+      length.push_back(q < a.in ? ceil_div(a.in - q, a.stride) : 0);
     lead = -std::min<std::int64_t>(0, *low);
     // A phase holds what the taps read and the whole copied row: where the
     // pads leave taps that never reach the input (dropped from tap_pos),

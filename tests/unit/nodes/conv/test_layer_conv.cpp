@@ -1,8 +1,10 @@
-// Conv (ONNX Conv-22): output-size rules, values against a naive numpy loop,
+// Conv (ONNX Conv-22; its output-size rule is test_window_axis.cpp's): values
+// against a naive numpy loop,
 // a seeded sweep against a naive N-D oracle, shape inference, errors, and
 // gradients for X, W and B by finite differences over every attribute.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 
 #include "core/errors.hpp"
@@ -22,46 +24,6 @@ using testing::pattern;
 using testing::run_forward;
 
 using Ints = std::vector<std::int64_t>;
-
-ConvAxis axis_of(std::int64_t k, std::int64_t s, std::int64_t d, std::int64_t pb, std::int64_t pe) {
-  ConvAxis a;
-  a.kernel = k;
-  a.stride = s;
-  a.dilation = d;
-  a.pad_begin = pb;
-  a.pad_end = pe;
-  return a;
-}
-
-TEST(LayerConv, OutputSizeRules) {
-  // NOTSET: floor((7 + 1 + 1 - 3) / 2) + 1 = 4.
-  ConvAxis a = resolve_conv_axis(axis_of(3, 2, 1, 1, 1), 7, AutoPad::NotSet);
-  EXPECT_EQ(a.output, 4);
-  // floor((8 - 3) / 2) + 1 = 3: the last partial window is dropped.
-  EXPECT_EQ(resolve_conv_axis(axis_of(3, 2, 1, 0, 0), 8, AutoPad::NotSet).output, 3);
-  // Dilation 2 widens a 3-tap kernel to extent 5: (7 - 5) + 1 = 3.
-  EXPECT_EQ(resolve_conv_axis(axis_of(3, 1, 2, 0, 0), 7, AutoPad::NotSet).output, 3);
-  // VALID ignores the explicit pads.
-  a = resolve_conv_axis(axis_of(3, 2, 1, 4, 4), 7, AutoPad::Valid);
-  EXPECT_EQ(a.output, 3);
-  EXPECT_EQ(a.pad_begin, 0);
-  // SAME: out = ceil(6 / 1) = 6, total pad 5 + 4 - 6 = 3; UPPER puts the odd one at the end.
-  a = resolve_conv_axis(axis_of(4, 1, 1, 0, 0), 6, AutoPad::SameUpper);
-  EXPECT_EQ(a.output, 6);
-  EXPECT_EQ(a.pad_begin, 1);
-  EXPECT_EQ(a.pad_end, 2);
-  a = resolve_conv_axis(axis_of(4, 1, 1, 0, 0), 6, AutoPad::SameLower);
-  EXPECT_EQ(a.pad_begin, 2);
-  EXPECT_EQ(a.pad_end, 1);
-  // SAME with stride: out = ceil(7 / 2) = 4, pad = 3*2 + 3 - 7 = 2.
-  a = resolve_conv_axis(axis_of(3, 2, 1, 0, 0), 7, AutoPad::SameUpper);
-  EXPECT_EQ(a.output, 4);
-  EXPECT_EQ(a.pad_begin + a.pad_end, 2);
-  // A kernel wider than the padded input gives no window.
-  EXPECT_EQ(resolve_conv_axis(axis_of(5, 1, 1, 0, 0), 3, AutoPad::NotSet).output, 0);
-  // Dynamic input: dynamic output.
-  EXPECT_EQ(resolve_conv_axis(axis_of(3, 1, 1, 0, 0), kDynamicDim, AutoPad::NotSet).output, kDynamicDim);
-}
 
 // numpy reference (naive loop over n, m, oh, ow, c, kh, kw on a zero-padded X):
 //   X = ((arange(120)*37) % 23 - 11) / 8 reshaped (1,4,5,6)
@@ -147,8 +109,8 @@ Tensor naive_conv(const ConvCase& c, const Tensor& x, const Tensor& w, const Ten
       for (std::int64_t p = 0; p < out_plane; ++p) {
         Ints o(rank);
         for (std::int64_t r = p, a = static_cast<std::int64_t>(rank) - 1; a >= 0; --a) {
-          o[a] = r % g.axes[a].output;
-          r /= g.axes[a].output;
+          o[a] = r % g.axes[a].out;
+          r /= g.axes[a].out;
         }
         double sum = b ? b->data<double>()[m] : 0.0;
         for (std::int64_t ci = 0; ci < cg; ++ci)
@@ -160,7 +122,7 @@ Tensor naive_conv(const ConvCase& c, const Tensor& x, const Tensor& w, const Ten
               const std::int64_t k = r % g.axes[a].kernel;
               r /= g.axes[a].kernel;
               const std::int64_t pos = o[a] * g.axes[a].stride - g.axes[a].pad_begin + k * g.axes[a].dilation;
-              inside = inside && pos >= 0 && pos < g.axes[a].input;
+              inside = inside && pos >= 0 && pos < g.axes[a].in;
               x_off += pos * xs[2 + a];
               w_off += k * ws[2 + a];
             }
@@ -282,6 +244,14 @@ TEST(LayerConv, RefusesInconsistentShapesAttributesAndDtypes) {
             "attributes.pads: pads [1, 1, 1, 1] cannot be combined with auto_pad VALID (use auto_pad NOTSET)");
   EXPECT_EQ(error_of<InvalidAttribute>([] { make_node("Conv", {{"strides", Ints{1, 1}}, {"dilations", Ints{1}}}); }),
             "attributes.dilations: has 1 spatial axes but strides has 2");
+  // Sizes beyond int64 are refused, not wrapped around (before the shared
+  // window module, Conv's padded input overflowed here).
+  auto padded = make_node("Conv", {{"pads", Ints{4, 0, 4, 0}}});
+  EXPECT_EQ(error_of<ShapeMismatch>([&] {
+              const std::int64_t huge = std::numeric_limits<std::int64_t>::max() - 3;
+              testing::infer(*padded, {{DType::Float32, {1, 2, huge, 5}}, {DType::Float32, {4, 2, 3, 3}}});
+            }),
+            "convolution size overflows int64");
   auto k = make_node("Conv", {{"kernel_shape", Ints{3, 2}}});
   EXPECT_EQ(error_of<ShapeMismatch>([&] {
               testing::infer(*k, {{DType::Float32, {1, 2, 5, 5}}, {DType::Float32, {4, 2, 3, 3}}});

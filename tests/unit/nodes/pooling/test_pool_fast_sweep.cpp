@@ -36,7 +36,7 @@ using ints = std::vector<std::int64_t>;
 constexpr double kUlps = 2.0;
 double sum_tolerance(const PoolGeometry& g) {
   double taps = 1;
-  for (const PoolAxis& a : g.axes) taps *= static_cast<double>(a.kernel);
+  for (const WindowAxis& a : g.axes) taps *= static_cast<double>(a.kernel);
   return std::max(kUlps, taps - 1);
 }
 

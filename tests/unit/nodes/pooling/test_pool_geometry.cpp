@@ -1,5 +1,5 @@
-// pooling.md "Attributes and defaults" and "Output shape": the output-size
-// function on its own, attribute parsing and every shape error.
+// docs/pooling.md "Attributes" and "Output size": attribute parsing and every
+// shape error (the output-size rule itself: test_window_axis.cpp).
 #include <gtest/gtest.h>
 
 #include "core/errors.hpp"
@@ -12,15 +12,9 @@ namespace {
 
 using ints = std::vector<std::int64_t>;
 
-PoolAxis axis(std::int64_t kernel, std::int64_t stride, std::int64_t dilation = 1,
-              std::int64_t pad_begin = 0, std::int64_t pad_end = 0) {
-  PoolAxis a;
-  a.kernel = kernel;
-  a.stride = stride;
-  a.dilation = dilation;
-  a.pad_begin = pad_begin;
-  a.pad_end = pad_end;
-  return a;
+// The axis resolved as a pooling node resolves it.
+WindowAxis pooled(const WindowAxis& a, std::int64_t in, AutoPad auto_pad, bool ceil_mode) {
+  return resolve_window_axis(a, in, {auto_pad, ceil_mode, "pooling"});
 }
 
 // Runs f, expects an exception of type E whose message is exactly `message`.
@@ -29,120 +23,53 @@ void expect_error(F&& f, const std::string& message) {
   EXPECT_EQ(testing::error_of<E>(f), message);
 }
 
-TEST(PoolOutputSize, FloorFormula) {
-  // floor((in + pb + pe - ext) / s) + 1
-  EXPECT_EQ(pooled_axis(axis(2, 2), 5, AutoPad::NotSet, false).output, 2);           // floor(3/2)+1
-  EXPECT_EQ(pooled_axis(axis(3, 1), 5, AutoPad::NotSet, false).output, 3);           // 2+1
-  EXPECT_EQ(pooled_axis(axis(3, 2, 1, 1, 1), 4, AutoPad::NotSet, false).output, 2);  // floor(3/2)+1
-  EXPECT_EQ(pooled_axis(axis(3, 1, 2), 7, AutoPad::NotSet, false).output, 3);        // ext 5: 2+1
-  EXPECT_EQ(pooled_axis(axis(2, 3, 1, 0, 1), 7, AutoPad::NotSet, false).output, 3);  // floor(6/3)+1
-}
-
-TEST(PoolOutputSize, CeilFormulaKeepsALastWindowThatStartsInTheInput) {
-  // ceil((5 - 2) / 2) + 1 = 3; the third window starts at 4 < 5: kept.
-  EXPECT_EQ(pooled_axis(axis(2, 2), 5, AutoPad::NotSet, true).output, 3);
-  // 4x4, k3 s2 p1: ceil(3/2)+1 = 3; window 2 starts at 4-1 = 3 < 4: kept.
-  EXPECT_EQ(pooled_axis(axis(3, 2, 1, 1, 1), 4, AutoPad::NotSet, true).output, 3);
-  // Exact division: ceil equals floor.
-  EXPECT_EQ(pooled_axis(axis(2, 2), 6, AutoPad::NotSet, true).output, 3);
-}
-
-TEST(PoolOutputSize, CeilDropsALastWindowThatWouldStartInTheEndPad) {
-  // in 2, k 2, s 2, end pad 1: ceil(1/2)+1 = 2, but window 1 would start at
-  // 2 >= in + pb = 2, i.e. entirely in the end padding: dropped.
-  EXPECT_EQ(pooled_axis(axis(2, 2, 1, 0, 1), 2, AutoPad::NotSet, true).output, 1);
-  // in 5, k 2, s 3, pads 1+1: ceil(5/3)+1 = 3; window 2 starts at 6-1 = 5 >= 5.
-  EXPECT_EQ(pooled_axis(axis(2, 3, 1, 1, 1), 5, AutoPad::NotSet, true).output, 2);
-  // Same with pb = 2 (k 3): window 2 starts at 6-2 = 4 < 5: kept.
-  EXPECT_EQ(pooled_axis(axis(3, 3, 1, 2, 1), 5, AutoPad::NotSet, true).output, 3);
-}
-
-TEST(PoolOutputSize, SameUpperAndSameLowerSplitTheTotalPad) {
-  // in 6, k 3, s 2: out = ceil(6/2) = 3, P = (3-1)*2 + 3 - 6 = 1.
-  const PoolAxis upper = pooled_axis(axis(3, 2), 6, AutoPad::SameUpper, false);
-  EXPECT_EQ(upper.output, 3);
-  EXPECT_EQ(upper.pad_begin, 0);
-  EXPECT_EQ(upper.pad_end, 1);
-  const PoolAxis lower = pooled_axis(axis(3, 2), 6, AutoPad::SameLower, false);
-  EXPECT_EQ(lower.output, 3);
-  EXPECT_EQ(lower.pad_begin, 1);
-  EXPECT_EQ(lower.pad_end, 0);
-  // Even total: in 5, k 3, s 2 -> out 3, P = 4 + 3 - 5 = 2 -> 1 + 1 either way.
-  const PoolAxis even = pooled_axis(axis(3, 2), 5, AutoPad::SameLower, false);
-  EXPECT_EQ(even.pad_begin, 1);
-  EXPECT_EQ(even.pad_end, 1);
-  // Dilated: in 6, k 3, d 2 (ext 5), s 1 -> out 6, P = 5 + 5 - 6 = 4.
-  const PoolAxis dilated = pooled_axis(axis(3, 1, 2), 6, AutoPad::SameUpper, false);
-  EXPECT_EQ(dilated.output, 6);
-  EXPECT_EQ(dilated.pad_begin, 2);
-  EXPECT_EQ(dilated.pad_end, 2);
-  // P is never negative: in 7, k 1, s 3 -> out 3, (3-1)*3 + 1 - 7 = 0.
-  const PoolAxis none = pooled_axis(axis(1, 3), 7, AutoPad::SameUpper, false);
-  EXPECT_EQ(none.output, 3);
-  EXPECT_EQ(none.pad_begin + none.pad_end, 0);
-  // In 4, k 1, s 3: (2-1)*3 + 1 - 4 = 0 again; in 2, k 2, s 5: out 1, P = 0.
-  EXPECT_EQ(pooled_axis(axis(2, 5), 2, AutoPad::SameLower, false).pad_begin, 0);
-}
-
-TEST(PoolOutputSize, CeilModeHasNoEffectWithSame) {
-  for (AutoPad same : {AutoPad::SameUpper, AutoPad::SameLower}) {
-    const PoolAxis floor_mode = pooled_axis(axis(2, 3), 7, same, false);
-    const PoolAxis ceil_mode = pooled_axis(axis(2, 3), 7, same, true);
-    EXPECT_EQ(floor_mode.output, 3);
-    EXPECT_EQ(ceil_mode.output, 3);
-    EXPECT_EQ(ceil_mode.pad_begin, floor_mode.pad_begin);
-    EXPECT_EQ(ceil_mode.pad_end, floor_mode.pad_end);
-  }
-}
-
-TEST(PoolOutputSize, ValidIgnoresPadsAndHonoursCeilMode) {
-  const PoolAxis floor_mode = pooled_axis(axis(2, 2, 1, 1, 1), 5, AutoPad::Valid, false);
-  EXPECT_EQ(floor_mode.output, 2);
-  EXPECT_EQ(floor_mode.pad_begin, 0);
-  EXPECT_EQ(floor_mode.pad_end, 0);
-  EXPECT_EQ(pooled_axis(axis(2, 2), 5, AutoPad::Valid, true).output, 3);
-}
-
 TEST(PoolOutputSize, OutputBelowOneIsReportedWithAxisAndSizes) {
   expect_error<ShapeMismatch>(
-      [] { check_axis(pooled_axis(axis(7, 1), 5, AutoPad::NotSet, false), 3); },
+      [] { check_axis(pooled({.kernel = 7}, 5, AutoPad::NotSet, false), 3); },
       "axis 3: kernel extent 7 is larger than the padded input 5+0+0 (output size would be -1)");
   expect_error<ShapeMismatch>(
-      [] { check_axis(pooled_axis(axis(3, 2, 2), 4, AutoPad::NotSet, false), 2); },
+      [] {
+        check_axis(pooled({.kernel = 3, .stride = 2, .dilation = 2}, 4, AutoPad::NotSet, false), 2);
+      },
       "axis 2: kernel extent 5 is larger than the padded input 4+0+0 (output size would be 0)");
   expect_error<ShapeMismatch>(
-      [] { check_axis(pooled_axis(axis(2, 2), 1, AutoPad::NotSet, false), 2); },
+      [] { check_axis(pooled({.kernel = 2, .stride = 2}, 1, AutoPad::NotSet, false), 2); },
       "axis 2: kernel extent 2 is larger than the padded input 1+0+0 (output size would be 0)");
 }
 
 TEST(PoolOutputSize, AWindowWithNoInputElementIsAnError) {
   // Height 1, pads 1+1, dilation 2, k 3, ceil: one window sampling rows -1, 1, 3.
-  const PoolAxis a = pooled_axis(axis(3, 6, 2, 1, 1), 1, AutoPad::NotSet, true);
-  EXPECT_EQ(a.output, 1);
+  const WindowAxis a =
+      pooled({.kernel = 3, .stride = 6, .dilation = 2, .pad_begin = 1, .pad_end = 1}, 1,
+             AutoPad::NotSet, true);
+  EXPECT_EQ(a.out, 1);
   expect_error<ShapeMismatch>([&] { check_axis(a, 2); },
                               "axis 2: window 0 holds no input element (input 1, kernel 3, "
                               "dilation 2, stride 6, pads 1+1)");
   // A later begin-pad window can miss too: in 2, k 2, d 3, s 1, pads 2+1 ->
   // 2 windows; taps of window 0 at -2, 1 (holds 1); window 1 at -1, 2: none.
-  const PoolAxis b = pooled_axis(axis(2, 1, 3, 2, 1), 2, AutoPad::NotSet, false);
-  EXPECT_EQ(b.output, 2);
+  const WindowAxis b =
+      pooled({.kernel = 2, .dilation = 3, .pad_begin = 2, .pad_end = 1}, 2, AutoPad::NotSet, false);
+  EXPECT_EQ(b.out, 2);
   expect_error<ShapeMismatch>([&] { check_axis(b, 4); },
                               "axis 4: window 1 holds no input element (input 2, kernel 2, "
                               "dilation 3, stride 1, pads 2+1)");
   // Windows that hold an input element pass.
-  EXPECT_NO_THROW(check_axis(pooled_axis(axis(3, 2, 1, 1, 1), 4, AutoPad::NotSet, true), 2));
+  EXPECT_NO_THROW(check_axis(
+      pooled({.kernel = 3, .stride = 2, .pad_begin = 1, .pad_end = 1}, 4, AutoPad::NotSet, true),
+      2));
 }
 
 TEST(PoolOutputSize, AGlobalWindowOverAnEmptyAxisIsAnErrorOfShapeInference) {
-  // Found at shape inference (pooled_shape, what `check` runs), not first
+  // Found at shape inference (pool_geometry, what `check` runs), not first
   // when the node runs; the axis is named.
   for (PoolKind kind : {PoolKind::GlobalAverage, PoolKind::GlobalMax}) {
     const PoolAttributes a = checked_pool_attributes(kind, {});
-    expect_error<ShapeMismatch>([&] { pooled_shape(a, {1, 1, 0, 3}); },
+    expect_error<ShapeMismatch>([&] { pool_geometry(a, {1, 1, 0, 3}); },
                                 "axis 2: the global window holds no input element (the axis is empty)");
     expect_error<ShapeMismatch>([&] { pool_geometry(a, {2, 3, 4, 0}); },
                                 "axis 3: the global window holds no input element (the axis is empty)");
-    EXPECT_EQ(pooled_shape(a, {1, 1, kDynamicDim, 3}), (Shape{1, 1, 1, 1}));
+    EXPECT_EQ(pool_geometry(a, {1, 1, kDynamicDim, 3}).output_shape(), (Shape{1, 1, 1, 1}));
   }
 }
 
@@ -296,12 +223,12 @@ TEST(PoolShape, InfersStaticAndDynamicShapes) {
   const PoolAttributes a = checked_pool_attributes(
       PoolKind::Max,
       {{"kernel_shape", ints{3, 3}}, {"strides", ints{2, 2}}, {"pads", ints{1, 1, 1, 1}}});
-  EXPECT_EQ(pooled_shape(a, {2, 3, 7, 8}), (Shape{2, 3, 4, 4}));
-  EXPECT_EQ(pooled_shape(a, {kDynamicDim, 3, kDynamicDim, 8}),
+  EXPECT_EQ(pool_geometry(a, {2, 3, 7, 8}).output_shape(), (Shape{2, 3, 4, 4}));
+  EXPECT_EQ(pool_geometry(a, {kDynamicDim, 3, kDynamicDim, 8}).output_shape(),
             (Shape{kDynamicDim, 3, kDynamicDim, 4}));
   const PoolAttributes global = checked_pool_attributes(PoolKind::GlobalAverage, {});
-  EXPECT_EQ(pooled_shape(global, {2, 3, 7, 8, 9}), (Shape{2, 3, 1, 1, 1}));
-  EXPECT_EQ(pooled_shape(global, {2, 3, kDynamicDim}), (Shape{2, 3, 1}));
+  EXPECT_EQ(pool_geometry(global, {2, 3, 7, 8, 9}).output_shape(), (Shape{2, 3, 1, 1, 1}));
+  EXPECT_EQ(pool_geometry(global, {2, 3, kDynamicDim}).output_shape(), (Shape{2, 3, 1}));
   const PoolGeometry g = pool_geometry(a, {2, 3, 7, 8});
   EXPECT_EQ(g.planes(), 6);
   EXPECT_EQ(g.input_plane(), 56);
@@ -313,17 +240,17 @@ TEST(PoolShape, RankErrorsNameTheInput) {
   const PoolAttributes a = checked_pool_attributes(PoolKind::Max, {{"kernel_shape", ints{2, 2}}});
   expect_error<ShapeMismatch>(
       [&] {
-        pooled_shape(a, {2, 3});
+        pool_geometry(a, {2, 3});
       },
       "input 0 has rank 2 (shape [2, 3]); MaxPool needs rank >= 3 (N x C x D1 ...)");
   expect_error<ShapeMismatch>(
       [&] {
-        pooled_shape(a, {2, 3, 4});
+        pool_geometry(a, {2, 3, 4});
       },
       "input 0 has rank 3 (shape [2, 3, 4]); MaxPool with 2-D kernel_shape "
       "needs rank 4 (N x C x D1 ...)");
   const PoolAttributes global = checked_pool_attributes(PoolKind::GlobalMax, {});
-  EXPECT_THROW(pooled_shape(global, {2, 3}), ShapeMismatch);
+  EXPECT_THROW(pool_geometry(global, {2, 3}), ShapeMismatch);
 }
 
 TEST(PoolShape, DtypeRule) {

@@ -273,18 +273,18 @@ struct Window {
 /// The windows of a plane, row-major, worked out here from the resolved axes.
 std::vector<Window> windows_of(const PoolGeometry& g) {
   std::vector<Window> all{Window{{0}, 1}};
-  for (const PoolAxis& a : g.axes) {
+  for (const WindowAxis& a : g.axes) {
     std::vector<Window> next;
     for (const Window& w : all)
-      for (std::int64_t o = 0; o < a.output; ++o) {
+      for (std::int64_t o = 0; o < a.out; ++o) {
         Window n;
         n.padded = w.padded;
         std::int64_t padded = 0;
         for (std::int64_t t = 0; t < a.kernel; ++t) {
           const std::int64_t pos = o * a.stride - a.pad_begin + t * a.dilation;
-          if (pos >= -a.pad_begin && pos < a.input + a.pad_end) ++padded;
-          if (pos < 0 || pos >= a.input) continue;
-          for (std::int64_t base : w.inputs) n.inputs.push_back(base * a.input + pos);
+          if (pos >= -a.pad_begin && pos < a.in + a.pad_end) ++padded;
+          if (pos < 0 || pos >= a.in) continue;
+          for (std::int64_t base : w.inputs) n.inputs.push_back(base * a.in + pos);
         }
         n.padded *= padded;
         next.push_back(n);
@@ -387,7 +387,7 @@ void check_case(const SweepCase& c, const PoolGeometry& g, const PoolAttributes&
   const std::vector<Window> windows = windows_of(g);
   const std::int64_t in_plane = g.input_plane(), out_plane = g.output_plane();
   double taps = 1;
-  for (const PoolAxis& ax : g.axes) taps *= static_cast<double>(ax.kernel);
+  for (const WindowAxis& ax : g.axes) taps *= static_cast<double>(ax.kernel);
   const bool lp = c.kind == PoolKind::Lp;
   // Magnitudes: near the largest value (Lp: divided by the taps, so the
   // norm fits), or near the smallest normal one, or mixed.
