@@ -85,7 +85,7 @@ void max_unpool_forward(std::span<const T> x, std::span<const std::int64_t> indi
                         std::span<T> y);
 
 /// dx[i] += scale * dy[indices[i]]: the gradient of X gathers dY at I
-/// (pooling.md), also for an element whose duplicate index lost the scatter.
+/// (docs/pooling.md), also for an element whose duplicate index lost the scatter.
 template <typename T>
 void max_unpool_backward(std::span<const std::int64_t> indices, std::span<const T> dy, double scale,
                          std::span<T> dx);
