@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <mutex>
 #include <queue>
 #include <string_view>
@@ -54,6 +55,17 @@ const OpSchema& detail::find_schema(const OpRegistry& registry, const std::strin
   return *schema;
 }
 
+void detail::check_constant_inputs(const OpSchema& schema, const std::vector<std::string>& inputs,
+                                   const std::vector<const Tensor*>& constants,
+                                   const std::string& where) {
+  for (std::size_t k = 0; k < inputs.size(); ++k)
+    if (!inputs[k].empty() && schema.input(k).constant && constants[k] == nullptr)
+      throw InvalidGraph(where + ".inputs[" + std::to_string(k) + "] (" + printable(inputs[k], 200) +
+                         "): " + schema.op_type + " input '" + schema.input(k).name +
+                         "' must be a non-trainable initializer (its values decide the output "
+                         "shape); '" + printable(inputs[k], 200) + "' is not");
+}
+
 void detail::check_lda_coeff(double lda_coeff, const std::string& where) {
   if (!std::isfinite(lda_coeff))
     throw InvalidAttribute(where + ".lda_coeff: expected a finite number");
@@ -77,10 +89,14 @@ detail::CompiledNode detail::compile_node(std::size_t index, const NodeDef& n,
   Attributes attributes = with_lazy_context(where, [&] {
     return checked_attributes(n.op_type, schema.attributes, n.attributes, schema.check_attributes);
   });
-  if (n.inputs.size() < schema.min_inputs || n.inputs.size() > schema.inputs.size())
+  auto arity = [](std::size_t min, std::size_t max) {
+    return max == std::numeric_limits<std::size_t>::max()
+               ? "at least " + std::to_string(min)
+               : std::to_string(min) + " to " + std::to_string(max);
+  };
+  if (n.inputs.size() < schema.min_inputs || n.inputs.size() > schema.max_inputs())
     throw InvalidGraph(where() + ".inputs: " + n.op_type + " takes " +
-                       std::to_string(schema.min_inputs) + " to " +
-                       std::to_string(schema.inputs.size()) + " inputs, got " +
+                       arity(schema.min_inputs, schema.max_inputs()) + " inputs, got " +
                        std::to_string(n.inputs.size()));
   for (std::size_t k = 0; k < schema.min_inputs; ++k)
     if (n.inputs[k].empty())
@@ -90,15 +106,21 @@ detail::CompiledNode detail::compile_node(std::size_t index, const NodeDef& n,
   CompiledNode out;
   if (n.specified_outputs_name) {
     const auto& names = *n.specified_outputs_name;
-    if (names.size() < schema.min_outputs || names.size() > schema.outputs.size())
+    if (names.size() < schema.min_outputs || names.size() > schema.max_outputs())
       throw InvalidGraph(where() + ".specified_outputs_name: " + n.op_type + " has " +
-                         std::to_string(schema.min_outputs) + " to " +
-                         std::to_string(schema.outputs.size()) + " outputs, got " +
+                         arity(schema.min_outputs, schema.max_outputs()) + " outputs, got " +
                          std::to_string(names.size()) + " names");
     out.outputs = names;
   } else {
-    for (std::size_t k = 0; k < schema.outputs.size(); ++k)
-      out.outputs.push_back(default_output_name(n.name, k));
+    std::size_t count = schema.outputs.size();
+    if (schema.outputs.back().variadic) {
+      count = schema.default_output_count ? schema.default_output_count(attributes) : 0;
+      if (count == 0)
+        throw InvalidGraph(where() + ".specified_outputs_name: " + n.op_type +
+                           " needs its output names here (its attributes do not say how many "
+                           "outputs it has)");
+    }
+    for (std::size_t k = 0; k < count; ++k) out.outputs.push_back(default_output_name(n.name, k));
   }
   with_lazy_context(where, [&] {
     out.node = schema.create(
@@ -280,6 +302,8 @@ Graph::Graph(GraphDef def, const OpRegistry& registry)
       const Initializer* init = s == kAbsent ? nullptr : initializer_at(s);
       ctx.constants.push_back(init && !init->trainable ? &init->value : nullptr);
     }
+    detail::check_constant_inputs(detail::find_schema(registry, step.node->op_type(), where()),
+                                  step.inputs, ctx.constants, where());
     with_lazy_context(where, [&] { out_infos = step.node->infer(ctx); });
     if (out_infos.size() < step.outputs.size())
       throw InvalidGraph(where() + ": shape inference gave " + std::to_string(out_infos.size()) +

@@ -84,6 +84,13 @@ struct CompiledNode {
 CompiledNode compile_node(std::size_t index, const NodeDef& node, const OpRegistry& registry,
                           const std::function<bool(const std::string&)>& name_taken);
 
+/// Every present input whose TensorSpec is `constant` has a value in
+/// `constants` (InferContext::constants), else InvalidGraph
+/// "<where>.inputs[1] (s): Reshape input 'shape' must be a non-trainable
+/// initializer (its values decide the output shape); 's' is not".
+void check_constant_inputs(const OpSchema& schema, const std::vector<std::string>& inputs,
+                           const std::vector<const Tensor*>& constants, const std::string& where);
+
 /// The lda_coeff rule: InvalidAttribute "<where>.lda_coeff: expected a finite number".
 void check_lda_coeff(double lda_coeff, const std::string& where);
 }  // namespace detail

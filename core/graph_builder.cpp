@@ -111,6 +111,8 @@ const std::vector<std::string>& GraphBuilder::add_node(NodeDef n) {
     const auto c = constants_.find(t);
     ctx.constants.push_back(c == constants_.end() ? nullptr : &def_.initializers[c->second].value);
   }
+  detail::check_constant_inputs(detail::find_schema(*registry_, n.op_type, where), n.inputs,
+                                ctx.constants, where);
   std::vector<TensorInfo> out_infos;
   with_context(where, [&] { out_infos = instance.infer(ctx); });
   if (out_infos.size() < outputs.size())

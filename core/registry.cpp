@@ -1,8 +1,30 @@
 #include "core/registry.hpp"
 
+#include <algorithm>
+#include <limits>
+
 #include "core/errors.hpp"
 
 namespace nodeflow {
+
+bool receives_gradient(const TensorSpec& spec) {
+  return spec.differentiable && !spec.constant &&
+         std::any_of(spec.dtypes.begin(), spec.dtypes.end(), is_float);
+}
+
+const TensorSpec& OpSchema::input(std::size_t k) const {
+  return inputs.at(std::min(k, inputs.size() - 1));
+}
+
+std::size_t OpSchema::max_inputs() const {
+  return !inputs.empty() && inputs.back().variadic ? std::numeric_limits<std::size_t>::max()
+                                                   : inputs.size();
+}
+
+std::size_t OpSchema::max_outputs() const {
+  return !outputs.empty() && outputs.back().variadic ? std::numeric_limits<std::size_t>::max()
+                                                     : outputs.size();
+}
 
 void OpRegistry::add(OpSchema schema) {
   std::string key = schema.op_type;

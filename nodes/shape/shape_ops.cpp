@@ -174,7 +174,8 @@ void register_reshape(OpRegistry& registry) {
   s.op_type = "Reshape";
   s.definition = "ONNX Reshape-25";
   s.inputs = {{"data", graph_dtypes(), "any shape"},
-              {"shape", int64_dtypes(), "1-D: the output's dimensions (0 copies, -1 is inferred)"}};
+              {"shape", int64_dtypes(), "1-D: the output's dimensions (0 copies, -1 is inferred)",
+               /*constant=*/true}};
   s.min_inputs = 2;
   s.outputs = {{"reshaped", graph_dtypes(), "data's elements and dtype"}};
   AttrSpec allowzero =
