@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/errors.hpp"
-#include "nodes/pooling/fast/pool_fast_parallel.hpp"
+#include "nodes/common/parallel.hpp"
 #include "nodes/pooling/fast/pool_fast_plan.hpp"
 #include "nodes/pooling/fast/pool_fast_table.hpp"
 #include "nodes/pooling/reference/pool_kernels.hpp"

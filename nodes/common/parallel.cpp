@@ -1,6 +1,6 @@
 // The one file of the library built with OpenMP (CMakeLists.txt): Eigen's
 // products keep their own thread setting (training/threads.hpp).
-#include "nodes/pooling/fast/pool_fast_parallel.hpp"
+#include "nodes/common/parallel.hpp"
 
 #include <algorithm>
 #include <exception>
@@ -10,7 +10,7 @@
 #include <omp.h>
 #endif
 
-namespace nodeflow::fast {
+namespace nodeflow {
 
 bool parallel_available() {
 #if defined(_OPENMP)
@@ -50,4 +50,4 @@ void parallel_ranges(int threads, std::int64_t items,
   if (failure) std::rethrow_exception(failure);
 }
 
-}  // namespace nodeflow::fast
+}  // namespace nodeflow

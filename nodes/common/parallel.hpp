@@ -1,11 +1,11 @@
 #pragma once
-// Work splitting for the fast pooling kernels: contiguous ranges of work
+// Work splitting for the kernels (fast pooling, elementwise, reductions, ...): contiguous ranges of work
 // items, one per thread, so each thread streams through its own part of the
 // tensors. OpenMP when the library is built with it, else the calling thread.
 #include <cstdint>
 #include <functional>
 
-namespace nodeflow::fast {
+namespace nodeflow {
 
 /// Calls body(begin, end) on up to `threads` threads, whose ranges cover
 /// [0, items) in order. The first exception a range throws is rethrown here
@@ -16,4 +16,4 @@ void parallel_ranges(int threads, std::int64_t items,
 /// True when parallel_ranges can run ranges on several threads.
 bool parallel_available();
 
-}  // namespace nodeflow::fast
+}  // namespace nodeflow
