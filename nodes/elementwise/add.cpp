@@ -42,25 +42,8 @@ class AddNode final : public Node {
     const Tensor& dc = ctx.grad_outputs[0];
     if (dc.empty()) return;
     check_output_gradient("Add", 0, dc, broadcast_shapes(ctx.inputs[0].shape, ctx.inputs[1].shape));
-    for (std::size_t k = 0; k < 2; ++k) {
-      Tensor& dst = ctx.grad_inputs[k];
-      if (dst.empty()) continue;
-      const Shape& in = ctx.inputs[k].shape;
-      if (in == dc.shape()) {
-        accumulate_gradient(dst, dc, ctx.scale_for(k));
-        continue;
-      }
-      const Tensor g = to_compute(dc);
-      Tensor sum(g.dtype(), in);
-      visit_compute_dtype(g.dtype(), [&](auto tag) {
-        using T = decltype(tag);
-        const T* gp = g.data<T>();
-        T* sp = sum.data<T>();
-        for_each_broadcast(g.shape(), broadcast_strides(in, g.shape()), broadcast_strides(in, g.shape()),
-                           [&](std::int64_t i, std::int64_t is, std::int64_t) { sp[is] += gp[i]; });
-      });
-      accumulate_gradient(dst, sum, ctx.scale_for(k));
-    }
+    for (std::size_t k = 0; k < 2; ++k)
+      accumulate_broadcast_gradient(ctx.grad_inputs[k], dc, ctx.scale_for(k), ctx.threads);
   }
 };
 
