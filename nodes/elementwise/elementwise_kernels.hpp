@@ -1,0 +1,112 @@
+#pragma once
+// The kernels of the broadcasting elementwise ops (Add ... Mean, PRelu) over
+// the one traversal of nodes/common/broadcast.hpp: a forward that hands each
+// run to an Eigen array expression (float types) or a scalar loop (integer
+// types, with wrap-around arithmetic defined without undefined behaviour),
+// and the accumulation of a local gradient summed back to an input's shape.
+//
+// Instantiated for float, double (float16 and bfloat16 are computed in
+// float32), int8, uint8 and int64, from the ops' own translation units.
+#include <Eigen/Core>
+#include <array>
+#include <cstdint>
+#include <type_traits>
+
+#include "core/tensor.hpp"
+#include "nodes/common/broadcast.hpp"
+#include "nodes/common/layer_common.hpp"
+
+namespace nodeflow::elementwise {
+
+/// Integer arithmetic modulo 2^bits (two's complement), as ONNX runtimes give
+/// it: done in the unsigned type, where overflow is defined.
+template <typename T> T wrap_add(T x, T y) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(static_cast<U>(x) + static_cast<U>(y)));
+}
+template <typename T> T wrap_sub(T x, T y) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(static_cast<U>(x) - static_cast<U>(y)));
+}
+template <typename T> T wrap_mul(T x, T y) {
+  using U = std::make_unsigned_t<T>;
+  // uint8 * uint8 promotes to int, where 255 * 255 fits.
+  return static_cast<T>(static_cast<U>(static_cast<U>(x) * static_cast<U>(y)));
+}
+
+/// c = Op(a, b) with a, b broadcast to c's shape; all three of type T, c
+/// allocated by the caller (it may be a itself when a has c's shape). Op has
+/// `static T scalar(T, T)` and, for float types, `array(x, y)` over Eigen
+/// array expressions of one length.
+template <typename T, typename Op>
+void broadcast_apply(const Tensor& a, const Tensor& b, Tensor& c, int threads) {
+  using Array = Eigen::Array<T, Eigen::Dynamic, 1>;
+  using Map = Eigen::Map<const Array>;
+  const Shape shapes[] = {a.shape(), b.shape()};
+  const BroadcastPlan plan = plan_broadcast(c.shape(), shapes);
+  const T* ap = a.data<T>();
+  const T* bp = b.data<T>();
+  T* cp = c.data<T>();
+  const bool step_a = plan.step(0) != 0, step_b = plan.step(1) != 0;
+  parallel_runs<2>(plan, threads, [&](std::int64_t i, const std::array<std::int64_t, 2>& at, std::int64_t n) {
+    const T* x = ap + at[0];
+    const T* y = bp + at[1];
+    T* z = cp + i;
+    if constexpr (std::is_floating_point_v<T> && Op::kArray) {
+      Eigen::Map<Array> out(z, n);
+      if (step_a && step_b)
+        out = Op::array(Map(x, n), Map(y, n));
+      else if (step_a)
+        out = Op::array(Map(x, n), Array::Constant(n, *y));
+      else if (step_b)
+        out = Op::array(Array::Constant(n, *x), Map(y, n));
+      else
+        out.setConstant(Op::scalar(*x, *y));
+    } else if (step_a && step_b) {
+      for (std::int64_t j = 0; j < n; ++j) z[j] = Op::scalar(x[j], y[j]);
+    } else if (step_a) {
+      const T v = *y;
+      for (std::int64_t j = 0; j < n; ++j) z[j] = Op::scalar(x[j], v);
+    } else if (step_b) {
+      const T v = *x;
+      for (std::int64_t j = 0; j < n; ++j) z[j] = Op::scalar(v, y[j]);
+    } else {
+      std::fill(z, z + n, Op::scalar(*x, *y));
+    }
+  });
+}
+
+/// dst += scale * (the local gradient f summed back to dst's shape), where
+/// f(i, v) is the gradient at output element i of an output of shape `out`,
+/// v holding the operands' elements read there (operands broadcast to `out`,
+/// in the compute type T). Adds straight into dst when it has out's shape and
+/// dtype T; otherwise through an out-shaped buffer and sum_to_shape.
+template <typename T, std::size_t N, typename F>
+void add_gradient(Tensor& dst, const Shape& out, const std::array<const Tensor*, N>& operands, double scale,
+                  int threads, F&& f) {
+  if (dst.empty()) return;
+  std::array<Shape, N> shapes;
+  std::array<const T*, N> data;
+  for (std::size_t k = 0; k < N; ++k) {
+    shapes[k] = operands[k]->shape();
+    data[k] = operands[k]->template data<T>();
+  }
+  const BroadcastPlan plan = plan_broadcast(out, shapes);
+  const bool direct = dst.shape() == out && dst.dtype() == dtype_of_v<T>;
+  Tensor local = direct ? dst : Tensor::uninitialized(dtype_of_v<T>, out);
+  T* lp = local.data<T>();
+  const auto k_scale = static_cast<T>(scale);
+  parallel_runs<N>(plan, threads, [&](std::int64_t i, const std::array<std::int64_t, N>& at, std::int64_t n) {
+    std::array<T, N> v;
+    for (std::int64_t j = 0; j < n; ++j) {
+      for (std::size_t k = 0; k < N; ++k) v[k] = data[k][at[k] + j * plan.step(k)];
+      if (direct)
+        lp[i + j] += k_scale * f(i + j, v);
+      else
+        lp[i + j] = f(i + j, v);
+    }
+  });
+  if (!direct) accumulate_broadcast_gradient(dst, local, scale, threads);
+}
+
+}  // namespace nodeflow::elementwise
