@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 """PyTorch's time for the cases of bench/op_cases.json, the ones op_bench times
 in nodeflow: forward (under torch.no_grad, as an inference run) and backward
-(torch.autograd.grad of a kept forward graph with the same dY), float32, 1 and
-2 threads. Writes Google Benchmark-style JSON (names CASE/DIRECTION/torch/
+(torch.autograd.grad of a kept forward graph with the same dY, each gradient
+then added into a buffer allocated once: nodeflow's backward contract is +=,
+and without it PyTorch would hand back views (dY itself for Add, an expanded
+dY for ReduceSum) instead of gradients in memory), float32, 1 and 2 threads. Writes Google Benchmark-style JSON (names CASE/DIRECTION/torch/
 threads:T, the fastest repetition's real time in ms) for bench/op_compare.py.
 
 Usage: /usr/bin/python3 bench/op_torch.py OUT.json [--repetitions N] [--min-time S]
@@ -90,8 +92,14 @@ def main():
             leaves = [x.clone().requires_grad_(True) for x in xs]
             y = run_op(case, leaves)
             dy = torch.rand(y.shape, generator=gen) * 2 - 1
-            bwd = fastest(lambda: torch.autograd.grad(y, leaves, dy, retain_graph=True),
-                          args.repetitions, args.min_time)
+            buffers = [torch.zeros_like(x) for x in xs]
+
+            def backward():
+                grads = torch.autograd.grad(y, leaves, dy, retain_graph=True)
+                for buffer, g in zip(buffers, grads):
+                    buffer.add_(g)
+
+            bwd = fastest(backward, args.repetitions, args.min_time)
             for direction, ms in (("fwd", fwd), ("bwd", bwd)):
                 name = f"{case['name']}/{direction}/torch/threads:{threads}"
                 print(f"{name:40s} {ms:10.3f} ms", flush=True)
