@@ -25,15 +25,13 @@ struct PReluOp {
 };
 
 void prelu_backward(const GradientArgs& args) {
-  const BackwardContext& ctx = args.ctx;
-  const Shape& out = args.dy.shape();
   visit_compute_dtype(args.dy.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* g = args.dy.data<T>();
-    add_gradient<T, 2>(ctx.grad_inputs[0], out, {&args.x[0], &args.x[1]}, ctx.scale_for(0), ctx.threads,
-                       [&](std::int64_t i, const std::array<T, 2>& v) { return v[0] > 0 ? g[i] : g[i] * v[1]; });
-    add_gradient<T, 1>(ctx.grad_inputs[1], out, {&args.x[0]}, ctx.scale_for(1), ctx.threads,
-                       [&](std::int64_t i, const std::array<T, 1>& v) { return v[0] > 0 ? T(0) : g[i] * v[0]; });
+    add_input_gradient<T, 2>(args, 0, {&args.x[0], &args.x[1]},
+                             [&](std::int64_t i, const std::array<T, 2>& v) { return v[0] > 0 ? g[i] : g[i] * v[1]; });
+    add_input_gradient<T, 1>(args, 1, {&args.x[0]},
+                             [&](std::int64_t i, const std::array<T, 1>& v) { return v[0] > 0 ? T(0) : g[i] * v[0]; });
   });
 }
 

@@ -124,32 +124,14 @@ void sum_runs(const BroadcastPlan& plan, const T* g, T* dst, std::int64_t begin,
 }  // namespace
 
 Tensor sum_to_shape(const Tensor& g, const Shape& shape, int threads) {
-  Tensor sum(g.dtype(), shape);  // zero-filled: the runs add into it
-  const Shape& out = g.shape();
-  const BroadcastPlan plan = plan_broadcast(out, std::span<const Shape>(&shape, 1));
+  const BroadcastPlan plan = plan_broadcast(g.shape(), std::span<const Shape>(&shape, 1));
+  Tensor sum;
   visit_compute_dtype(g.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* gp = g.data<T>();
-    T* sp = sum.data<T>();
-    // Runs of different threads may add into one element of the sum: each
-    // thread sums into a copy of its own, and the copies are added after.
-    // Worth it only when the sum is much smaller than g (the usual bias).
-    const std::int64_t parts = std::min<std::int64_t>(threads, plan.total / kParallelElements);
-    if (parts <= 1 || sum.numel() * parts * 4 > plan.total) {
-      sum_runs(plan, gp, sp, 0, plan.total);
-      return;
-    }
-    std::vector<Tensor> partial(static_cast<std::size_t>(parts));
-    parallel_ranges(static_cast<int>(parts), parts, [&](std::int64_t first, std::int64_t last) {
-      for (std::int64_t p = first; p < last; ++p) {
-        Tensor& mine = partial[static_cast<std::size_t>(p)];
-        mine = Tensor(g.dtype(), shape);
-        sum_runs(plan, gp, mine.data<T>(), plan.total * p / parts, plan.total * (p + 1) / parts);
-      }
+    sum = reduce_into<T>(shape, plan.total, threads, [&](std::int64_t begin, std::int64_t end, T* acc) {
+      sum_runs(plan, gp, acc, begin, end);
     });
-    using Array = Eigen::Array<T, Eigen::Dynamic, 1>;
-    Eigen::Map<Array> total(sp, sum.numel());
-    for (const Tensor& t : partial) total += Eigen::Map<const Array>(t.data<T>(), sum.numel());
   });
   return sum;
 }
@@ -157,7 +139,21 @@ Tensor sum_to_shape(const Tensor& g, const Shape& shape, int threads) {
 void accumulate_broadcast_gradient(Tensor& dst, const Tensor& g, double scale, int threads) {
   if (dst.empty() || g.empty()) return;
   if (g.shape() == dst.shape()) {
-    accumulate_gradient(dst, g, scale);
+    if (dst.dtype() != g.dtype() || compute_dtype(g.dtype()) != g.dtype()) {
+      accumulate_gradient(dst, g, scale);
+      return;
+    }
+    // The common case (an Add of two same-shape tensors): one vectorised pass on every thread.
+    visit_compute_dtype(g.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      using Array = Eigen::Array<T, Eigen::Dynamic, 1>;
+      T* d = dst.data<T>();
+      const T* s = g.data<T>();
+      const auto k = static_cast<T>(scale);
+      parallel_ranges(g.numel() < kParallelElements ? 1 : threads, g.numel(), [&](std::int64_t b, std::int64_t e) {
+        Eigen::Map<Array>(d + b, e - b) += k * Eigen::Map<const Array>(s + b, e - b);
+      });
+    });
     return;
   }
   accumulate_gradient(dst, sum_to_shape(to_compute(g), dst.shape(), threads), scale);

@@ -122,6 +122,37 @@ void for_each_broadcast(const Shape& out, const std::vector<std::int64_t>& sa,
   });
 }
 
+/// A zero-filled tensor of `dtype` (C++ type T) and `shape` into which
+/// body(begin, end, acc) adds the contributions of output elements
+/// [begin, end) of an output of `total` elements (acc: the tensor's data).
+/// Contributions of different output elements may land on one element of
+/// acc, so parts of the output run on separate threads only when `shape` is
+/// small next to the output (the usual broadcast bias), each into a copy of
+/// its own; the copies are added up after.
+template <typename T, typename Body>
+Tensor reduce_into(const Shape& shape, std::int64_t total, int threads, Body&& body) {
+  Tensor acc(dtype_of_v<T>, shape);
+  const std::int64_t parts = std::min<std::int64_t>(threads, total / kParallelElements);
+  if (parts <= 1 || acc.numel() * parts * 4 > total) {
+    body(std::int64_t{0}, total, acc.data<T>());
+    return acc;
+  }
+  std::vector<Tensor> partial(static_cast<std::size_t>(parts));
+  parallel_ranges(static_cast<int>(parts), parts, [&](std::int64_t first, std::int64_t last) {
+    for (std::int64_t p = first; p < last; ++p) {
+      Tensor& mine = partial[static_cast<std::size_t>(p)];
+      mine = Tensor(dtype_of_v<T>, shape);
+      body(total * p / parts, total * (p + 1) / parts, mine.data<T>());
+    }
+  });
+  T* a = acc.data<T>();
+  for (const Tensor& t : partial) {
+    const T* q = t.data<T>();
+    for (std::int64_t e = 0; e < acc.numel(); ++e) a[e] += q[e];
+  }
+  return acc;
+}
+
 /// The gradient `g` of a broadcast output summed over the axes along which an
 /// input of shape `shape` was broadcast (docs/operators.md, "Broadcasting"):
 /// a tensor of `shape` in g's dtype, which must be float32 or float64 (see

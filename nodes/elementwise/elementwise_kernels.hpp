@@ -79,34 +79,60 @@ void broadcast_apply(const Tensor& a, const Tensor& b, Tensor& c, int threads) {
 /// dst += scale * (the local gradient f summed back to dst's shape), where
 /// f(i, v) is the gradient at output element i of an output of shape `out`,
 /// v holding the operands' elements read there (operands broadcast to `out`,
-/// in the compute type T). Adds straight into dst when it has out's shape and
-/// dtype T; otherwise through an out-shaped buffer and sum_to_shape.
+/// in the compute type T). A dst of out's shape is written on every thread,
+/// straight into it when it has dtype T; a broadcast dst gets the sums
+/// without an out-sized buffer (reduce_into).
 template <typename T, std::size_t N, typename F>
 void add_gradient(Tensor& dst, const Shape& out, const std::array<const Tensor*, N>& operands, double scale,
                   int threads, F&& f) {
   if (dst.empty()) return;
-  std::array<Shape, N> shapes;
+  // The last operand of the plan is dst itself, for its offsets.
+  std::array<Shape, N + 1> shapes;
   std::array<const T*, N> data;
   for (std::size_t k = 0; k < N; ++k) {
     shapes[k] = operands[k]->shape();
     data[k] = operands[k]->template data<T>();
   }
+  shapes[N] = dst.shape();
   const BroadcastPlan plan = plan_broadcast(out, shapes);
-  const bool direct = dst.shape() == out && dst.dtype() == dtype_of_v<T>;
-  Tensor local = direct ? dst : Tensor::uninitialized(dtype_of_v<T>, out);
-  T* lp = local.data<T>();
-  const auto k_scale = static_cast<T>(scale);
-  parallel_runs<N>(plan, threads, [&](std::int64_t i, const std::array<std::int64_t, N>& at, std::int64_t n) {
+  std::array<std::int64_t, N + 1> step;
+  for (std::size_t k = 0; k <= N; ++k) step[k] = plan.step(k);
+  // Calls add(j, value) for each element j of a run.
+  auto run = [&](std::int64_t i, const std::array<std::int64_t, N + 1>& at, std::int64_t n, auto&& add) {
     std::array<T, N> v;
     for (std::int64_t j = 0; j < n; ++j) {
-      for (std::size_t k = 0; k < N; ++k) v[k] = data[k][at[k] + j * plan.step(k)];
-      if (direct)
-        lp[i + j] += k_scale * f(i + j, v);
-      else
-        lp[i + j] = f(i + j, v);
+      for (std::size_t k = 0; k < N; ++k) v[k] = data[k][at[k] + j * step[k]];
+      add(j, f(i + j, v));
     }
+  };
+  if (dst.shape() == out) {
+    const bool direct = dst.dtype() == dtype_of_v<T>;
+    Tensor local = direct ? dst : Tensor::uninitialized(dtype_of_v<T>, out);
+    T* lp = local.data<T>();
+    const auto k_scale = static_cast<T>(direct ? scale : 1.0);
+    parallel_runs<N + 1>(plan, threads, [&](std::int64_t i, const std::array<std::int64_t, N + 1>& at, std::int64_t n) {
+      T* d = lp + i;
+      if (direct)
+        run(i, at, n, [&](std::int64_t j, T value) { d[j] += k_scale * value; });
+      else
+        run(i, at, n, [&](std::int64_t j, T value) { d[j] = value; });
+    });
+    if (!direct) accumulate_gradient(dst, local, scale);
+    return;
+  }
+  const Tensor sum = reduce_into<T>(dst.shape(), plan.total, threads, [&](std::int64_t begin, std::int64_t end, T* acc) {
+    for_each_run<N + 1>(plan, begin, end, [&](std::int64_t i, const std::array<std::int64_t, N + 1>& at, std::int64_t n) {
+      T* d = acc + at[N];
+      if (step[N] != 0) {
+        run(i, at, n, [&](std::int64_t j, T value) { d[j] += value; });
+      } else {
+        T total = 0;
+        run(i, at, n, [&](std::int64_t, T value) { total += value; });
+        *d += total;
+      }
+    });
   });
-  if (!direct) accumulate_broadcast_gradient(dst, local, scale, threads);
+  accumulate_gradient(dst, sum, scale);
 }
 
 }  // namespace nodeflow::elementwise

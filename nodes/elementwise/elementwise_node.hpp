@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/node.hpp"
@@ -50,6 +51,14 @@ struct GradientArgs {
   const Tensor& dy;
   const BackwardContext& ctx;
 };
+
+/// add_gradient into the buffer of input k's gradient, over the output's shape.
+template <typename T, std::size_t N, typename F>
+void add_input_gradient(const GradientArgs& args, std::size_t k, const std::array<const Tensor*, N>& operands,
+                        F&& f) {
+  add_gradient<T, N>(args.ctx.grad_inputs[k], args.dy.shape(), operands, args.ctx.scale_for(k), args.ctx.threads,
+                     std::forward<F>(f));
+}
 
 /// One broadcasting op.
 struct BroadcastOp {

@@ -22,7 +22,6 @@ template <bool kMax> struct ExtremeOp {
 };
 
 void extreme_backward(const GradientArgs& args) {
-  const BackwardContext& ctx = args.ctx;
   const Shape& out = args.dy.shape();
   visit_compute_dtype(args.dy.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -35,13 +34,15 @@ void extreme_backward(const GradientArgs& args) {
       const BroadcastPlan plan = plan_broadcast(out, std::span<const Shape>(&x.shape(), 1));
       const T* xp = x.data<T>();
       const std::int64_t step = plan.step(0);
-      parallel_runs<1>(plan, ctx.threads, [&](std::int64_t i, const std::array<std::int64_t, 1>& at, std::int64_t n) {
+      parallel_runs<1>(plan, args.ctx.threads, [&](std::int64_t i, const std::array<std::int64_t, 1>& at, std::int64_t n) {
         for (std::int64_t j = 0; j < n; ++j) c[i + j] += xp[at[0] + j * step] == y[i + j] ? T(1) : T(0);
       });
     }
     for (std::size_t k = 0; k < args.x.size(); ++k)
-      add_gradient<T, 1>(ctx.grad_inputs[k], out, {&args.x[k]}, ctx.scale_for(k), ctx.threads,
-                         [&](std::int64_t i, const std::array<T, 1>& v) { return v[0] == y[i] ? g[i] / c[i] : T(0); });
+      add_input_gradient<T, 1>(args, k, {&args.x[k]},
+                               [&](std::int64_t i, const std::array<T, 1>& v) {
+                                 return v[0] == y[i] ? g[i] / c[i] : T(0);
+                               });
   });
 }
 

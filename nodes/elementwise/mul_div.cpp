@@ -51,28 +51,24 @@ void div_apply(const Tensor& a, const Tensor& b, Tensor& c, int threads) {
 }
 
 void mul_backward(const GradientArgs& args) {
-  const BackwardContext& ctx = args.ctx;
-  const Shape& out = args.dy.shape();
   visit_compute_dtype(args.dy.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* g = args.dy.data<T>();
     for (std::size_t k = 0; k < 2; ++k)
-      add_gradient<T, 1>(ctx.grad_inputs[k], out, {&args.x[1 - k]}, ctx.scale_for(k), ctx.threads,
-                         [&](std::int64_t i, const std::array<T, 1>& v) { return g[i] * v[0]; });
+      add_input_gradient<T, 1>(args, k, {&args.x[1 - k]},
+                               [&](std::int64_t i, const std::array<T, 1>& v) { return g[i] * v[0]; });
   });
 }
 
 // dA = dC / B, dB = -dC * A / B^2 (PyTorch's form, not -dC * C / B).
 void div_backward(const GradientArgs& args) {
-  const BackwardContext& ctx = args.ctx;
-  const Shape& out = args.dy.shape();
   visit_compute_dtype(args.dy.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* g = args.dy.data<T>();
-    add_gradient<T, 1>(ctx.grad_inputs[0], out, {&args.x[1]}, ctx.scale_for(0), ctx.threads,
-                       [&](std::int64_t i, const std::array<T, 1>& v) { return g[i] / v[0]; });
-    add_gradient<T, 2>(ctx.grad_inputs[1], out, {&args.x[0], &args.x[1]}, ctx.scale_for(1), ctx.threads,
-                       [&](std::int64_t i, const std::array<T, 2>& v) { return -g[i] * v[0] / (v[1] * v[1]); });
+    add_input_gradient<T, 1>(args, 0, {&args.x[1]},
+                             [&](std::int64_t i, const std::array<T, 1>& v) { return g[i] / v[0]; });
+    add_input_gradient<T, 2>(args, 1, {&args.x[0], &args.x[1]},
+                             [&](std::int64_t i, const std::array<T, 2>& v) { return -g[i] * v[0] / (v[1] * v[1]); });
   });
 }
 

@@ -39,20 +39,18 @@ struct PowOp {
 
 // dX = dZ * Y * X^(Y-1), 0 where Y = 0; dY = dZ * Z * log(X), 0 where Z = 0 (PyTorch's rules).
 void pow_backward(const GradientArgs& args) {
-  const BackwardContext& ctx = args.ctx;
-  const Shape& out = args.dy.shape();
   visit_compute_dtype(args.dy.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* g = args.dy.data<T>();
     const T* z = args.y.data<T>();
-    add_gradient<T, 2>(ctx.grad_inputs[0], out, {&args.x[0], &args.x[1]}, ctx.scale_for(0), ctx.threads,
-                       [&](std::int64_t i, const std::array<T, 2>& v) {
-                         return v[1] == 0 ? T(0) : g[i] * v[1] * std::pow(v[0], v[1] - 1);
-                       });
-    add_gradient<T, 1>(ctx.grad_inputs[1], out, {&args.x[0]}, ctx.scale_for(1), ctx.threads,
-                       [&](std::int64_t i, const std::array<T, 1>& v) {
-                         return z[i] == 0 ? T(0) : g[i] * z[i] * std::log(v[0]);
-                       });
+    add_input_gradient<T, 2>(args, 0, {&args.x[0], &args.x[1]},
+                             [&](std::int64_t i, const std::array<T, 2>& v) {
+                               return v[1] == 0 ? T(0) : g[i] * v[1] * std::pow(v[0], v[1] - 1);
+                             });
+    add_input_gradient<T, 1>(args, 1, {&args.x[0]},
+                             [&](std::int64_t i, const std::array<T, 1>& v) {
+                               return z[i] == 0 ? T(0) : g[i] * z[i] * std::log(v[0]);
+                             });
   });
 }
 
