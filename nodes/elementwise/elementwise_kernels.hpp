@@ -8,9 +8,11 @@
 // Instantiated for float, double (float16 and bfloat16 are computed in
 // float32), int8, uint8 and int64, from the ops' own translation units.
 #include <Eigen/Core>
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "core/tensor.hpp"
 #include "nodes/common/broadcast.hpp"
@@ -76,6 +78,15 @@ void broadcast_apply(const Tensor& a, const Tensor& b, Tensor& c, int threads) {
   });
 }
 
+/// Calls body(std::integral_constant<unsigned, mask>{}): a kernel whose
+/// operands' steps inside a run (bit k: operand k moves) are compile-time
+/// constants, so that the compiler vectorises its loops.
+template <std::size_t N, typename Body> void with_step_mask(unsigned mask, Body&& body) {
+  [&]<unsigned... M>(std::integer_sequence<unsigned, M...>) {
+    ((mask == M ? (body(std::integral_constant<unsigned, M>{}), true) : false) || ...);
+  }(std::make_integer_sequence<unsigned, (1u << N)>{});
+}
+
 /// dst += scale * (the local gradient f summed back to dst's shape), where
 /// f(i, v) is the gradient at output element i of an output of shape `out`,
 /// v holding the operands' elements read there (operands broadcast to `out`,
@@ -95,44 +106,57 @@ void add_gradient(Tensor& dst, const Shape& out, const std::array<const Tensor*,
   }
   shapes[N] = dst.shape();
   const BroadcastPlan plan = plan_broadcast(out, shapes);
-  std::array<std::int64_t, N + 1> step;
-  for (std::size_t k = 0; k <= N; ++k) step[k] = plan.step(k);
-  // Calls add(j, value) for each element j of a run.
-  auto run = [&](std::int64_t i, const std::array<std::int64_t, N + 1>& at, std::int64_t n, auto&& add) {
-    std::array<T, N> v;
-    for (std::int64_t j = 0; j < n; ++j) {
-      for (std::size_t k = 0; k < N; ++k) v[k] = data[k][at[k] + j * step[k]];
-      add(j, f(i + j, v));
-    }
-  };
-  if (dst.shape() == out) {
-    const bool direct = dst.dtype() == dtype_of_v<T>;
-    Tensor local = direct ? dst : Tensor::uninitialized(dtype_of_v<T>, out);
-    T* lp = local.data<T>();
-    const auto k_scale = static_cast<T>(direct ? scale : 1.0);
-    parallel_runs<N + 1>(plan, threads, [&](std::int64_t i, const std::array<std::int64_t, N + 1>& at, std::int64_t n) {
-      T* d = lp + i;
-      if (direct)
-        run(i, at, n, [&](std::int64_t j, T value) { d[j] += k_scale * value; });
-      else
-        run(i, at, n, [&](std::int64_t j, T value) { d[j] = value; });
-    });
-    if (!direct) accumulate_gradient(dst, local, scale);
-    return;
-  }
-  const Tensor sum = reduce_into<T>(dst.shape(), plan.total, threads, [&](std::int64_t begin, std::int64_t end, T* acc) {
-    for_each_run<N + 1>(plan, begin, end, [&](std::int64_t i, const std::array<std::int64_t, N + 1>& at, std::int64_t n) {
-      T* d = acc + at[N];
-      if (step[N] != 0) {
-        run(i, at, n, [&](std::int64_t j, T value) { d[j] += value; });
-      } else {
-        T total = 0;
-        run(i, at, n, [&](std::int64_t, T value) { total += value; });
-        *d += total;
+  unsigned mask = 0;
+  for (std::size_t k = 0; k < N; ++k) mask |= plan.step(k) != 0 ? 1u << k : 0u;
+  using At = std::array<std::int64_t, N + 1>;
+  with_step_mask<N>(mask, [&](auto mask_c) {
+    constexpr unsigned kMask = decltype(mask_c)::value;
+    // add(j, value) for elements j in [first, last) of the run at output element i.
+    auto run = [&](std::int64_t i, const At& at, std::int64_t first, std::int64_t last, auto&& add) {
+      std::array<const T*, N> p;
+      for (std::size_t k = 0; k < N; ++k) p[k] = data[k] + at[k];
+      for (std::int64_t j = first; j < last; ++j) {
+        std::array<T, N> v;
+        for (std::size_t k = 0; k < N; ++k) v[k] = (kMask >> k & 1u) != 0 ? p[k][j] : p[k][0];
+        add(j, f(i + j, v));
       }
+    };
+    if (dst.shape() == out) {
+      const bool direct = dst.dtype() == dtype_of_v<T>;
+      Tensor local = direct ? dst : Tensor::uninitialized(dtype_of_v<T>, out);
+      T* lp = local.data<T>();
+      const auto k_scale = static_cast<T>(direct ? scale : 1.0);
+      parallel_runs<N + 1>(plan, threads, [&](std::int64_t i, const At& at, std::int64_t n) {
+        T* d = lp + i;
+        if (direct)
+          run(i, at, 0, n, [&](std::int64_t j, T value) { d[j] += k_scale * value; });
+        else
+          run(i, at, 0, n, [&](std::int64_t j, T value) { d[j] = value; });
+      });
+      if (!direct) accumulate_gradient(dst, local, scale);
+      return;
+    }
+    const Tensor sum = reduce_into<T>(dst.shape(), plan.total, threads, [&](std::int64_t begin, std::int64_t end, T* acc) {
+      for_each_run<N + 1>(plan, begin, end, [&](std::int64_t i, const At& at, std::int64_t n) {
+        T* d = acc + at[N];
+        if (plan.step(N) != 0) {
+          run(i, at, 0, n, [&](std::int64_t j, T value) { d[j] += value; });
+          return;
+        }
+        // A sum along the run: values in chunks, each summed by Eigen (vectorised).
+        constexpr std::int64_t kChunk = 256;
+        std::array<T, kChunk> chunk;
+        T total = 0;
+        for (std::int64_t first = 0; first < n; first += kChunk) {
+          const std::int64_t last = std::min(n, first + kChunk);
+          run(i, at, first, last, [&](std::int64_t j, T value) { chunk[static_cast<std::size_t>(j - first)] = value; });
+          total += Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>(chunk.data(), last - first).sum();
+        }
+        *d += total;
+      });
     });
+    accumulate_gradient(dst, sum, scale);
   });
-  accumulate_gradient(dst, sum, scale);
 }
 
 }  // namespace nodeflow::elementwise
