@@ -1,5 +1,6 @@
 #include "nodes/elementwise/elementwise_node.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 

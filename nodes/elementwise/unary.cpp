@@ -82,11 +82,11 @@ template <typename T> void unary_backward(Unary op, const T* g, const T* w, T* d
 
 class UnaryNode final : public Node {
  public:
-  UnaryNode(NodeConfig config, Unary op, std::vector<DType> dtypes)
-      : Node(std::move(config)), op_(op), dtypes_(std::move(dtypes)) {}
+  UnaryNode(NodeConfig config, Unary op, std::vector<DType> dtypes, std::string input_name)
+      : Node(std::move(config)), op_(op), dtypes_(std::move(dtypes)), input_name_(std::move(input_name)) {}
 
   std::vector<TensorInfo> infer(const InferContext& ctx) const override {
-    check_dtype_in(op_type(), 0, "X", ctx.inputs[0]->dtype, dtypes_);
+    check_dtype_in(op_type(), 0, input_name_, ctx.inputs[0]->dtype, dtypes_);
     return {*ctx.inputs[0]};
   }
 
@@ -138,6 +138,7 @@ class UnaryNode final : public Node {
  private:
   Unary op_;
   std::vector<DType> dtypes_;
+  std::string input_name_;
 };
 
 void register_unary(OpRegistry& registry, const std::string& op_type, int version, Unary op,
@@ -147,10 +148,11 @@ void register_unary(OpRegistry& registry, const std::string& op_type, int versio
   s.definition = "ONNX " + op_type + "-" + std::to_string(version);
   // ONNX's names: Erf and Identity read "input" and write "output".
   const bool long_names = op == Unary::Erf || op == Unary::Identity;
-  s.inputs = {{long_names ? "input" : "X", dtypes, "any shape"}};
+  const std::string input = long_names ? "input" : "X";
+  s.inputs = {{input, dtypes, "any shape"}};
   s.outputs = {{long_names ? "output" : "Y", dtypes, doc + "; the input's shape and dtype"}};
-  s.create = [op, dtypes](NodeConfig c) -> std::unique_ptr<Node> {
-    return std::make_unique<UnaryNode>(std::move(c), op, dtypes);
+  s.create = [op, dtypes, input](NodeConfig c) -> std::unique_ptr<Node> {
+    return std::make_unique<UnaryNode>(std::move(c), op, dtypes, input);
   };
   registry.add(std::move(s));
 }

@@ -197,6 +197,25 @@ TEST(BroadcastOps, PowGradientOfTheExponentIsZeroWhereThePowerIs) {
   EXPECT_EQ(as_doubles(g[1]), (std::vector<double>{0, std::log(2.0)}));
 }
 
+TEST(BroadcastOps, Float16AndBFloat16GradientsFollowTheFloat64Ones) {
+  std::mt19937_64 rng(7);
+  const Tensor signed_a = random_uniform({2, 3, 4}, rng);
+  const Tensor positive_a = operand("Pow", 0, {2, 3, 4}, rng);
+  const Tensor b = operand("Div", 1, {3, 1}, rng);
+  const Tensor dy = random_uniform({2, 3, 4}, rng);
+  for (const char* op : {"Mul", "Div", "Pow", "Mean", "PRelu"}) {
+    const Tensor& a = std::string(op) == "Pow" ? positive_a : signed_a;
+    const auto want = gradients(op, {a, b}, dy);
+    for (DType low : {DType::Float16, DType::BFloat16}) {
+      const auto got = gradients(op, {a.cast(low), b.cast(low)}, dy.cast(low));
+      for (std::size_t k = 0; k < 2; ++k) {
+        ASSERT_EQ(got[k].dtype(), low);
+        testing::expect_near(as_doubles(got[k]), as_doubles(want[k]), low == DType::Float16 ? 0.05 : 0.3);
+      }
+    }
+  }
+}
+
 TEST(BroadcastOps, LargeTensorsGiveTheSameResultOnSeveralThreads) {
   std::mt19937_64 rng(5);
   const Tensor x = random_uniform({4, 16, 40, 40}, rng).cast(DType::Float32);
