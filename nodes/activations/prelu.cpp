@@ -39,9 +39,8 @@ void prelu_backward(const GradientArgs& args) {
 }  // namespace elementwise
 
 void register_prelu(OpRegistry& registry) {
-  std::vector<DType> dtypes = float_dtypes();
-  dtypes.push_back(DType::Int64);
-  auto op = elementwise::binary_op("PRelu", 16, "X's shape and dtype", dtypes, {"X", "slope"}, "Y");
+  auto op = elementwise::binary_op("PRelu", 16, "X's shape and dtype", elementwise::float_and_int64_dtypes(),
+                                   {"X", "slope"}, "Y");
   op.unidirectional = true;
   op.saves = true;
   op.apply = elementwise::apply_any<elementwise::PReluOp>;

@@ -25,6 +25,12 @@ std::vector<DType> signed_dtypes() {
   return out;
 }
 
+std::vector<DType> float_and_int64_dtypes() {
+  std::vector<DType> out = float_dtypes();
+  out.push_back(DType::Int64);
+  return out;
+}
+
 namespace {
 
 class BroadcastNode final : public Node {

@@ -25,6 +25,8 @@ void check_dtype_in(const std::string& op, std::size_t index, const std::string&
 
 /// The graph dtypes but the unsigned ones (Neg's signed types).
 std::vector<DType> signed_dtypes();
+/// The float dtypes and int64 (Pow's base, PRelu).
+std::vector<DType> float_and_int64_dtypes();
 
 /// Calls f(T{}) for a kernel dtype: float, double, int8, uint8, int64.
 template <typename F> void visit_kernel_dtype(DType dtype, F&& f) {

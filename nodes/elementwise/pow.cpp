@@ -58,9 +58,8 @@ void pow_backward(const GradientArgs& args) {
 }  // namespace elementwise
 
 void register_pow(OpRegistry& registry) {
-  std::vector<DType> bases = float_dtypes();
-  bases.push_back(DType::Int64);
-  auto op = elementwise::binary_op("Pow", 15, "X ^ Y, the broadcast shape, X's dtype", bases, {"X", "Y"}, "Z");
+  auto op = elementwise::binary_op("Pow", 15, "X ^ Y, the broadcast shape, X's dtype",
+                                   elementwise::float_and_int64_dtypes(), {"X", "Y"}, "Z");
   op.exponent_dtypes = graph_dtypes();
   op.saves = true;
   op.apply = elementwise::apply_any<elementwise::PowOp>;
