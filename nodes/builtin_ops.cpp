@@ -1,6 +1,7 @@
 #include "nodes/builtin_ops.hpp"
 
 #include "core/registry.hpp"
+#include "nodes/elementwise/elementwise_ops.hpp"
 #include "nodes/layer_ops.hpp"
 #include "nodes/pooling/pool_ops.hpp"
 
@@ -37,6 +38,23 @@ void register_builtin_ops(OpRegistry& registry) {
   register_log_softmax(registry);
   register_softmax_cross_entropy_loss(registry);
   register_negative_log_likelihood_loss(registry);
+  register_sub(registry);
+  register_mul(registry);
+  register_div(registry);
+  register_pow(registry);
+  register_max(registry);
+  register_min(registry);
+  register_sum(registry);
+  register_mean(registry);
+  register_prelu(registry);
+  register_neg(registry);
+  register_abs(registry);
+  register_exp(registry);
+  register_log(registry);
+  register_sqrt(registry);
+  register_reciprocal(registry);
+  register_erf(registry);
+  register_identity(registry);
 }
 
 }  // namespace nodeflow

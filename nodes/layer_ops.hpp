@@ -1,6 +1,6 @@
 #pragma once
 // Registration of the layer ops a network needs besides pooling (ONNX
-// semantics, latest opset): Conv-22, Gemm-13, MatMul-13, Add-14, Relu-14,
+// semantics, latest opset): Conv-22, Gemm-13, MatMul-13, Relu-14,
 // Sigmoid-13, Tanh-13, Flatten-25, Reshape-25, Dropout-22,
 // BatchNormalization-15, Softmax-13, LogSoftmax-13,
 // SoftmaxCrossEntropyLoss-13, NegativeLogLikelihoodLoss-22.
@@ -34,8 +34,6 @@ void register_gemm(OpRegistry& registry);
 /// MatMul-13: numpy.matmul (batch dims broadcast; 1-D operands promoted and
 /// squeezed). Gradients summed over broadcast batch dims.
 void register_matmul(OpRegistry& registry);
-/// Add-14: numpy broadcasting; each gradient summed over its broadcast axes.
-void register_add(OpRegistry& registry);
 /// Relu-14 (derivative 0 at 0; NaN passes through), Sigmoid-13 (no overflow for
 /// large |x|), Tanh-13: element-wise, Y has X's shape.
 void register_relu(OpRegistry& registry);

@@ -78,42 +78,6 @@ void accumulate_gradient(Tensor& dst, const Tensor& src, double scale) {
   });
 }
 
-Shape broadcast_shapes(const Shape& a, const Shape& b) {
-  const std::size_t rank = std::max(a.size(), b.size());
-  Shape out(rank, 1);
-  for (std::size_t i = 0; i < rank; ++i) {
-    // Right-aligned: i counts from the last axis.
-    const std::int64_t da = i < a.size() ? a[a.size() - 1 - i] : 1;
-    const std::int64_t db = i < b.size() ? b[b.size() - 1 - i] : 1;
-    std::int64_t d;
-    if (da == db)
-      d = da;
-    else if (da == 1)
-      d = db;
-    else if (db == 1)
-      d = da;
-    else if (da == kDynamicDim)
-      d = db;
-    else if (db == kDynamicDim)
-      d = da;
-    else
-      throw ShapeMismatch("shapes " + to_string(a) + " and " + to_string(b) +
-                          " do not broadcast (axis " + std::to_string(rank - 1 - i) + " of the result: " +
-                          std::to_string(da) + " vs " + std::to_string(db) + ")");
-    out[rank - 1 - i] = d;
-  }
-  return out;
-}
-
-std::vector<std::int64_t> broadcast_strides(const Shape& shape, const Shape& out) {
-  std::vector<std::int64_t> strides(out.size(), 0);
-  const std::vector<std::int64_t> own = row_major_strides(shape);
-  const std::size_t offset = out.size() - shape.size();
-  for (std::size_t a = 0; a < shape.size(); ++a)
-    strides[offset + a] = shape[a] == 1 ? 0 : own[a];
-  return strides;
-}
-
 std::int64_t dims_product(const Shape& shape, std::size_t begin, std::size_t end) {
   std::int64_t p = 1;
   for (std::size_t a = begin; a < end; ++a) p *= shape[a];

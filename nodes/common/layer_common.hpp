@@ -1,8 +1,8 @@
 #pragma once
 // Pieces shared by the layer nodes (Conv, Gemm, MatMul, Add, activations,
 // Softmax, losses, BatchNormalization, Dropout, Flatten, Reshape): dtype
-// checks, the dtype kernels compute in, gradient accumulation and numpy
-// broadcasting.
+// checks, the dtype kernels compute in and gradient accumulation; numpy
+// broadcasting is in broadcast.hpp.
 //
 // Kernels run in float32 or float64 only: float16 and bfloat16 tensors are
 // converted to float32 (their accumulator_t) on the way in and back on the way
@@ -16,6 +16,7 @@
 #include "core/dtype.hpp"
 #include "core/shape.hpp"
 #include "core/tensor.hpp"
+#include "nodes/common/broadcast.hpp"  // the broadcasting helpers, which used to live here
 
 namespace nodeflow {
 
@@ -70,47 +71,6 @@ template <typename F> void visit_compute_dtype(DType compute, F&& f) {
     f(double{});
   else
     f(float{});
-}
-
-/// numpy broadcasting (shapes aligned on the right; a dimension 1 stretches).
-/// Dynamic dimensions: (?, 1) -> ?, (?, n) -> n for n != 1, (?, ?) -> ?.
-/// Throws ShapeMismatch naming both shapes and the output axis that does not fit.
-Shape broadcast_shapes(const Shape& a, const Shape& b);
-
-/// Element strides that read a tensor of shape `shape` as if it were broadcast
-/// to `out` (0 along stretched or missing axes). `shape` must broadcast to `out`.
-std::vector<std::int64_t> broadcast_strides(const Shape& shape, const Shape& out);
-
-/// Calls f(i, ia, ib) for every flat index i of `out` in row-major order, with
-/// the flat offsets ia, ib given by the strides `sa`, `sb` (broadcast_strides).
-template <typename F>
-void for_each_broadcast(const Shape& out, const std::vector<std::int64_t>& sa,
-                        const std::vector<std::int64_t>& sb, F&& f) {
-  const std::size_t rank = out.size();
-  const std::int64_t total = element_count(out);
-  if (total == 0) return;
-  if (rank == 0) {
-    f(std::int64_t{0}, std::int64_t{0}, std::int64_t{0});
-    return;
-  }
-  std::vector<std::int64_t> index(rank, 0);
-  std::int64_t ia = 0;
-  std::int64_t ib = 0;
-  const std::int64_t inner = out[rank - 1];
-  const std::int64_t ia_step = sa[rank - 1];
-  const std::int64_t ib_step = sb[rank - 1];
-  for (std::int64_t i = 0; i < total; i += inner) {
-    for (std::int64_t j = 0; j < inner; ++j) f(i + j, ia + j * ia_step, ib + j * ib_step);
-    // Odometer over the outer axes; the offsets follow incrementally.
-    for (std::size_t a = rank - 1; a-- > 0;) {
-      ia += sa[a];
-      ib += sb[a];
-      if (++index[a] < out[a]) break;
-      ia -= sa[a] * out[a];
-      ib -= sb[a] * out[a];
-      index[a] = 0;
-    }
-  }
 }
 
 /// Product of dims [begin, end) of a static shape.

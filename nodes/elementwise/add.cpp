@@ -1,81 +1,77 @@
-// Add (ONNX Add-14): C = A + B with numpy (multidirectional) broadcasting;
-// each input's gradient is dC summed over the axes that input was broadcast along.
-#include "core/errors.hpp"
-#include "core/registry.hpp"
-#include "nodes/common/layer_common.hpp"
-#include "nodes/layer_ops.hpp"
+// The linear broadcasting ops: Add-14, Sub-14 (every numeric dtype, integers
+// wrapping around), Sum-13 and Mean-13 (float dtypes, 1 to n inputs). Each
+// input's gradient is the output's, times 1, -1 or 1/n, summed over the axes
+// that input was broadcast along.
+#include "nodes/elementwise/elementwise_node.hpp"
+#include "nodes/elementwise/elementwise_ops.hpp"
 
 namespace nodeflow {
+namespace elementwise {
 namespace {
 
-class AddNode final : public Node {
- public:
-  using Node::Node;
-
-  std::vector<TensorInfo> infer(const InferContext& ctx) const override {
-    const TensorInfo& a = *ctx.inputs[0];
-    check_float_input("Add", 0, "A", a.dtype);
-    check_same_dtype("Add", 1, "B", ctx.inputs[1]->dtype, "A", a.dtype);
-    return {TensorInfo{a.dtype, broadcast_shapes(a.shape, ctx.inputs[1]->shape)}};
-  }
-
-  void forward(const ForwardContext& ctx) const override {
-    const Tensor& a = ctx.inputs[0];
-    const Tensor& b = ctx.inputs[1];
-    const Shape shape = broadcast_shapes(a.shape(), b.shape());
-    Tensor c(a.dtype(), shape);
-    visit_float_dtype(a.dtype(), [&](auto tag) {
-      using T = decltype(tag);
-      using A = accumulator_t<T>;
-      const T* ap = a.data<T>();
-      const T* bp = b.data<T>();
-      T* cp = c.data<T>();
-      for_each_broadcast(shape, broadcast_strides(a.shape(), shape), broadcast_strides(b.shape(), shape),
-                         [&](std::int64_t i, std::int64_t ia, std::int64_t ib) {
-                           cp[i] = static_cast<T>(static_cast<A>(ap[ia]) + static_cast<A>(bp[ib]));
-                         });
-    });
-    ctx.outputs[0] = c;
-  }
-
-  void backward(const BackwardContext& ctx) const override {
-    const Tensor& dc = ctx.grad_outputs[0];
-    if (dc.empty()) return;
-    check_output_gradient("Add", 0, dc, broadcast_shapes(ctx.inputs[0].shape, ctx.inputs[1].shape));
-    for (std::size_t k = 0; k < 2; ++k) {
-      Tensor& dst = ctx.grad_inputs[k];
-      if (dst.empty()) continue;
-      const Shape& in = ctx.inputs[k].shape;
-      if (in == dc.shape()) {
-        accumulate_gradient(dst, dc, ctx.scale_for(k));
-        continue;
-      }
-      const Tensor g = to_compute(dc);
-      Tensor sum(g.dtype(), in);
-      visit_compute_dtype(g.dtype(), [&](auto tag) {
-        using T = decltype(tag);
-        const T* gp = g.data<T>();
-        T* sp = sum.data<T>();
-        for_each_broadcast(g.shape(), broadcast_strides(in, g.shape()), broadcast_strides(in, g.shape()),
-                           [&](std::int64_t i, std::int64_t is, std::int64_t) { sp[is] += gp[i]; });
-      });
-      accumulate_gradient(dst, sum, ctx.scale_for(k));
-    }
+struct AddOp {
+  static constexpr bool kArray = true;
+  template <typename X, typename Y> static auto array(const X& x, const Y& y) { return x + y; }
+  template <typename T> static T scalar(T x, T y) {
+    if constexpr (std::is_integral_v<T>)
+      return wrap_add(x, y);
+    else
+      return x + y;
   }
 };
 
+struct SubOp {
+  static constexpr bool kArray = true;
+  template <typename X, typename Y> static auto array(const X& x, const Y& y) { return x - y; }
+  template <typename T> static T scalar(T x, T y) {
+    if constexpr (std::is_integral_v<T>)
+      return wrap_sub(x, y);
+    else
+      return x - y;
+  }
+};
+
+// d/dx_k of the output is a constant: 1, -1 for Sub's B, 1/n for Mean.
+template <bool kSub, bool kMean> void linear_backward(const GradientArgs& args) {
+  const BackwardContext& ctx = args.ctx;
+  const std::size_t n = ctx.inputs.size();
+  for (std::size_t k = 0; k < n; ++k) {
+    double factor = kSub && k == 1 ? -1.0 : 1.0;
+    if (kMean) factor /= static_cast<double>(n);
+    accumulate_broadcast_gradient(ctx.grad_inputs[k], args.dy, ctx.scale_for(k) * factor, ctx.threads);
+  }
+}
+
 }  // namespace
+}  // namespace elementwise
 
 void register_add(OpRegistry& registry) {
-  OpSchema s;
-  s.op_type = "Add";
-  s.definition = "ONNX Add-14";
-  s.inputs = {{"A", float_dtypes(), "any shape"},
-              {"B", float_dtypes(), "broadcasts with A (numpy rules); A's dtype"}};
-  s.min_inputs = 2;
-  s.outputs = {{"C", float_dtypes(), "the broadcast shape"}};
-  s.create = [](NodeConfig c) -> std::unique_ptr<Node> { return std::make_unique<AddNode>(std::move(c)); };
-  registry.add(std::move(s));
+  auto op = elementwise::binary_op("Add", 14, "A + B, the broadcast shape; integers wrap around", graph_dtypes());
+  op.apply = elementwise::apply_any<elementwise::AddOp>;
+  op.backward = elementwise::linear_backward<false, false>;
+  elementwise::register_broadcast_op(registry, std::move(op));
+}
+
+void register_sub(OpRegistry& registry) {
+  auto op = elementwise::binary_op("Sub", 14, "A - B, the broadcast shape; integers wrap around", graph_dtypes());
+  op.apply = elementwise::apply_any<elementwise::SubOp>;
+  op.backward = elementwise::linear_backward<true, false>;
+  elementwise::register_broadcast_op(registry, std::move(op));
+}
+
+void register_sum(OpRegistry& registry) {
+  auto op = elementwise::variadic_op("Sum", "sum", "the sum of the inputs, the broadcast shape", float_dtypes());
+  op.apply = elementwise::apply_any<elementwise::AddOp>;
+  op.backward = elementwise::linear_backward<false, false>;
+  elementwise::register_broadcast_op(registry, std::move(op));
+}
+
+void register_mean(OpRegistry& registry) {
+  auto op = elementwise::variadic_op("Mean", "mean", "the mean of the inputs, the broadcast shape", float_dtypes());
+  op.mean = true;
+  op.apply = elementwise::apply_any<elementwise::AddOp>;
+  op.backward = elementwise::linear_backward<false, true>;
+  elementwise::register_broadcast_op(registry, std::move(op));
 }
 
 }  // namespace nodeflow

@@ -165,7 +165,7 @@ TEST(LayerAdd, InfersDynamicBroadcastAndRefusesMismatch) {
   out = testing::infer(*node, {{DType::Float32, {kDynamicDim, 4}}, {DType::Float32, {5, 4}}});
   EXPECT_EQ(out[0].shape, (Shape{5, 4}));
   EXPECT_EQ(error_of<ShapeMismatch>([&] { testing::infer(*node, {{DType::Float32, {2, 3}}, {DType::Float32, {4}}}); }),
-            "shapes [2, 3] and [4] do not broadcast (axis 1 of the result: 3 vs 4)");
+            "input 0 [2, 3] and input 1 [4] cannot be broadcast (axis 1 of the result: 3 vs 4)");
   EXPECT_EQ(error_of<UnsupportedDType>([&] { testing::infer(*node, {{DType::Float32, {2}}, {DType::Float64, {2}}}); }),
             "input 1 (B) has dtype float64 but input 0 (A) has float32; Add needs one dtype");
 }

@@ -1,0 +1,96 @@
+// Mul-14 and Div-14 with broadcasting, every numeric dtype. Integers wrap
+// around; integer Div truncates toward zero, and a zero divisor is refused
+// at run time (RunError) since it has no integer result. Float division by
+// zero gives IEEE inf/nan (docs/operators.md, "Gradient conventions").
+#include <algorithm>
+
+#include "core/errors.hpp"
+#include "nodes/elementwise/elementwise_node.hpp"
+#include "nodes/elementwise/elementwise_ops.hpp"
+
+namespace nodeflow {
+namespace elementwise {
+namespace {
+
+struct MulOp {
+  static constexpr bool kArray = true;
+  template <typename X, typename Y> static auto array(const X& x, const Y& y) { return x * y; }
+  template <typename T> static T scalar(T x, T y) {
+    if constexpr (std::is_integral_v<T>)
+      return wrap_mul(x, y);
+    else
+      return x * y;
+  }
+};
+
+struct DivOp {
+  static constexpr bool kArray = true;
+  template <typename X, typename Y> static auto array(const X& x, const Y& y) { return x / y; }
+  // Integer divisors were checked for zero (div_apply); the one quotient
+  // that overflows, lowest / -1, wraps around to lowest.
+  template <typename T> static T scalar(T x, T y) {
+    if constexpr (std::is_integral_v<T>) {
+      if (std::is_signed_v<T> && y == T(-1)) return wrap_sub(T(0), x);
+      return static_cast<T>(x / y);
+    } else {
+      return x / y;
+    }
+  }
+};
+
+void div_apply(const Tensor& a, const Tensor& b, Tensor& c, int threads) {
+  visit_kernel_dtype(b.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T>) {
+      const auto values = b.values<T>();
+      if (std::find(values.begin(), values.end(), T(0)) != values.end())
+        throw RunError("Div: integer division by zero (input 1 (B) holds a 0)");
+    }
+  });
+  apply_any<DivOp>(a, b, c, threads);
+}
+
+void mul_backward(const GradientArgs& args) {
+  visit_compute_dtype(args.dy.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* g = args.dy.data<T>();
+    for (std::size_t k = 0; k < 2; ++k)
+      add_input_gradient<T, 1>(args, k, {&args.x[1 - k]},
+                               [&](std::int64_t i, const std::array<T, 1>& v) { return g[i] * v[0]; });
+  });
+}
+
+// dA = dC / B, dB = -dC * A / B^2 (PyTorch's form, not -dC * C / B).
+void div_backward(const GradientArgs& args) {
+  visit_compute_dtype(args.dy.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* g = args.dy.data<T>();
+    add_input_gradient<T, 1>(args, 0, {&args.x[1]},
+                             [&](std::int64_t i, const std::array<T, 1>& v) { return g[i] / v[0]; });
+    add_input_gradient<T, 2>(args, 1, {&args.x[0], &args.x[1]},
+                             [&](std::int64_t i, const std::array<T, 2>& v) { return -g[i] * v[0] / (v[1] * v[1]); });
+  });
+}
+
+}  // namespace
+}  // namespace elementwise
+
+void register_mul(OpRegistry& registry) {
+  auto op = elementwise::binary_op("Mul", 14, "A * B, the broadcast shape; integers wrap around", graph_dtypes());
+  op.saves = true;
+  op.apply = elementwise::apply_any<elementwise::MulOp>;
+  op.backward = elementwise::mul_backward;
+  elementwise::register_broadcast_op(registry, std::move(op));
+}
+
+void register_div(OpRegistry& registry) {
+  auto op = elementwise::binary_op(
+      "Div", 14, "A / B, the broadcast shape; integers truncate, an integer 0 divisor is a RunError",
+      graph_dtypes());
+  op.saves = true;
+  op.apply = elementwise::div_apply;
+  op.backward = elementwise::div_backward;
+  elementwise::register_broadcast_op(registry, std::move(op));
+}
+
+}  // namespace nodeflow
