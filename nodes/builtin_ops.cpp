@@ -1,6 +1,7 @@
 #include "nodes/builtin_ops.hpp"
 
 #include "core/registry.hpp"
+#include "nodes/activations/activations_ops.hpp"
 #include "nodes/layer_ops.hpp"
 #include "nodes/pooling/pool_ops.hpp"
 
@@ -29,6 +30,16 @@ void register_builtin_ops(OpRegistry& registry) {
   register_relu(registry);
   register_sigmoid(registry);
   register_tanh(registry);
+  register_leaky_relu(registry);
+  register_elu(registry);
+  register_selu(registry);
+  register_celu(registry);
+  register_gelu(registry);
+  register_hard_sigmoid(registry);
+  register_hard_swish(registry);
+  register_softplus(registry);
+  register_softsign(registry);
+  register_mish(registry);
   register_flatten(registry);
   register_reshape(registry);
   register_dropout(registry);
