@@ -40,6 +40,7 @@ void register_builtin_ops(OpRegistry& registry) {
   register_softplus(registry);
   register_softsign(registry);
   register_mish(registry);
+  register_clip(registry);
   register_flatten(registry);
   register_reshape(registry);
   register_dropout(registry);

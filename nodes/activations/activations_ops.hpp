@@ -34,5 +34,11 @@ void register_softplus(OpRegistry& registry);
 void register_softsign(OpRegistry& registry);
 /// Mish-22: x * tanh(softplus(x)), finite for large |x|.
 void register_mish(OpRegistry& registry);
+/// Clip-13 (input [, min] [, max] -> output): every dtype nodeflow has (the
+/// integer ones forward only); min and max are scalars of input's dtype
+/// (shape [] or [1]; else refused naming the input), not differentiable;
+/// min > max gives max everywhere; the gradient passes where
+/// min <= x <= max.
+void register_clip(OpRegistry& registry);
 
 }  // namespace nodeflow
