@@ -24,6 +24,7 @@ void register_builtin_ops(OpRegistry& registry) {
   register_global_max_pool(registry);
   register_max_unpool(registry);
   register_global_lp_pool(registry);
+  register_max_roi_pool(registry);
   register_conv(registry);
   register_gemm(registry);
   register_matmul(registry);
