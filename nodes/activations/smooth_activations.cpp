@@ -80,11 +80,26 @@ struct Mish : ActivationTraits {
   static constexpr const char* op = "Mish";
   static constexpr const char* definition = "ONNX Mish-22";
   explicit Mish(const Attributes&) {}
-  template <typename A> A value(A x) const { return x * std::tanh(softplus(x)); }
-  // tanh(sp) + x * sigmoid(x) * (1 - tanh(sp)^2): for large x, 1 + x * 1 * 0.
+  // With n = exp(x) and m = n (n + 2): tanh(softplus(x)) = m / (m + 2) and
+  // 1 - tanh^2 = 4 (m + 1) / (m + 2)^2, one exp where the plain formula takes
+  // three calls (exp, log1p, tanh) and loses the small 1 - tanh^2 to
+  // cancellation. Above x = 30, tanh(softplus(x)) and the slope are 1 to
+  // float64 precision (1 - t is about 2 exp(-2x)), and float32's m would
+  // overflow from x = 44 on.
+  static constexpr double kSaturated = 30;
+  template <typename A> A value(A x) const {
+    if (x > A(kSaturated)) return x;
+    const A n = std::exp(x);
+    const A m = n * (n + A(2));
+    return x * m / (m + A(2));
+  }
+  // tanh(sp) + x * sigmoid(x) * (1 - tanh(sp)^2), sigmoid(x) = n / (1 + n).
   template <typename A> A slope(A x) const {
-    const A t = std::tanh(softplus(x));
-    return t + x * sigmoid(x) * (A(1) - t * t);
+    if (x > A(kSaturated)) return A(1);
+    const A n = std::exp(x);
+    const A m = n * (n + A(2));
+    const A d = m + A(2);
+    return m / d + x * n / (A(1) + n) * A(4) * (m + A(1)) / (d * d);
   }
 };
 
