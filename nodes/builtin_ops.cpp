@@ -2,6 +2,7 @@
 
 #include "core/registry.hpp"
 #include "nodes/elementwise/elementwise_ops.hpp"
+#include "nodes/activations/activations_ops.hpp"
 #include "nodes/layer_ops.hpp"
 #include "nodes/pooling/pool_ops.hpp"
 
@@ -23,6 +24,8 @@ void register_builtin_ops(OpRegistry& registry) {
   register_global_average_pool(registry);
   register_global_max_pool(registry);
   register_max_unpool(registry);
+  register_global_lp_pool(registry);
+  register_max_roi_pool(registry);
   register_conv(registry);
   register_gemm(registry);
   register_matmul(registry);
@@ -30,6 +33,17 @@ void register_builtin_ops(OpRegistry& registry) {
   register_relu(registry);
   register_sigmoid(registry);
   register_tanh(registry);
+  register_leaky_relu(registry);
+  register_elu(registry);
+  register_selu(registry);
+  register_celu(registry);
+  register_gelu(registry);
+  register_hard_sigmoid(registry);
+  register_hard_swish(registry);
+  register_softplus(registry);
+  register_softsign(registry);
+  register_mish(registry);
+  register_clip(registry);
   register_flatten(registry);
   register_reshape(registry);
   register_dropout(registry);

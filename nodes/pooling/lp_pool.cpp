@@ -1,5 +1,7 @@
 // LpPool (ONNX LpPool-22): (sum |x|^p)^(1/p) over each window's input
-// elements. Training saves x and y (handles, no copies) for the backward.
+// elements, and GlobalLpPool (ONNX GlobalLpPool-22, the same node with one
+// window over all spatial axes). Training saves x and y (handles, no copies)
+// for the backward.
 #include "core/errors.hpp"
 #include "nodes/pooling/fast/pool_fast.hpp"
 #include "nodes/pooling/pool_node.hpp"
@@ -10,7 +12,7 @@ namespace {
 
 class LpPoolNode final : public PoolNode {
  public:
-  explicit LpPoolNode(NodeConfig config) : PoolNode(std::move(config), PoolKind::Lp) {}
+  using PoolNode::PoolNode;
 
   void forward(const ForwardContext& ctx) const override {
     const Tensor& x = ctx.inputs[0];
@@ -33,7 +35,8 @@ class LpPoolNode final : public PoolNode {
     const auto held = backward_geometry(ctx);
     const PoolGeometry& g = *held;
     if (ctx.saved.size() != 2)
-      throw RunError("LpPool backward needs x and y saved by a training-mode forward");
+      throw RunError(std::string(pool_op_type(attributes().kind)) +
+                     " backward needs x and y saved by a training-mode forward");
     visit_float_dtype(ctx.inputs[0].dtype, [&](auto tag) {
       using T = decltype(tag);
       fast::lp_pool_backward<T>(g, attributes().p, ctx.saved[0].values<T>(),
@@ -43,14 +46,20 @@ class LpPoolNode final : public PoolNode {
   }
 };
 
-}  // namespace
-
-void register_lp_pool(OpRegistry& registry) {
-  OpSchema s = pool_schema(PoolKind::Lp);
-  s.create = [](NodeConfig c) -> std::unique_ptr<Node> {
-    return std::make_unique<LpPoolNode>(std::move(c));
+void register_lp_kind(OpRegistry& registry, PoolKind kind) {
+  OpSchema s = pool_schema(kind);
+  s.create = [kind](NodeConfig c) -> std::unique_ptr<Node> {
+    return std::make_unique<LpPoolNode>(std::move(c), kind);
   };
   registry.add(std::move(s));
+}
+
+}  // namespace
+
+void register_lp_pool(OpRegistry& registry) { register_lp_kind(registry, PoolKind::Lp); }
+
+void register_global_lp_pool(OpRegistry& registry) {
+  register_lp_kind(registry, PoolKind::GlobalLp);
 }
 
 }  // namespace nodeflow

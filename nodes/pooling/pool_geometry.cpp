@@ -46,13 +46,26 @@ const char* pool_op_type(PoolKind kind) {
       return "GlobalMaxPool";
     case PoolKind::Unpool:
       return "MaxUnpool";
+    case PoolKind::GlobalLp:
+      return "GlobalLpPool";
   }
   return "MaxPool";
 }
 
 std::vector<AttrSpec> pool_attribute_specs(PoolKind kind) {
   std::vector<AttrSpec> specs;
-  if (kind == PoolKind::GlobalAverage || kind == PoolKind::GlobalMax) return specs;
+  const auto p_spec = [] {
+    AttrSpec p;
+    p.name = "p";
+    p.kind = AttrKind::Int;
+    p.default_value = AttrValue(std::int64_t{2});
+    p.min = 1;
+    p.since_version = 2;  // LpPool-1's and GlobalLpPool-1's p was a float
+    p.doc = "order of the norm (sum |x|^p)^(1/p)";
+    return p;
+  };
+  if (kind == PoolKind::GlobalLp) specs.push_back(p_spec());
+  if (is_global(kind)) return specs;
   const bool sliding = kind != PoolKind::Unpool;
   // The opset that gave each op the attribute (ONNX's operator changelog).
   auto since = [&](AttrSpec s, int average, int max, int lp) {
@@ -91,16 +104,7 @@ std::vector<AttrSpec> pool_attribute_specs(PoolKind kind) {
   // Its length is the input's spatial rank: check_pool_rank at shape inference.
   kernel.length = ListLength{"", 1, "one per spatial axis"};
   specs.push_back(kernel);
-  if (kind == PoolKind::Lp) {
-    AttrSpec p;
-    p.name = "p";
-    p.kind = AttrKind::Int;
-    p.default_value = AttrValue(std::int64_t{2});
-    p.min = 1;
-    p.since_version = 2;  // LpPool-1's p was a float
-    p.doc = "order of the norm (sum |x|^p)^(1/p)";
-    specs.push_back(p);
-  }
+  if (kind == PoolKind::Lp) specs.push_back(p_spec());
   specs.push_back(
       ints_spec("pads", 0, 2, "[x1_begin, x2_begin, ..., x1_end, x2_end, ...]; default all 0"));
   if (kind == PoolKind::Max) {
@@ -115,7 +119,7 @@ std::vector<AttrSpec> pool_attribute_specs(PoolKind kind) {
 }
 
 void check_pool_attributes(PoolKind kind, const Attributes& attrs) {
-  if (kind == PoolKind::GlobalAverage || kind == PoolKind::GlobalMax) return;
+  if (is_global(kind)) return;
   const auto pads = optional_ints(attrs, "pads");
   if (!pads) return;
   if (kind != PoolKind::Unpool) {
@@ -144,6 +148,7 @@ void check_pool_attributes(PoolKind kind, const Attributes& attrs) {
 PoolAttributes parse_pool_attributes(PoolKind kind, const Attributes& attrs) {
   PoolAttributes a;
   a.kind = kind;
+  if (kind == PoolKind::Lp || kind == PoolKind::GlobalLp) a.p = attr_int(attrs, "p");
   if (a.global()) return a;
   const std::vector<std::int64_t>& kernel = attr_ints(attrs, "kernel_shape");
   const std::size_t n = kernel.size();
@@ -158,7 +163,6 @@ PoolAttributes parse_pool_attributes(PoolKind kind, const Attributes& attrs) {
   if (kind == PoolKind::Max)
     a.storage_order = attr_int(attrs, "storage_order") == 1 ? StorageOrder::ColumnMajor
                                                             : StorageOrder::RowMajor;
-  if (kind == PoolKind::Lp) a.p = attr_int(attrs, "p");
   for (std::size_t i = 0; i < n; ++i) {
     WindowAxis ax;
     ax.kernel = kernel[i];
@@ -176,9 +180,9 @@ PoolAttributes parse_pool_attributes(PoolKind kind, const Attributes& attrs) {
 PoolAttributes checked_pool_attributes(PoolKind kind, const Attributes& given) {
   // Code outside a graph checks attributes as often as it likes (sweeps): the specs are built once.
   static const auto specs = [] {
-    std::array<std::vector<AttrSpec>, 6> t;
+    std::array<std::vector<AttrSpec>, 7> t;
     for (PoolKind k : {PoolKind::Average, PoolKind::Max, PoolKind::Lp, PoolKind::GlobalAverage,
-                       PoolKind::GlobalMax, PoolKind::Unpool})
+                       PoolKind::GlobalMax, PoolKind::Unpool, PoolKind::GlobalLp})
       t[static_cast<std::size_t>(k)] = pool_attribute_specs(k);
     return t;
   }();
@@ -240,7 +244,7 @@ Shape PoolGeometry::output_shape() const {
 
 namespace {
 
-/// GlobalAveragePool / GlobalMaxPool: one window over the whole axis (a
+/// GlobalAveragePool / GlobalMaxPool / GlobalLpPool: one window over the whole axis (a
 /// kernel the size of the input, of a dynamic size too), which an empty axis
 /// leaves with no input element: refused at shape inference, as any such
 /// window (docs/pooling.md).

@@ -1,9 +1,9 @@
 #pragma once
 // The one pooling-attributes type and the geometry derived from it, shared by
 // every pooling node (AveragePool, MaxPool, LpPool, GlobalAveragePool,
-// GlobalMaxPool, MaxUnpool), their backward passes and their schemas.
-// Semantics: ONNX AveragePool/MaxPool/LpPool-22 (attributes, defaults and
-// the output shape, ceil_mode's last-window rule included).
+// GlobalMaxPool, GlobalLpPool, MaxUnpool), their backward passes and their
+// schemas. Semantics: ONNX AveragePool/MaxPool/LpPool-22 (attributes,
+// defaults and the output shape, ceil_mode's last-window rule included).
 //
 // Axis numbers in messages are tensor axes: the first spatial axis is axis 2.
 #include <cstddef>
@@ -21,10 +21,15 @@
 namespace nodeflow {
 
 /// The pooling ops; decides which attributes an op takes and which dtypes.
-enum class PoolKind { Average, Max, Lp, GlobalAverage, GlobalMax, Unpool };
+enum class PoolKind { Average, Max, Lp, GlobalAverage, GlobalMax, Unpool, GlobalLp };
 
 /// ONNX op_type of a kind: "AveragePool", "MaxPool", ...
 const char* pool_op_type(PoolKind kind);
+
+/// The Global ops: one window over all spatial axes, no window attributes.
+inline bool is_global(PoolKind kind) {
+  return kind == PoolKind::GlobalAverage || kind == PoolKind::GlobalMax || kind == PoolKind::GlobalLp;
+}
 
 /// Largest kernel_shape, strides, dilations or pads value accepted (int32 range):
 /// keeps every size computation inside int64.
@@ -46,7 +51,7 @@ struct PoolAttributes {
   StorageOrder storage_order = StorageOrder::RowMajor;
   std::int64_t p = 2;
 
-  bool global() const { return kind == PoolKind::GlobalAverage || kind == PoolKind::GlobalMax; }
+  bool global() const { return is_global(kind); }
 };
 
 /// The attribute declarations of a kind (ONNX names, kinds, defaults, ranges,

@@ -34,6 +34,24 @@ A root_p(A v, std::int64_t p) {
   return static_cast<A>(std::pow(v, A(1) / static_cast<A>(p)));
 }
 
+/// NaN test for every pooling dtype (integers are never NaN).
+template <typename T>
+bool is_nan(T v) {
+  if constexpr (std::is_integral_v<T>)
+    return false;
+  else
+    return Eigen::numext::isnan(v);
+}
+
+/// MaxPool's order (also MaxRoiPool's): NaN above every number, and an
+/// element replaces the current best only when strictly greater, so the
+/// first maximum (or first NaN) in scan order stays.
+template <typename T>
+bool beats(T candidate, T best) {
+  if (is_nan(best)) return false;
+  return is_nan(candidate) || candidate > best;
+}
+
 /// |v| without a library call (also for half and bfloat16, through A).
 template <typename A>
 A abs_value(A v) {

@@ -11,22 +11,7 @@
 namespace nodeflow {
 namespace {
 
-template <typename T>
-bool is_nan(T v) {
-  if constexpr (std::is_integral_v<T>)
-    return false;
-  else
-    return Eigen::numext::isnan(v);
-}
-
-// MaxPool's order: NaN above every number, and an element replaces the current
-// best only when strictly greater, so the first maximum (or first NaN) stays.
-template <typename T>
-bool beats(T candidate, T best) {
-  if (is_nan(best)) return false;
-  return is_nan(candidate) || candidate > best;
-}
-
+using pool_math::beats;
 using pool_math::GradSum;
 
 // Whether the gradient sums stay in the accumulator's range (else the

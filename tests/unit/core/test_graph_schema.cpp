@@ -17,14 +17,15 @@ namespace {
 
 using Ints = std::vector<std::int64_t>;
 
-// A value every spec accepts: the smallest in range, one entry per list.
+// A value every spec accepts: the smallest in range, one entry per list (or
+// min_length entries: MaxRoiPool's pooled_shape needs two).
 AttrValue some_value(const AttrSpec& s) {
   const std::int64_t i = !s.allowed_ints.empty() ? s.allowed_ints[0] : s.min.value_or(1);
   switch (s.kind) {
     case AttrKind::Int: return i;
     case AttrKind::Float: return s.min_float ? s.min_float->value : 0.5;
     case AttrKind::String: return s.allowed.empty() ? std::string("x") : s.allowed[0];
-    case AttrKind::Ints: return Ints{i};
+    case AttrKind::Ints: return Ints(std::max<std::size_t>(s.min_length, 1), i);
     case AttrKind::Floats: return std::vector<double>{0.5};
     case AttrKind::Strings: return std::vector<std::string>{"x"};
   }

@@ -81,6 +81,7 @@ Config random_global(const std::string& op, std::mt19937_64& rng) {
   c.input = {pick(rng, 1, 2), pick(rng, 1, 3)};
   const auto rank = pick(rng, 1, 3);
   for (std::int64_t i = 0; i < rank; ++i) c.input.push_back(pick(rng, 1, 4));
+  if (op == "GlobalLpPool") c.attrs["p"] = pick(rng, 1, 3);
   return c;
 }
 
@@ -105,7 +106,7 @@ Tensor well_spaced(const Shape& shape, bool away_from_zero, std::mt19937_64& rng
 // invalid (the generator then draws again).
 std::vector<Tensor> make_inputs(Config& c, std::mt19937_64& rng) {
   if (c.op != "MaxUnpool") {
-    return {well_spaced(c.input, c.op == "LpPool", rng)};
+    return {well_spaced(c.input, c.op == "LpPool" || c.op == "GlobalLpPool", rng)};
   }
   // MaxUnpool: X and distinct indices into the whole output (crossing planes).
   Shape out{c.input[0], c.input[1]};
@@ -220,6 +221,9 @@ TEST(GradCheckPool, GlobalAveragePool) {
 }
 TEST(GradCheckPool, GlobalMaxPool) {
   sweep("GlobalMaxPool", true, 505, {"rank 1", "rank 2", "rank 3", "batch and channels > 1"});
+}
+TEST(GradCheckPool, GlobalLpPool) {
+  sweep("GlobalLpPool", true, 707, {"rank 1", "rank 2", "rank 3", "p=1", "p=2", "p=3"});
 }
 TEST(GradCheckPool, MaxUnpool) {
   sweep(
