@@ -84,6 +84,12 @@ std::vector<SliceAxis> slice_axes(const Shape& dims, std::span<const Tensor> arg
   return out;
 }
 
+Shape sliced_shape(const std::vector<SliceAxis>& axes) {
+  Shape out;
+  for (const SliceAxis& s : axes) out.push_back(s.count);
+  return out;
+}
+
 class SliceNode final : public MappedCopyNode {
  public:
   using MappedCopyNode::MappedCopyNode;
@@ -103,17 +109,13 @@ class SliceNode final : public MappedCopyNode {
     }
     // The graph makes every present one a constant; a lone node may lack them.
     if (!known) return {TensorInfo{data.dtype, Shape(data.shape.size(), kDynamicDim)}};
-    Shape out;
-    for (const SliceAxis& s : slice_axes(data.shape, args)) out.push_back(s.count);
-    return {TensorInfo{data.dtype, out}};
+    return {TensorInfo{data.dtype, sliced_shape(slice_axes(data.shape, args))}};
   }
 
  protected:
   AxisMaps maps_for(const Shape& data, std::span<const Tensor> args) const override {
     const std::vector<SliceAxis> axes = slice_axes(data, args);
-    Shape out;
-    for (const SliceAxis& s : axes) out.push_back(s.count);
-    return make_axis_maps(data, out,
+    return make_axis_maps(data, sliced_shape(axes),
                           [&](std::size_t a, std::int64_t i) { return axes[a].start + i * axes[a].step; });
   }
 };

@@ -16,13 +16,13 @@ namespace {
 
 using testing::as_doubles;
 using testing::error_of;
+using testing::forward_output;
 using testing::int64_list;
 using testing::make_node;
 using testing::pattern;
-using testing::run_forward;
 
 Tensor expand(const Tensor& x, const std::vector<std::int64_t>& shape) {
-  return run_forward(*make_node("Expand", {}), {x, int64_list(shape)}, 1, false).outputs[0];
+  return forward_output("Expand", {}, {x, int64_list(shape)});
 }
 
 TEST(Expand, BroadcastsBothWays) {
@@ -64,8 +64,7 @@ TEST(Expand, InfersAndRefusesShapes) {
             }),
             "input 1 (shape): shape[0] = -1: dimensions must be >= 0");
   EXPECT_EQ(error_of<ShapeMismatch>([] {
-              run_forward(*make_node("Expand", {}),
-                          {Tensor(DType::Float32, {2}), Tensor(DType::Int64, {1, 1})}, 1, false);
+              forward_output("Expand", {}, {Tensor(DType::Float32, {2}), Tensor(DType::Int64, {1, 1})});
             }),
             "input 1 (shape) has shape [1, 1]; Expand needs a 1-D int64 tensor");
 }

@@ -11,19 +11,20 @@
 #include "support/error_of.hpp"
 #include "support/gradcheck.hpp"
 #include "support/layer_fixtures.hpp"
+#include "unit/nodes/shape/shape_test_lists.hpp"
 
 namespace nodeflow {
 namespace {
 
 using testing::as_doubles;
 using testing::error_of;
+using testing::forward_output;
 using testing::i64;
 using testing::make_node;
 using testing::pattern;
-using testing::run_forward;
 
 Tensor gather(const Tensor& data, const Tensor& indices, std::int64_t axis = 0) {
-  return run_forward(*make_node("Gather", {{"axis", axis}}), {data, indices}, 1, false).outputs[0];
+  return forward_output("Gather", {{"axis", axis}}, {data, indices});
 }
 
 TEST(Gather, TakesTheIndexedEntries) {

@@ -17,16 +17,16 @@ namespace {
 
 using testing::as_doubles;
 using testing::error_of;
+using testing::forward_output;
 using testing::int64_list;
 using testing::make_node;
 using testing::pattern;
-using testing::run_forward;
 
 Tensor pad(const std::string& mode, const Tensor& x, const std::vector<std::int64_t>& pads,
            const Tensor& value = Tensor(), const std::vector<std::int64_t>& axes = {}) {
   std::vector<Tensor> in{x, int64_list(pads), value};
   if (!axes.empty()) in.push_back(int64_list(axes));
-  return run_forward(*make_node("Pad", {{"mode", mode}}), in, 1, false).outputs[0];
+  return forward_output("Pad", {{"mode", mode}}, in);
 }
 
 std::vector<double> pad_1d(const std::string& mode, std::int64_t begin, std::int64_t end) {

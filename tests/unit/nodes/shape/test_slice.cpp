@@ -19,10 +19,10 @@ namespace {
 
 using testing::as_doubles;
 using testing::error_of;
+using testing::forward_output;
 using testing::int64_list;
 using testing::make_node;
 using testing::pattern;
-using testing::run_forward;
 
 constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
 constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
@@ -32,7 +32,7 @@ Tensor slice(const Tensor& x, const std::vector<std::int64_t>& starts, const std
              const std::vector<std::int64_t>& axes = {}, const std::vector<std::int64_t>& steps = {}) {
   std::vector<Tensor> in{x, int64_list(starts), int64_list(ends), axes.empty() ? Tensor() : int64_list(axes),
                          steps.empty() ? Tensor() : int64_list(steps)};
-  return run_forward(*make_node("Slice", {}), in, 1, false).outputs[0];
+  return forward_output("Slice", {}, in);
 }
 
 // The elements of arange(n) that Slice(start, end, step) takes, by ONNX's
@@ -130,11 +130,10 @@ TEST(Slice, RefusesBadStartsEndsAxesAndSteps) {
               slice(x, {0, 0, 0}, {4, 4, 4});
             }),
             "input 1 (starts) has 3 values for data of rank 2 (and no axes)");
-  EXPECT_EQ(
-      error_of<UnsupportedDType>([&] {
-        run_forward(*make_node("Slice", {}), {x, Tensor(DType::Float32, {1}), int64_list({1})}, 1, false);
-      }),
-      "Slice needs dtype int64 for input 1 (starts), got float32");
+  EXPECT_EQ(error_of<UnsupportedDType>([&] {
+              forward_output("Slice", {}, {x, Tensor(DType::Float32, {1}), int64_list({1})});
+            }),
+            "Slice needs dtype int64 for input 1 (starts), got float32");
   // In a graph, at load, naming the node (conformance error_slice_steps_zero).
   GraphBuilder b;
   b.add_input("x", DType::Float32, {4, 4});

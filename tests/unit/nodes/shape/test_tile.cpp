@@ -16,13 +16,13 @@ namespace {
 
 using testing::as_doubles;
 using testing::error_of;
+using testing::forward_output;
 using testing::int64_list;
 using testing::make_node;
 using testing::pattern;
-using testing::run_forward;
 
 Tensor tile(const Tensor& x, const std::vector<std::int64_t>& repeats) {
-  return run_forward(*make_node("Tile", {}), {x, int64_list(repeats)}, 1, false).outputs[0];
+  return forward_output("Tile", {}, {x, int64_list(repeats)});
 }
 
 TEST(Tile, RepeatsEachAxis) {
