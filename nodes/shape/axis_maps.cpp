@@ -142,18 +142,22 @@ void fill_blocks(std::byte* dst, std::int64_t len, const std::vector<std::byte>&
     std::memcpy(dst + static_cast<std::size_t>(j) * pattern.size(), pattern.data(), pattern.size());
 }
 
-// True when the rows of the output write disjoint parts of the input's
-// gradient: no outer axis reads one input index twice.
-bool rows_are_disjoint(const AxisMaps& maps, const Plan& p) {
+// How many rows of the output form a group whose writes into the input's
+// gradient are disjoint from every other group's: the rows that share their
+// indices along the leading outer axes that read no input index twice
+// (every row, when no outer axis repeats; all of them, when axis 0 does).
+std::int64_t disjoint_group_rows(const AxisMaps& maps, const Plan& p) {
+  std::int64_t groups = 1;
   for (std::size_t a = 0; a < p.last; ++a) {
     std::vector<bool> seen(static_cast<std::size_t>(maps.input[a]), false);
     for (std::int64_t s : maps.source[a]) {
       if (s == kFill) continue;
-      if (seen[static_cast<std::size_t>(s)]) return false;
+      if (seen[static_cast<std::size_t>(s)]) return p.rows / groups;
       seen[static_cast<std::size_t>(s)] = true;
     }
+    groups *= maps.output[a];
   }
-  return true;
+  return p.rows / groups;
 }
 
 template <typename T>
@@ -172,10 +176,9 @@ void scatter_add(const AxisMaps& maps, const Plan& p, const T* go, T scale, T* g
       }
     });
   };
-  if (threads > 1 && rows_are_disjoint(maps, p))
-    parallel_ranges(threads, p.rows, rows);
-  else
-    rows(0, p.rows);
+  const std::int64_t group = threads > 1 ? disjoint_group_rows(maps, p) : p.rows;
+  parallel_ranges(threads, p.rows / group,
+                  [&](std::int64_t begin, std::int64_t end) { rows(begin * group, end * group); });
 }
 
 }  // namespace
