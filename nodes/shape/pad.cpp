@@ -1,10 +1,10 @@
 // Pad (ONNX Pad-21): pads (begins, then ends, one pair per padded axis),
 // optional constant_value and axes; modes constant, reflect (mirror without
-// repeating the edge), edge and wrap (torus). Negative pads crop; in the
-// copying modes the crop comes first and the border is copied from what is
-// left, as onnxruntime does. Pads wider than the axis repeat the pattern
-// (numpy.pad). Any dtype; copied border elements send their gradient back
-// to their sources.
+// repeating the edge), edge and wrap (torus). Negative pads crop; ONNX does
+// not say whether a copying mode's border comes from the cropped or the
+// whole axis: here the crop comes first and the border is copied from what
+// is left. Pads wider than the axis repeat the pattern (numpy.pad). Any
+// dtype; copied border elements send their gradient back to their sources.
 #include <algorithm>
 #include <limits>
 
