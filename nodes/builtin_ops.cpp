@@ -5,6 +5,7 @@
 #include "nodes/activations/activations_ops.hpp"
 #include "nodes/layer_ops.hpp"
 #include "nodes/pooling/pool_ops.hpp"
+#include "nodes/shape/shape_ops.hpp"
 
 namespace nodeflow {
 
@@ -69,6 +70,11 @@ void register_builtin_ops(OpRegistry& registry) {
   register_reciprocal(registry);
   register_erf(registry);
   register_identity(registry);
+  register_slice(registry);
+  register_pad(registry);
+  register_expand(registry);
+  register_tile(registry);
+  register_gather(registry);
 }
 
 }  // namespace nodeflow
