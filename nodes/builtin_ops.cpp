@@ -1,6 +1,7 @@
 #include "nodes/builtin_ops.hpp"
 
 #include "core/registry.hpp"
+#include "nodes/conv/conv_ops.hpp"
 #include "nodes/layer_ops.hpp"
 #include "nodes/pooling/pool_ops.hpp"
 
@@ -23,6 +24,7 @@ void register_builtin_ops(OpRegistry& registry) {
   register_global_max_pool(registry);
   register_max_unpool(registry);
   register_conv(registry);
+  register_conv_transpose(registry);
   register_gemm(registry);
   register_matmul(registry);
   register_add(registry);
