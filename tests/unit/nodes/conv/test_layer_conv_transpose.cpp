@@ -215,6 +215,44 @@ TEST(LayerConvTranspose, XGradientIsConvOfOutputGradient) {
   }
 }
 
+// Split across threads by image: the same Y and dX, dW summed per part.
+TEST(LayerConvTranspose, ThreadsSplitTheBatch) {
+  std::mt19937_64 rng(13);
+  const TransposeCase c{{5, 4, 3, 4}, {4, 3, 3, 2}, {2, 1}, {1, 2}, {1, 0, 0, 1}, {1, 0}, {}, 2};
+  auto node = make_node("ConvTranspose", c.attributes());
+  const std::vector<Tensor> in = case_inputs(c, rng);
+  const Tensor dy = testing::random_uniform(c.y_shape(), rng);
+  std::vector<std::vector<double>> results[2];
+  for (int threads : {1, 3}) {
+    std::vector<Tensor> out(1), saved;
+    ForwardContext f;
+    f.inputs = in;
+    f.outputs = out;
+    f.saved = &saved;
+    f.threads = threads;
+    node->forward(f);
+    std::vector<Tensor> grads{Tensor(DType::Float64, c.x), Tensor(DType::Float64, c.w),
+                              Tensor(DType::Float64, {c.out_channels()})};
+    std::vector<TensorInfo> infos;
+    for (const Tensor& t : in) infos.push_back({t.dtype(), t.shape()});
+    const std::vector<Tensor> dys{dy};
+    BackwardContext b;
+    b.inputs = infos;
+    b.saved = saved;
+    b.grad_outputs = dys;
+    b.grad_inputs = grads;
+    b.threads = threads;
+    node->backward(b);
+    auto& r = results[threads == 1 ? 0 : 1];
+    r.push_back(as_doubles(out[0]));
+    for (const Tensor& g : grads) r.push_back(as_doubles(g));
+  }
+  EXPECT_EQ(results[1][0], results[0][0]);  // Y
+  EXPECT_EQ(results[1][1], results[0][1]);  // dX
+  testing::expect_near(results[1][2], results[0][2], 1e-12);  // dW
+  EXPECT_EQ(results[1][3], results[0][3]);  // dB
+}
+
 TEST(LayerConvTranspose, HalfPrecisionComputesInFloat32) {
   std::mt19937_64 rng(3);
   const TransposeCase c{{1, 4, 3, 3}, {4, 1, 2, 2}, {2, 2}, {2, 1}, {}, {1, 0}, {}, 2};
