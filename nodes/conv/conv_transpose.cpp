@@ -10,30 +10,18 @@
 // the geometry of each part's images).
 #include <algorithm>
 #include <memory>
-#include <string>
 #include <utility>
 #include <vector>
 
-#include "core/errors.hpp"
 #include "core/registry.hpp"
 #include "nodes/common/layer_common.hpp"
 #include "nodes/common/parallel.hpp"
-#include "nodes/common/shape_cache.hpp"
-#include "nodes/conv/conv_geometry.hpp"
 #include "nodes/conv/conv_kernels.hpp"
+#include "nodes/conv/conv_node.hpp"
 #include "nodes/conv/conv_ops.hpp"
 
 namespace nodeflow {
 namespace {
-
-constexpr const char* kOp = "ConvTranspose";
-
-void check_bias(const Shape& b, std::int64_t m) {
-  if (b.size() != 1 || (b[0] != kDynamicDim && m != kDynamicDim && b[0] != m))
-    throw ShapeMismatch("input 2 (B) has shape " + to_string(b) + "; ConvTranspose needs [M] = [" +
-                        (m == kDynamicDim ? std::string("?") : std::to_string(m)) +
-                        "] (W's axis 1 times group)");
-}
 
 // The batch splits into one part per thread, at most one per image.
 std::int64_t part_count(int threads, const ConvGeometry& g) {
@@ -54,109 +42,55 @@ void for_each_part(std::int64_t parts, const ConvGeometry& g, F&& body) {
   });
 }
 
-class ConvTransposeNode final : public Node {
+class ConvTransposeNode final : public ConvNodeBase {
  public:
-  explicit ConvTransposeNode(NodeConfig c)
-      : Node(std::move(c)), attrs_(parse_conv_attributes(config().attributes)) {}
+  explicit ConvTransposeNode(NodeConfig c) : ConvNodeBase(std::move(c), true) {}
 
-  std::vector<TensorInfo> infer(const InferContext& ctx) const override {
-    const TensorInfo& x = *ctx.inputs[0];
-    const TensorInfo& w = *ctx.inputs[1];
-    check_float_input(kOp, 0, "X", x.dtype);
-    check_same_dtype(kOp, 1, "W", w.dtype, "X", x.dtype);
-    const auto held = geometry(x.shape, w.shape);
-    const ConvGeometry& g = *held;
-    if (ctx.inputs.size() > 2 && ctx.inputs[2]) {
-      check_same_dtype(kOp, 2, "B", ctx.inputs[2]->dtype, "X", x.dtype);
-      check_bias(ctx.inputs[2]->shape, g.in_channels);
-    }
-    return {TensorInfo{x.dtype, g.input_shape()}};
-  }
-
-  void forward(const ForwardContext& ctx) const override {
-    const Tensor& x = ctx.inputs[0];
-    const Tensor& w = ctx.inputs[1];
-    const Tensor b = ctx.inputs.size() > 2 ? ctx.inputs[2] : Tensor{};
-    const auto held = geometry(x.shape(), w.shape());
-    const ConvGeometry& g = *held;
-    if (!b.empty()) check_bias(b.shape(), g.in_channels);
-    const Tensor xc = to_compute(x);
-    const Tensor wc = to_compute(w);
-    const Tensor bc = to_compute(b);
-    Tensor y(xc.dtype(), g.input_shape());  // zeros: the adjoint adds into it
-    visit_compute_dtype(xc.dtype(), [&](auto tag) {
+ private:
+  void compute_forward(const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
+                       const ForwardContext& ctx) const override {
+    visit_compute_dtype(x.dtype(), [&](auto tag) {
       using T = decltype(tag);
       const std::int64_t x_image = g.out_channels * g.output_plane(), y_image = g.in_channels * g.input_plane();
       for_each_part(part_count(ctx.threads, g), g, [&](const ConvGeometry& part, std::int64_t first, std::int64_t) {
         T* yp = y.data<T>() + first * y_image;
-        conv_backward<T>(part, nullptr, wc.data<T>(), xc.data<T>() + first * x_image, yp, nullptr, nullptr,
+        conv_backward<T>(part, nullptr, w.data<T>(), x.data<T>() + first * x_image, yp, nullptr, nullptr,
                          ctx.max_tensor_bytes);
-        if (!bc.empty()) add_channel_bias(bc.data<T>(), part.batch, g.in_channels, g.input_plane(), yp);
+        if (!b.empty()) add_channel_bias(b.data<T>(), part.batch, g.in_channels, g.input_plane(), yp);
       });
     });
-    ctx.outputs[0] = as_dtype(y, x.dtype());
-    if (ctx.saved) ctx.saved->insert(ctx.saved->end(), {xc, wc});
   }
 
-  void backward(const BackwardContext& ctx) const override {
-    const Tensor& dy_in = ctx.grad_outputs[0];
-    if (dy_in.empty()) return;
-    require_saved(kOp, ctx.saved.size(), 2);
-    const Tensor& xc = ctx.saved[0];
-    const Tensor& wc = ctx.saved[1];
-    const auto held = geometry(xc.shape(), wc.shape());
-    const ConvGeometry& g = *held;
-    check_output_gradient(kOp, 0, dy_in, g.input_shape());
-    const Tensor dy = to_compute(dy_in);
-    auto wanted = [&](std::size_t k) { return k < ctx.grad_inputs.size() && !ctx.grad_inputs[k].empty(); };
-    Tensor dx = wanted(0) ? Tensor::uninitialized(xc.dtype(), xc.shape()) : Tensor{};
-    Tensor dw = wanted(1) ? Tensor(wc.dtype(), wc.shape()) : Tensor{};
-    Tensor db = wanted(2) ? Tensor(xc.dtype(), {g.in_channels}) : Tensor{};
-    visit_compute_dtype(xc.dtype(), [&](auto tag) {
+  void compute_backward(const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& dy, Tensor& dx,
+                        Tensor& dw, Tensor& db, const BackwardContext& ctx) const override {
+    visit_compute_dtype(x.dtype(), [&](auto tag) {
       using T = decltype(tag);
       const T* dyp = dy.data<T>();
       const std::int64_t x_image = g.out_channels * g.output_plane(), y_image = g.in_channels * g.input_plane();
       // Part 0 adds into dW, the others into zeroed partial sums added after it in order.
       std::vector<Tensor> partial_dw;
       const std::int64_t parts = part_count(ctx.threads, g);
-      for (std::int64_t k = 1; k < parts && !dw.empty(); ++k) partial_dw.emplace_back(wc.dtype(), wc.shape());
+      for (std::int64_t k = 1; k < parts && !dw.empty(); ++k) partial_dw.emplace_back(w.dtype(), w.shape());
       for_each_part(parts, g, [&](const ConvGeometry& part, std::int64_t first, std::int64_t k) {
         if (!dx.empty())
-          conv_forward<T>(part, dyp + first * y_image, wc.data<T>(), nullptr, dx.data<T>() + first * x_image,
+          conv_forward<T>(part, dyp + first * y_image, w.data<T>(), nullptr, dx.data<T>() + first * x_image,
                           ctx.max_tensor_bytes);
         if (!dw.empty())
-          conv_backward<T>(part, dyp + first * y_image, wc.data<T>(), xc.data<T>() + first * x_image, nullptr,
+          conv_backward<T>(part, dyp + first * y_image, w.data<T>(), x.data<T>() + first * x_image, nullptr,
                            k == 0 ? dw.data<T>() : partial_dw[static_cast<std::size_t>(k - 1)].data<T>(), nullptr,
                            ctx.max_tensor_bytes);
       });
-      for (const Tensor& p : partial_dw) {
-        const T* pp = p.data<T>();
-        T* dwp = dw.data<T>();
-        for (std::int64_t i = 0; i < dw.numel(); ++i) dwp[i] += pp[i];
-      }
+      for (const Tensor& p : partial_dw) accumulate_gradient(dw, p, 1.0);
       if (!db.empty()) add_channel_sums(dyp, g.batch, g.in_channels, g.input_plane(), db.data<T>());
     });
-    for (std::size_t k = 0; k < 3; ++k)
-      if (wanted(k))
-        accumulate_gradient(ctx.grad_inputs[k], k == 0 ? dx : k == 1 ? dw : db, ctx.scale_for(k));
   }
-
- private:
-  // conv_transpose_geometry() of X's and W's shapes, resolved at the first
-  // call with them (infer, forward or backward) and then shared.
-  std::shared_ptr<const ConvGeometry> geometry(const Shape& x, const Shape& w) const {
-    return geometries_.get({x, w}, [&] { return conv_transpose_geometry(attrs_, x, w); });
-  }
-
-  ConvAttributes attrs_;
-  ShapeCache<std::pair<Shape, Shape>, ConvGeometry> geometries_;
 };
 
 }  // namespace
 
 void register_conv_transpose(OpRegistry& registry) {
   OpSchema s;
-  s.op_type = kOp;
+  s.op_type = "ConvTranspose";
   s.definition = "ONNX ConvTranspose-22";
   s.inputs = {{"X", float_dtypes(), "N x C x D1..Dn"},
               {"W", float_dtypes(), "C x M/group x k1..kn; X's dtype"},
