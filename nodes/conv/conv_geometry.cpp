@@ -60,10 +60,9 @@ std::vector<AttrSpec> conv_transpose_attribute_specs() {
   specs.push_back(ints_spec("output_padding", 0, 1,
                             "extra output elements at the end of each spatial axis, each smaller than "
                             "the stride or the dilation (default all 0)"));
-  AttrSpec shape = ints_spec("output_shape", 1, 1,
-                             "output size per spatial axis; the pads are then computed from it "
-                             "(the odd one at the begin, at the end with SAME_UPPER)");
-  specs.push_back(shape);
+  specs.push_back(ints_spec("output_shape", 1, 1,
+                            "output size per spatial axis; the pads are then computed from it "
+                            "(the odd one at the begin, at the end with SAME_UPPER)"));
   return specs;
 }
 

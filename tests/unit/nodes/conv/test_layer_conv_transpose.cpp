@@ -10,6 +10,7 @@
 
 #include "core/errors.hpp"
 #include "nodes/common/layer_common.hpp"
+#include "nodes/common/window_axis.hpp"
 #include "support/error_of.hpp"
 #include "support/gradcheck.hpp"
 #include "support/layer_fixtures.hpp"
@@ -267,6 +268,28 @@ TEST(LayerConvTranspose, HalfPrecisionComputesInFloat32) {
     testing::expect_near(as_doubles(y), want,
                          dtype == DType::Float32 ? 1e-5 : dtype == DType::Float16 ? 1e-2 : 6e-2);
   }
+}
+
+// The window-axis rule on its own: sizes, pads and their split.
+TEST(LayerConvTranspose, TransposedAxisResolvesSizesAndPads) {
+  WindowAxis axis;
+  axis.kernel = 3;
+  axis.stride = 2;
+  axis.pad_begin = 1;
+  axis.pad_end = 0;
+  auto resolve = [&](std::int64_t x, std::int64_t padding, std::int64_t size, AutoPad auto_pad) {
+    const WindowAxis r = resolve_transposed_axis(axis, x, padding, size, {auto_pad, false, "convolution"});
+    return std::vector<std::int64_t>{r.in, r.out, r.pad_begin, r.pad_end};
+  };
+  using V = std::vector<std::int64_t>;
+  EXPECT_EQ(resolve(5, 1, kDynamicDim, AutoPad::NotSet), (V{11, 5, 1, 0}));  // 2*4 + 1 + 3 - 1
+  EXPECT_EQ(resolve(5, 0, kDynamicDim, AutoPad::Valid), (V{11, 5, 0, 0}));
+  EXPECT_EQ(resolve(5, 1, 9, AutoPad::NotSet), (V{9, 5, 2, 1}));  // P = 3: the odd one at the begin
+  EXPECT_EQ(resolve(5, 1, 9, AutoPad::SameUpper), (V{9, 5, 1, 2}));
+  EXPECT_EQ(resolve(5, 0, kDynamicDim, AutoPad::SameUpper), (V{10, 5, 0, 1}));  // out = 5 * 2, P = 1
+  EXPECT_EQ(resolve(5, 0, kDynamicDim, AutoPad::SameLower), (V{10, 5, 1, 0}));
+  EXPECT_EQ(resolve(kDynamicDim, 0, kDynamicDim, AutoPad::NotSet)[0], kDynamicDim);
+  EXPECT_EQ(resolve(kDynamicDim, 0, 7, AutoPad::NotSet)[0], 7);
 }
 
 TEST(LayerConvTranspose, InfersShapesWithDynamicDimensions) {
