@@ -2,7 +2,7 @@
 // The convolution kernels of Conv and ConvTranspose: im2col plus one matrix
 // product per (image, group), and their adjoints. ConvTranspose is the adjoint
 // of a Conv, so both ops run these two functions with the roles of the
-// tensors exchanged (docs/operators.md, "Gradients": ConvTranspose).
+// tensors exchanged (docs/operators.md, "Gradient conventions": ConvTranspose).
 //
 // Layouts are Conv's, for the geometry g: x is N x C x D1..Dn (g.axes[].in),
 // w is M x C/group x k1..kn, y is N x M x O1..On (g.axes[].out).

@@ -2,7 +2,7 @@
 // with groups, dilations, strides, pads, output_padding, output_shape and
 // auto_pad. It is the adjoint of the Conv that conv_transpose_geometry
 // describes (input Y's shape, output X's, weight W), so it runs Conv's
-// kernels with the roles exchanged (docs/operators.md, "Gradients"):
+// kernels with the roles exchanged (docs/operators.md, "Gradient conventions"):
 //   Y  = Conv's input gradient for the output gradient X (W^T X, col2im);
 //   dX = Conv's forward of dY (im2col, product);
 //   dW = Conv's weight gradient with input dY and output gradient X.
