@@ -3,6 +3,7 @@
 #include "core/registry.hpp"
 #include "nodes/elementwise/elementwise_ops.hpp"
 #include "nodes/activations/activations_ops.hpp"
+#include "nodes/conv/conv_ops.hpp"
 #include "nodes/layer_ops.hpp"
 #include "nodes/pooling/pool_ops.hpp"
 #include "nodes/shape/shape_ops.hpp"
@@ -28,6 +29,7 @@ void register_builtin_ops(OpRegistry& registry) {
   register_global_lp_pool(registry);
   register_max_roi_pool(registry);
   register_conv(registry);
+  register_conv_transpose(registry);
   register_gemm(registry);
   register_matmul(registry);
   register_add(registry);

@@ -117,4 +117,29 @@ std::int64_t transposed_size(const WindowAxis& axis, std::int64_t in, const char
                      axis.extent() - axis.pad_begin - axis.pad_end);
 }
 
+WindowAxis resolve_transposed_axis(WindowAxis axis, std::int64_t x, std::int64_t output_padding,
+                                   std::int64_t output_size, const WindowRule& rule) {
+  const Checked checked{rule.family};
+  axis.out = x;
+  if (rule.auto_pad == AutoPad::Valid) axis.pad_begin = axis.pad_end = 0;
+  const bool same = rule.auto_pad == AutoPad::SameUpper || rule.auto_pad == AutoPad::SameLower;
+  if (x == kDynamicDim || axis.kernel == kDynamicDim) {
+    axis.in = output_size;
+    return axis;
+  }
+  if (same && output_size == kDynamicDim) output_size = checked.mul(x, axis.stride);
+  const std::int64_t ext = checked.add(checked.mul(axis.dilation, axis.kernel - 1), 1);
+  const std::int64_t full = checked.add(checked.add(checked.mul(x - 1, axis.stride), output_padding), ext);
+  if (output_size == kDynamicDim) {
+    axis.in = full - axis.pad_begin - axis.pad_end;
+    return axis;
+  }
+  const std::int64_t total = full - output_size;
+  const std::int64_t small = floor_div(total, 2);
+  axis.pad_begin = rule.auto_pad == AutoPad::SameUpper ? small : total - small;
+  axis.pad_end = total - axis.pad_begin;
+  axis.in = output_size;
+  return axis;
+}
+
 }  // namespace nodeflow

@@ -110,4 +110,21 @@ WindowAxis resolve_window_axis(WindowAxis axis, std::int64_t in, const WindowRul
 /// size overflows int64").
 std::int64_t transposed_size(const WindowAxis& axis, std::int64_t in, const char* family);
 
+/// ConvTranspose's axis (ONNX ConvTranspose-22) as the Conv axis it is the
+/// adjoint of: `axis` carries kernel, stride, dilation and the explicit pads;
+/// the result has `out` = x (the transposed input size), `in` = the
+/// transposed output size and the pads:
+///  - an output_size (ConvTranspose's output_shape; kDynamicDim: none given)
+///    or, with SAME_UPPER/SAME_LOWER, output_size = x * s: the total padding
+///    P = s*(x-1) + output_padding + ext - output_size, floor(P/2) at the
+///    begin for SAME_UPPER and P - floor(P/2) otherwise (ONNX's rule, the
+///    odd pad at the begin also for NOTSET and VALID), `in` = output_size;
+///  - else in = s*(x-1) + output_padding + ext - pb - pe (VALID: no pads).
+/// P may come out < 0 and `in` < 1: the caller reports that in its op's
+/// words. x or kernel kDynamicDim: `in` is output_size (kDynamicDim if none).
+/// Throws ShapeMismatch("<family> size overflows int64") as
+/// resolve_window_axis does.
+WindowAxis resolve_transposed_axis(WindowAxis axis, std::int64_t x, std::int64_t output_padding,
+                                   std::int64_t output_size, const WindowRule& rule);
+
 }  // namespace nodeflow

@@ -53,6 +53,19 @@ std::vector<AttrSpec> conv_attribute_specs() {
           ints_spec("strides", 1, 1, "step per spatial axis (default all 1)")};
 }
 
+std::vector<AttrSpec> conv_transpose_attribute_specs() {
+  std::vector<AttrSpec> specs = conv_attribute_specs();
+  for (AttrSpec& a : specs)
+    if (a.name == "group") a.doc = "channel groups: C and M are divisible by it; W is C x M/group x k1..kn";
+  specs.push_back(ints_spec("output_padding", 0, 1,
+                            "extra output elements at the end of each spatial axis, each smaller than "
+                            "the stride or the dilation (default all 0)"));
+  specs.push_back(ints_spec("output_shape", 1, 1,
+                            "output size per spatial axis; the pads are then computed from it "
+                            "(the odd one at the begin, at the end with SAME_UPPER)"));
+  return specs;
+}
+
 void check_conv_attributes(const Attributes& attrs) {
   const std::vector<std::int64_t> pads = list_or_empty(attrs, "pads");
   const AutoPad auto_pad = parse_auto_pad(attr_string(attrs, "auto_pad"));
@@ -79,6 +92,24 @@ void check_conv_attributes(const Attributes& attrs) {
   agree("strides", list_or_empty(attrs, "strides").size());
   agree("dilations", list_or_empty(attrs, "dilations").size());
   agree("pads", pads.size() / 2);
+  agree("output_padding", list_or_empty(attrs, "output_padding").size());
+  agree("output_shape", list_or_empty(attrs, "output_shape").size());
+}
+
+void check_conv_transpose_attributes(const Attributes& attrs) {
+  check_conv_attributes(attrs);
+  const std::vector<std::int64_t> padding = list_or_empty(attrs, "output_padding");
+  const std::vector<std::int64_t> strides = list_or_empty(attrs, "strides");
+  const std::vector<std::int64_t> dilations = list_or_empty(attrs, "dilations");
+  for (std::size_t i = 0; i < padding.size(); ++i) {
+    const std::int64_t s = strides.empty() ? 1 : strides[i];
+    const std::int64_t d = dilations.empty() ? 1 : dilations[i];
+    if (padding[i] >= s && padding[i] >= d)
+      throw InvalidAttribute("attributes.output_padding: " + list(padding) + " has " +
+                             std::to_string(padding[i]) + " on axis " + std::to_string(2 + i) +
+                             ", not smaller than the stride " + std::to_string(s) + " or the dilation " +
+                             std::to_string(d));
+  }
 }
 
 ConvAttributes parse_conv_attributes(const Attributes& attrs) {
@@ -89,6 +120,8 @@ ConvAttributes parse_conv_attributes(const Attributes& attrs) {
   a.strides = list_or_empty(attrs, "strides");
   a.dilations = list_or_empty(attrs, "dilations");
   a.pads = list_or_empty(attrs, "pads");
+  a.output_padding = list_or_empty(attrs, "output_padding");
+  a.output_shape = list_or_empty(attrs, "output_shape");
   return a;
 }
 
@@ -110,19 +143,31 @@ std::int64_t ConvGeometry::output_plane() const {
   return n;
 }
 
+Shape ConvGeometry::input_shape() const {
+  Shape s{batch, in_channels};
+  for (const auto& a : axes) s.push_back(a.in);
+  return s;
+}
+
 Shape ConvGeometry::output_shape() const {
   Shape s{batch, out_channels};
   for (const auto& a : axes) s.push_back(a.out);
   return s;
 }
 
-ConvGeometry conv_geometry(const ConvAttributes& attrs, const Shape& x, const Shape& w) {
+namespace {
+
+// The spatial axes of X and W as the attributes give them (kernel, stride,
+// dilation, explicit pads), not yet resolved: the checks Conv and
+// ConvTranspose share. `w_layout` names W's axes in the rank message.
+std::vector<WindowAxis> given_axes(const char* op, const char* w_layout, const ConvAttributes& attrs,
+                                   const Shape& x, const Shape& w) {
   if (x.size() < 3)
     throw ShapeMismatch("input 0 (X) has rank " + std::to_string(x.size()) + " (shape " + to_string(x) +
-                        "); Conv needs rank >= 3 (N x C x D1 ...)");
+                        "); " + op + " needs rank >= 3 (N x C x D1 ...)");
   if (w.size() != x.size())
     throw ShapeMismatch("input 1 (W) has shape " + to_string(w) + " but X has shape " + to_string(x) +
-                        "; W needs X's rank (M x C/group x k1 ...)");
+                        "; W needs X's rank (" + w_layout + " x k1 ...)");
   const std::size_t spatial = x.size() - 2;
   auto check_length = [&](const char* name, std::size_t n, std::size_t want) {
     if (n != 0 && n != want)
@@ -134,20 +179,9 @@ ConvGeometry conv_geometry(const ConvAttributes& attrs, const Shape& x, const Sh
   check_length("strides", attrs.strides.size(), spatial);
   check_length("dilations", attrs.dilations.size(), spatial);
   check_length("pads", attrs.pads.size(), 2 * spatial);
-
-  ConvGeometry g;
-  g.batch = x[0];
-  g.in_channels = x[1];
-  g.out_channels = w[0];
-  g.group = attrs.group;
-  if (g.out_channels != kDynamicDim && g.out_channels % g.group != 0)
-    throw ShapeMismatch("input 1 (W) has " + std::to_string(g.out_channels) +
-                        " output channels (axis 0 of " + to_string(w) +
-                        "), not divisible by group " + std::to_string(g.group));
-  if (g.in_channels != kDynamicDim && w[1] != kDynamicDim && g.in_channels != w[1] * g.group)
-    throw ShapeMismatch("input 0 (X) has " + std::to_string(g.in_channels) +
-                        " channels but W " + to_string(w) + " with group " + std::to_string(g.group) +
-                        " needs " + std::to_string(w[1] * g.group) + " (W axis 1 times group)");
+  check_length("output_padding", attrs.output_padding.size(), spatial);
+  check_length("output_shape", attrs.output_shape.size(), spatial);
+  std::vector<WindowAxis> axes;
   for (std::size_t i = 0; i < spatial; ++i) {
     WindowAxis axis;
     axis.kernel = w[2 + i];
@@ -168,8 +202,33 @@ ConvGeometry conv_geometry(const ConvAttributes& attrs, const Shape& x, const Sh
       axis.pad_begin = attrs.pads[i];
       axis.pad_end = attrs.pads[spatial + i];
     }
-    axis = resolve_window_axis(axis, x[2 + i], {attrs.auto_pad, false, "convolution"});
-    if (axis.out != kDynamicDim && axis.out < 1)
+    axes.push_back(axis);
+  }
+  return axes;
+}
+
+}  // namespace
+
+ConvGeometry conv_geometry(const ConvAttributes& attrs, const Shape& x, const Shape& w) {
+  std::vector<WindowAxis> axes = given_axes("Conv", "M x C/group", attrs, x, w);
+  ConvGeometry g;
+  g.batch = x[0];
+  g.in_channels = x[1];
+  g.out_channels = w[0];
+  g.group = attrs.group;
+  if (g.out_channels != kDynamicDim && g.out_channels % g.group != 0)
+    throw ShapeMismatch("input 1 (W) has " + std::to_string(g.out_channels) +
+                        " output channels (axis 0 of " + to_string(w) +
+                        "), not divisible by group " + std::to_string(g.group));
+  if (g.in_channels != kDynamicDim && w[1] != kDynamicDim && g.in_channels != w[1] * g.group)
+    throw ShapeMismatch("input 0 (X) has " + std::to_string(g.in_channels) +
+                        " channels but W " + to_string(w) + " with group " + std::to_string(g.group) +
+                        " needs " + std::to_string(w[1] * g.group) + " (W axis 1 times group)");
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    const WindowAxis axis = resolve_window_axis(axes[i], x[2 + i], {attrs.auto_pad, false, "convolution"});
+    // Known sizes, not out != kDynamicDim: an output size of -1 is an error too.
+    const bool known = x[2 + i] != kDynamicDim && axis.kernel != kDynamicDim;
+    if (known && axis.out < 1)
       throw ShapeMismatch("axis " + std::to_string(2 + i) + ": kernel extent " +
                           std::to_string(axis.extent()) + " (kernel " + std::to_string(axis.kernel) +
                           ", dilation " + std::to_string(axis.dilation) +
@@ -177,6 +236,50 @@ ConvGeometry conv_geometry(const ConvAttributes& attrs, const Shape& x, const Sh
                           std::to_string(axis.in + axis.pad_begin + axis.pad_end) +
                           " (input " + std::to_string(axis.in) + ", pads " +
                           std::to_string(axis.pad_begin) + " + " + std::to_string(axis.pad_end) + ")");
+    g.axes.push_back(axis);
+  }
+  return g;
+}
+
+ConvGeometry conv_transpose_geometry(const ConvAttributes& attrs, const Shape& x, const Shape& w) {
+  std::vector<WindowAxis> axes = given_axes("ConvTranspose", "C x M/group", attrs, x, w);
+  ConvGeometry g;
+  g.batch = x[0];
+  g.out_channels = x[1];
+  g.group = attrs.group;
+  if (x[1] != kDynamicDim && w[0] != kDynamicDim && x[1] != w[0])
+    throw ShapeMismatch("input 1 (W) has shape " + to_string(w) + " but X " + to_string(x) + " has " +
+                        std::to_string(x[1]) + " channels; ConvTranspose needs W's axis 0 = C");
+  const std::int64_t c = x[1] != kDynamicDim ? x[1] : w[0];
+  if (c != kDynamicDim && c % g.group != 0)
+    throw InvalidAttribute("attributes.group: group " + std::to_string(g.group) + " does not divide the " +
+                           std::to_string(c) + " input channels (X " + to_string(x) + ", W " + to_string(w) +
+                           ")");
+  if (w[1] != kDynamicDim && __builtin_mul_overflow(w[1], g.group, &g.in_channels))
+    throw ShapeMismatch("convolution size overflows int64");
+  if (w[1] == kDynamicDim) g.in_channels = kDynamicDim;
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    const std::int64_t in = x[2 + i];
+    const std::string where = "axis " + std::to_string(2 + i) + ": ";
+    if (in == 0) throw ShapeMismatch(where + "input 0 (X) " + to_string(x) + " is empty along it");
+    const std::int64_t padding = attrs.output_padding.empty() ? 0 : attrs.output_padding[i];
+    const std::int64_t wanted = attrs.output_shape.empty() ? kDynamicDim : attrs.output_shape[i];
+    const WindowAxis axis =
+        resolve_transposed_axis(axes[i], in, padding, wanted, {attrs.auto_pad, false, "convolution"});
+    const bool known = in != kDynamicDim && axis.kernel != kDynamicDim;  // else in is `wanted`
+    if (known && axis.pad_begin + axis.pad_end < 0)
+      throw InvalidAttribute(
+          std::string("attributes.") + (attrs.output_shape.empty() ? "auto_pad" : "output_shape") + ": " +
+          where + "output size " + std::to_string(axis.in) + " is larger than the " +
+          std::to_string(axis.in + axis.pad_begin + axis.pad_end) +
+          " positions the input reaches (stride * (input - 1) + output_padding + kernel extent = " +
+          std::to_string(axis.stride) + " * " + std::to_string(in - 1) + " + " + std::to_string(padding) +
+          " + " + std::to_string(axis.extent()) + "): the padding would be negative");
+    if (known && axis.in < 1)
+      throw ShapeMismatch(where + "output size " + std::to_string(axis.in) + " < 1 (input " + std::to_string(in) +
+                          ", stride " + std::to_string(axis.stride) + ", kernel extent " +
+                          std::to_string(axis.extent()) + ", pads " + std::to_string(axis.pad_begin) + " + " +
+                          std::to_string(axis.pad_end) + ")");
     g.axes.push_back(axis);
   }
   return g;

@@ -1,6 +1,11 @@
 // MatMul (ONNX MatMul-13, numpy.matmul semantics): 2-D products, batched
 // products with numpy broadcasting of the batch dimensions, and 1-D operands
 // promoted to a row (A) or a column (B) whose unit axis is dropped from Y.
+// float16 and bfloat16 are multiplied and accumulated in float32, rounded
+// once; int64 (forward only) wraps around on overflow as two's complement.
+#include <cstdint>
+#include <string>
+
 #include "core/errors.hpp"
 #include "core/registry.hpp"
 #include "nodes/common/layer_common.hpp"
@@ -48,6 +53,26 @@ MatMulShapes matmul_shapes(const Shape& a, const Shape& b) {
   return s;
 }
 
+void check_dtypes(DType a, DType b) {
+  if (a != DType::Int64) check_float_input("MatMul", 0, "A", a);
+  check_same_dtype("MatMul", 1, "B", b, "A", a);
+}
+
+// c = a * b for int64 matrices (Eigen's products are instantiated for float
+// and double only); unsigned arithmetic wraps instead of overflowing.
+void int64_product(std::int64_t m, std::int64_t n, std::int64_t k, const std::int64_t* a,
+                   const std::int64_t* b, std::int64_t* c) {
+  for (std::int64_t i = 0; i < m; ++i) {
+    std::uint64_t* row = reinterpret_cast<std::uint64_t*>(c + i * n);
+    for (std::int64_t j = 0; j < n; ++j) row[j] = 0;
+    for (std::int64_t p = 0; p < k; ++p) {
+      const auto aip = static_cast<std::uint64_t>(a[i * k + p]);
+      const std::int64_t* bp = b + p * n;
+      for (std::int64_t j = 0; j < n; ++j) row[j] += aip * static_cast<std::uint64_t>(bp[j]);
+    }
+  }
+}
+
 // Calls f(y_matrix, a_matrix, b_matrix) (matrix indices) for every batch entry.
 template <typename F> void for_each_matrix(const MatMulShapes& s, F&& f) {
   for_each_broadcast(s.batch, broadcast_strides(s.a_batch, s.batch), broadcast_strides(s.b_batch, s.batch),
@@ -60,16 +85,20 @@ class MatMulNode final : public Node {
 
   std::vector<TensorInfo> infer(const InferContext& ctx) const override {
     const TensorInfo& a = *ctx.inputs[0];
-    check_float_input("MatMul", 0, "A", a.dtype);
-    check_same_dtype("MatMul", 1, "B", ctx.inputs[1]->dtype, "A", a.dtype);
+    check_dtypes(a.dtype, ctx.inputs[1]->dtype);
     return {TensorInfo{a.dtype, matmul_shapes(a.shape, ctx.inputs[1]->shape).y}};
   }
 
   void forward(const ForwardContext& ctx) const override {
+    check_dtypes(ctx.inputs[0].dtype(), ctx.inputs[1].dtype());
+    if (ctx.inputs[0].dtype() == DType::Int64) {
+      ctx.outputs[0] = int64_forward(ctx.inputs[0], ctx.inputs[1]);
+      return;
+    }
     const Tensor a = to_compute(ctx.inputs[0]);
     const Tensor b = to_compute(ctx.inputs[1]);
     const MatMulShapes s = matmul_shapes(a.shape(), b.shape());
-    Tensor y(a.dtype(), s.y);
+    Tensor y = Tensor::uninitialized(a.dtype(), s.y);
     visit_compute_dtype(a.dtype(), [&](auto tag) {
       using T = decltype(tag);
       const T* ap = a.data<T>();
@@ -114,6 +143,17 @@ class MatMulNode final : public Node {
     accumulate_gradient(ctx.grad_inputs[0], da, ctx.scale_for(0));
     accumulate_gradient(ctx.grad_inputs[1], db, ctx.scale_for(1));
   }
+
+ private:
+  static Tensor int64_forward(const Tensor& a, const Tensor& b) {
+    const MatMulShapes s = matmul_shapes(a.shape(), b.shape());
+    Tensor y = Tensor::uninitialized(DType::Int64, s.y);
+    for_each_matrix(s, [&](std::int64_t iy, std::int64_t ia, std::int64_t ib) {
+      int64_product(s.m, s.n, s.k, a.data<std::int64_t>() + ia * s.m * s.k,
+                    b.data<std::int64_t>() + ib * s.k * s.n, y.data<std::int64_t>() + iy * s.m * s.n);
+    });
+    return y;
+  }
 };
 
 }  // namespace
@@ -122,10 +162,11 @@ void register_matmul(OpRegistry& registry) {
   OpSchema s;
   s.op_type = "MatMul";
   s.definition = "ONNX MatMul-13";
-  s.inputs = {{"A", float_dtypes(), "... x M x K (numpy matmul; 1-D promoted)"},
-              {"B", float_dtypes(), "... x K x N; A's dtype"}};
+  std::vector<DType> dtypes = float_dtypes();
+  dtypes.push_back(DType::Int64);
+  s.inputs = {{"A", dtypes, "... x M x K (numpy matmul; 1-D promoted)"}, {"B", dtypes, "... x K x N; A's dtype"}};
   s.min_inputs = 2;
-  s.outputs = {{"Y", float_dtypes(), "broadcast batch x M x N"}};
+  s.outputs = {{"Y", dtypes, "broadcast batch x M x N; float16/bfloat16 accumulate in float32"}};
   s.create = [](NodeConfig c) -> std::unique_ptr<Node> { return std::make_unique<MatMulNode>(std::move(c)); };
   registry.add(std::move(s));
 }

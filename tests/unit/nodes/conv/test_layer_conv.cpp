@@ -227,6 +227,9 @@ TEST(LayerConv, RefusesInconsistentShapesAttributesAndDtypes) {
             "input 1 (W) has shape [4, 2, 3, 3] but X has shape [1, 4, 5]; W needs X's rank (M x C/group x k1 ...)");
   EXPECT_EQ(error_of<ShapeMismatch>(infer({1, 4, 2, 5}, {4, 2, 3, 3})),
             "axis 2: kernel extent 3 (kernel 3, dilation 1) is larger than the padded input 2 (input 2, pads 0 + 0)");
+  // An output size of -1 is refused like any other < 1 (it is not a dynamic dimension).
+  EXPECT_EQ(error_of<ShapeMismatch>(infer({1, 4, 3, 5}, {4, 2, 5, 3})),
+            "axis 2: kernel extent 5 (kernel 5, dilation 1) is larger than the padded input 3 (input 3, pads 0 + 0)");
   EXPECT_EQ(error_of<UnsupportedDType>(infer({1, 4, 5, 5}, {4, 2, 3, 3}, DType::Int8)),
             "Conv does not take dtype int8 (input 0 (X); allowed: float32, float64, float16, bfloat16)");
   EXPECT_EQ(error_of<UnsupportedDType>([&] {
