@@ -2,6 +2,7 @@
 
 #include "core/registry.hpp"
 #include "nodes/layer_ops.hpp"
+#include "nodes/normalization/normalization_ops.hpp"
 #include "nodes/pooling/pool_ops.hpp"
 
 namespace nodeflow {
@@ -37,6 +38,9 @@ void register_builtin_ops(OpRegistry& registry) {
   register_log_softmax(registry);
   register_softmax_cross_entropy_loss(registry);
   register_negative_log_likelihood_loss(registry);
+  register_layer_normalization(registry);
+  register_instance_normalization(registry);
+  register_group_normalization(registry);
 }
 
 }  // namespace nodeflow
