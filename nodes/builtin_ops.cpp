@@ -4,6 +4,7 @@
 #include "nodes/layer_ops.hpp"
 #include "nodes/normalization/normalization_ops.hpp"
 #include "nodes/pooling/pool_ops.hpp"
+#include "nodes/shape/resize_ops.hpp"
 
 namespace nodeflow {
 
@@ -41,6 +42,7 @@ void register_builtin_ops(OpRegistry& registry) {
   register_layer_normalization(registry);
   register_instance_normalization(registry);
   register_group_normalization(registry);
+  register_resize(registry);
 }
 
 }  // namespace nodeflow
