@@ -2,7 +2,8 @@
 # Installs the Debian packages nodeflow needs to build and test. Idempotent and
 # silent when everything is already installed; uses sudo only when not root.
 # --fuzz adds clang 14 and its libFuzzer (fuzz/run.sh); --bench adds
-# oneDNN (libdnnl-dev), which only bench/pool_bench links, to compare against.
+# oneDNN (libdnnl-dev), which only bench/pool_bench links, and PyTorch
+# (python3-torch), which bench/op_torch.py runs, to compare against.
 # The flags combine (setup.sh --fuzz --bench).
 set -euo pipefail
 
@@ -12,7 +13,7 @@ packages=(cmake g++ ccache libeigen3-dev nlohmann-json3-dev libspdlog-dev libgte
 for arg in "$@"; do
   case $arg in
     --fuzz) packages+=(clang-14 libclang-rt-14-dev libfuzzer-14-dev) ;;
-    --bench) packages+=(libdnnl-dev) ;;
+    --bench) packages+=(libdnnl-dev python3-torch) ;;
     *) echo "setup: unknown option $arg (known: --fuzz --bench)" >&2; exit 2 ;;
   esac
 done
