@@ -38,18 +38,33 @@ struct ResizePass {
   }
 };
 
-std::vector<ResizePass> plan_passes(const ResizeAttributes& attributes, const ResizeRequest& request,
-                                    const Shape& x) {
+struct ResizePlan {
+  Shape out;
   std::vector<ResizePass> passes;
-  Shape shape = x;
+};
+
+ResizePlan plan_passes(const ResizeAttributes& attributes, const ResizeRequest& request, const Shape& x) {
+  ResizePlan plan;
   const std::vector<ResizeAxis> axes = resize_axes(attributes, request, x);
-  for (std::size_t d = 0; d < axes.size(); ++d) {
+  for (const ResizeAxis& a : axes) plan.out.push_back(a.out);
+  // An empty Y needs no taps (and its other axes may be very long).
+  if (element_count(plan.out) == 0) return plan;
+  // Shrinking axes first, growing ones last: no tensor between the passes
+  // is larger than the larger of X and Y.
+  std::vector<std::size_t> order(axes.size());
+  for (std::size_t d = 0; d < order.size(); ++d) order[d] = d;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return static_cast<double>(axes[a].out) / static_cast<double>(axes[a].in) <
+           static_cast<double>(axes[b].out) / static_cast<double>(axes[b].in);
+  });
+  Shape shape = x;
+  for (const std::size_t d : order) {
     std::vector<ResizeTap> taps = resize_taps(attributes, axes[d]);
     if (is_identity(taps, shape[d])) continue;
-    passes.push_back({d, shape, std::move(taps)});
-    shape = passes.back().after();
+    plan.passes.push_back({d, shape, std::move(taps)});
+    shape = plan.passes.back().after();
   }
-  return passes;
+  return plan;
 }
 
 // Nearest, any dtype: rows copied as bytes; invalid taps get `fill` (one element).
@@ -163,8 +178,11 @@ class ResizeNode final : public Node {
     const Tensor& x = ctx.inputs[0];
     const auto input = [&](std::size_t k) { return k < ctx.inputs.size() ? &ctx.inputs[k] : nullptr; };
     const ResizeRequest request = request_of(input);
-    const std::vector<ResizePass> passes = plan_passes(attributes_, request, x.shape());
-    if (attributes_.mode == ResizeMode::Nearest) {
+    const ResizePlan plan = plan_passes(attributes_, request, x.shape());
+    const std::vector<ResizePass>& passes = plan.passes;
+    if (element_count(plan.out) == 0) {
+      ctx.outputs[0] = Tensor(x.dtype(), plan.out);
+    } else if (attributes_.mode == ResizeMode::Nearest) {
       const Tensor fill = Tensor::from<double>({1}, {attributes_.extrapolation_value});
       const Tensor fill_x = is_float(x.dtype()) ? fill.cast(x.dtype()) : round_to(fill, x.dtype());
       Tensor t = x;
@@ -188,8 +206,10 @@ class ResizeNode final : public Node {
     require_saved(kOp, ctx.saved.size(), 3);
     const ResizeRequest request = request_of([&](std::size_t k) { return &ctx.saved[k - 1]; });
     const Shape& x = ctx.inputs[0].shape;
-    const std::vector<ResizePass> passes = plan_passes(attributes_, request, x);
-    check_output_gradient(kOp, 0, ctx.grad_outputs[0], passes.empty() ? x : passes.back().after());
+    const ResizePlan plan = plan_passes(attributes_, request, x);
+    check_output_gradient(kOp, 0, ctx.grad_outputs[0], plan.out);
+    if (element_count(plan.out) == 0) return;
+    const std::vector<ResizePass>& passes = plan.passes;
     Tensor g = to_compute(ctx.grad_outputs[0]);
     visit_compute_dtype(g.dtype(), [&](auto tag) {
       using T = decltype(tag);

@@ -122,6 +122,26 @@ TEST(LayerNormalization, Float16ComputesInFloat32) {
               1e-2);
 }
 
+TEST(LayerNormalization, Float16GradientsMatchFloat64Ones) {
+  std::mt19937_64 rng(10);
+  const std::vector<Tensor> wide{random_uniform({3, 8}, rng, 2.0), random_uniform({8}, rng), random_uniform({8}, rng)};
+  const Tensor dy = random_uniform({3, 8}, rng);
+  auto node = make_node("LayerNormalization", {});
+  std::vector<std::vector<double>> grads;
+  for (const DType dt : {DType::Float64, DType::Float16}) {
+    std::vector<Tensor> in;
+    for (const Tensor& t : wide) in.push_back(t.cast(dt));
+    const testing::ForwardResult f = run_forward(*node, in);
+    std::vector<Tensor> g{Tensor(dt, {3, 8}), Tensor(dt, {8}), Tensor(dt, {8})};
+    testing::run_backward(*node, in, f, {dy.cast(dt)}, g);
+    std::vector<double> all;
+    for (const Tensor& t : g)
+      for (const double v : as_doubles(t)) all.push_back(v);
+    grads.push_back(all);
+  }
+  expect_near(grads[1], grads[0], 3e-2);
+}
+
 TEST(LayerNormalization, Refusals) {
   auto node = make_node("LayerNormalization", {{"axis", std::int64_t{3}}});
   EXPECT_NE(error_of<InvalidAttribute>([&] { testing::infer(*node, {{DType::Float32, {2, 3, 4}}, {DType::Float32, {4}}}); })

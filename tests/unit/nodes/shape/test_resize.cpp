@@ -104,6 +104,12 @@ TEST(Resize, ShapeInference) {
             "inputs: both scales and sizes are given (only one may be)");
 }
 
+TEST(Resize, AnEmptyOutputNeedsNoTapsForItsLongAxes) {
+  auto node = make_node("Resize", {{"mode", std::string("linear")}});
+  const auto out = run_forward(*node, {Tensor(DType::Float32, {0, 3}), Tensor{}, Tensor{}, sizes_of({0, 1000000000000000})});
+  EXPECT_EQ(out.outputs[0].shape(), (Shape{0, 1000000000000000}));
+}
+
 TEST(Resize, RefusesWhatItDoesNotImplement) {
   EXPECT_NE(error_of<InvalidAttribute>([&] { make_node("Resize", {{"mode", std::string("cubic")}}); }).find("mode"),
             std::string::npos);
