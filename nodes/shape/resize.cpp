@@ -167,7 +167,9 @@ class ResizeNode final : public Node {
   std::vector<TensorInfo> infer(const InferContext& ctx) const override {
     const TensorInfo& x = *ctx.inputs[0];
     const ResizeRequest request = request_of(
-        [&](std::size_t k) { return k < ctx.constants.size() && ctx.inputs[k] ? ctx.constants[k] : nullptr; });
+        [&](std::size_t k) {
+          return k < ctx.inputs.size() && k < ctx.constants.size() && ctx.inputs[k] ? ctx.constants[k] : nullptr;
+        });
     Shape out = x.shape;
     const std::vector<ResizeAxis> axes = resize_axes(attributes_, request, x.shape);
     for (std::size_t d = 0; d < axes.size(); ++d) out[d] = axes[d].out;

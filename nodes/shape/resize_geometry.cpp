@@ -181,11 +181,12 @@ std::vector<ResizeTap> resize_taps(const ResizeAttributes& attributes, const Res
   const double last = static_cast<double>(axis.in - 1);
   for (std::int64_t j = 0; j < axis.out; ++j) {
     ResizeTap& t = taps[static_cast<std::size_t>(j)];
-    const double x = source_coordinate(attributes.coordinates, static_cast<double>(j), axis);
+    double x = source_coordinate(attributes.coordinates, static_cast<double>(j), axis);
     if (attributes.coordinates == ResizeCoordinates::TfCropAndResize && !(x >= 0 && x <= last)) {
       t.valid = false;
       continue;
     }
+    if (std::isnan(x)) x = 0;  // not reachable with positive finite scales; never cast NaN
     if (attributes.mode == ResizeMode::Nearest) {
       t.i0 = t.i1 = static_cast<std::int64_t>(std::clamp(nearest_index(attributes.nearest, x), 0.0, last));
       continue;
