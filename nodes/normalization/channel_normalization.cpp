@@ -20,7 +20,8 @@ class ChannelNormalizationNode final : public Node {
   std::vector<TensorInfo> infer(const InferContext& ctx) const override {
     const TensorInfo& x = *ctx.inputs[0];
     check_shapes(x.shape, [&](std::size_t k) { return ctx.inputs[k]->shape; });
-    for (std::size_t k = 0; k < 3; ++k) check_normalization_input(op_, k, names_[k], ctx.inputs[k]->dtype, x.dtype);
+    for (std::size_t k = 0; k < 3; ++k)
+      check_normalization_input(op_, k, names_[k], ctx.inputs[k]->dtype, names_[0], x.dtype);
     return {x};
   }
 

@@ -71,7 +71,7 @@ class LayerNormalizationNode final : public Node {
     const Shape normalized(x.shape.begin() + static_cast<std::ptrdiff_t>(axis), x.shape.end());
     for (std::size_t k = 0; k < 3; ++k) {
       if (k >= ctx.inputs.size() || !ctx.inputs[k]) continue;
-      check_normalization_input(kOp, k, kInputNames[k], ctx.inputs[k]->dtype, x.dtype);
+      check_normalization_input(kOp, k, kInputNames[k], ctx.inputs[k]->dtype, kInputNames[0], x.dtype);
       if (k > 0) check_parameter_shape(k, ctx.inputs[k]->shape, normalized);
     }
     const TensorInfo stats{DType::Float32, statistics_shape(x.shape, axis)};

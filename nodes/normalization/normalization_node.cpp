@@ -23,9 +23,9 @@ AttrSpec epsilon_spec() {
 }
 
 void check_normalization_input(const std::string& op, std::size_t k, const std::string& name, DType dtype,
-                               DType x_dtype) {
+                               const std::string& x_name, DType x_dtype) {
   check_float_input(op, k, name, dtype);
-  if (k > 0) check_same_dtype(op, k, name, dtype, op == "LayerNormalization" ? "X" : "input", x_dtype);
+  if (k > 0) check_same_dtype(op, k, name, dtype, x_name, x_dtype);
 }
 
 void check_channel_parameter(std::size_t k, const std::string& name, const Shape& shape, std::int64_t channels) {

@@ -21,9 +21,10 @@ inline constexpr std::int64_t kStashFloat32 = 1;
 AttrSpec stash_type_spec(int since_version);
 AttrSpec epsilon_spec();
 
-/// Throws UnsupportedDType unless input k is a float dtype equal to X's.
+/// Throws UnsupportedDType unless input k is a float dtype equal to input 0's
+/// (named x_name).
 void check_normalization_input(const std::string& op, std::size_t k, const std::string& name, DType dtype,
-                               DType x_dtype);
+                               const std::string& x_name, DType x_dtype);
 
 /// Throws ShapeMismatch unless input k has shape [C] (a dynamic C passes).
 void check_channel_parameter(std::size_t k, const std::string& name, const Shape& shape, std::int64_t channels);

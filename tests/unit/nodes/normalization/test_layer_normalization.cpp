@@ -205,6 +205,10 @@ TEST(GroupNormalization, PerChannelScaleValuesAndGradients) {
               testing::infer(*four, {{DType::Float32, {2, 6, 4}}, {DType::Float32, {6}}, {DType::Float32, {6}}});
             }),
             "input 0 (X) has 6 channels, which num_groups 4 does not divide into groups of at least one channel");
+  EXPECT_EQ(error_of<UnsupportedDType>([&] {
+              testing::infer(*four, {{DType::Float32, {2, 4, 4}}, {DType::Float32, {4}}, {DType::Float64, {4}}});
+            }),
+            "input 2 (bias) has dtype float64 but input 0 (X) has float32; GroupNormalization needs one dtype");
   EXPECT_NE(error_of<InvalidAttribute>([&] { make_node("GroupNormalization", {}); }).find("num_groups"),
             std::string::npos);
 }
