@@ -5,8 +5,10 @@
 #include "nodes/activations/activations_ops.hpp"
 #include "nodes/conv/conv_ops.hpp"
 #include "nodes/layer_ops.hpp"
+#include "nodes/normalization/normalization_ops.hpp"
 #include "nodes/pooling/pool_ops.hpp"
 #include "nodes/shape/shape_ops.hpp"
+#include "nodes/shape/resize_ops.hpp"
 
 namespace nodeflow {
 
@@ -77,6 +79,10 @@ void register_builtin_ops(OpRegistry& registry) {
   register_expand(registry);
   register_tile(registry);
   register_gather(registry);
+  register_layer_normalization(registry);
+  register_instance_normalization(registry);
+  register_group_normalization(registry);
+  register_resize(registry);
 }
 
 }  // namespace nodeflow
