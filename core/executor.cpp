@@ -38,8 +38,8 @@ class RunTimeInference {
       ctx_.inputs.push_back(in[k].empty() ? nullptr : &infos_[k]);
       ctx_.constants.push_back(in[k].empty() ? nullptr : &in[k]);
     }
-    const std::vector<TensorInfo> out = with_lazy_context([&] { return step_path(g, step); },
-                                                          [&] { return step.node->infer(ctx_); });
+    const std::vector<TensorInfo> out =
+        detail::infer_node(*step.node, ctx_, step.inputs, [&] { return step_path(g, step); });
     // Graph's constructor checked the output count. A shape that inference
     // cannot tell even now (data-dependent) is checked once the node has
     // made it (Workspace::store).

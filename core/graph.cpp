@@ -66,6 +66,33 @@ void detail::check_constant_inputs(const OpSchema& schema, const std::vector<std
                          "shape); '" + printable(inputs[k], 200) + "' is not");
 }
 
+std::vector<TensorInfo> detail::infer_node(const Node& node, const InferContext& ctx,
+                                           const std::vector<std::string>& inputs,
+                                           const std::function<std::string()>& where) {
+  try {
+    return node.infer(ctx);
+  } catch (const ShapeMismatch& e) {
+    // A Concat of thousands of inputs would make a message of megabytes.
+    constexpr std::size_t kNamed = 8;
+    std::string named;
+    std::size_t count = 0;
+    for (std::size_t k = 0; k < inputs.size() && k < ctx.inputs.size(); ++k) {
+      if (inputs[k].empty() || ctx.inputs[k] == nullptr) continue;
+      if (count++ == kNamed) {
+        named += ", ...";
+        break;
+      }
+      named += (named.empty() ? "'" : ", '") + printable(inputs[k], 200) + "' " +
+               to_string(ctx.inputs[k]->shape);
+    }
+    const std::string inner = e.what();
+    throw ShapeMismatch(context_prefix(where(), inner) + inner +
+                        (named.empty() ? "" : " (inputs: " + named + ")"));
+  } catch (const Error& e) {
+    rethrow_with_context(context_prefix(where(), e.what()));
+  }
+}
+
 void detail::check_lda_coeff(double lda_coeff, const std::string& where) {
   if (!std::isfinite(lda_coeff))
     throw InvalidAttribute(where + ".lda_coeff: expected a finite number");
@@ -304,7 +331,7 @@ Graph::Graph(GraphDef def, const OpRegistry& registry)
     }
     detail::check_constant_inputs(detail::find_schema(registry, step.node->op_type(), where()),
                                   step.inputs, ctx.constants, where());
-    with_lazy_context(where, [&] { out_infos = step.node->infer(ctx); });
+    out_infos = detail::infer_node(*step.node, ctx, step.inputs, where);
     if (out_infos.size() < step.outputs.size())
       throw InvalidGraph(where() + ": shape inference gave " + std::to_string(out_infos.size()) +
                          " outputs, expected " + std::to_string(step.outputs.size()));

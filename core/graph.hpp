@@ -91,6 +91,15 @@ CompiledNode compile_node(std::size_t index, const NodeDef& node, const OpRegist
 void check_constant_inputs(const OpSchema& schema, const std::vector<std::string>& inputs,
                            const std::vector<const Tensor*>& constants, const std::string& where);
 
+/// node.infer(ctx) with errors prefixed by where() ("nodes[0] (add1): ..."); a
+/// ShapeMismatch also names the node's input tensors and their shapes, which a
+/// node does not know: "...cannot be broadcast (inputs: 'lhs' [2, 3], 'rhs' [4])".
+/// `inputs` are the node's input names ("" for absent ones). Graph, GraphBuilder
+/// and the executor's run-time inference all infer through it.
+std::vector<TensorInfo> infer_node(const Node& node, const InferContext& ctx,
+                                   const std::vector<std::string>& inputs,
+                                   const std::function<std::string()>& where);
+
 /// The lda_coeff rule: InvalidAttribute "<where>.lda_coeff: expected a finite number".
 void check_lda_coeff(double lda_coeff, const std::string& where);
 }  // namespace detail

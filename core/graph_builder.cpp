@@ -114,7 +114,7 @@ const std::vector<std::string>& GraphBuilder::add_node(NodeDef n) {
   detail::check_constant_inputs(detail::find_schema(*registry_, n.op_type, where), n.inputs,
                                 ctx.constants, where);
   std::vector<TensorInfo> out_infos;
-  with_context(where, [&] { out_infos = instance.infer(ctx); });
+  out_infos = detail::infer_node(instance, ctx, n.inputs, [&] { return where; });
   if (out_infos.size() < outputs.size())
     throw InvalidGraph(where + ": shape inference gave " + std::to_string(out_infos.size()) +
                        " outputs, expected " + std::to_string(outputs.size()));
