@@ -32,6 +32,7 @@ class RunTimeInference {
     ctx_.inputs.clear();
     ctx_.constants.clear();
     ctx_.num_outputs = step.outputs.size();
+    ctx_.input_names = step.inputs;
     for (const Tensor& t : in)
       infos_.push_back(t.empty() ? TensorInfo{} : TensorInfo{t.dtype(), t.shape()});
     for (std::size_t k = 0; k < in.size(); ++k) {

@@ -297,6 +297,7 @@ Graph::Graph(GraphDef def, const OpRegistry& registry)
     ctx.inputs.clear();
     ctx.constants.clear();
     ctx.num_outputs = step.outputs.size();
+    ctx.input_names = step.inputs;
     for (std::size_t s : step.input_slots) {
       ctx.inputs.push_back(s == kAbsent ? nullptr : &slot_infos_[s]);
       const Initializer* init = s == kAbsent ? nullptr : initializer_at(s);

@@ -97,6 +97,7 @@ const std::vector<std::string>& GraphBuilder::add_node(NodeDef n) {
 
   InferContext ctx;
   ctx.num_outputs = outputs.size();
+  ctx.input_names = n.inputs;
   for (std::size_t k = 0; k < n.inputs.size(); ++k) {
     const std::string& t = n.inputs[k];
     if (t.empty()) {

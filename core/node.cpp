@@ -22,6 +22,12 @@ void check_tensor_bytes(const std::string& what, const Shape& shape, DType dtype
                  "--max-tensor-bytes)");
 }
 
+std::string InferContext::input_label(std::size_t k) const {
+  std::string label = "input " + std::to_string(k);
+  if (k < input_names.size() && !input_names[k].empty()) label += " ('" + printable(input_names[k], 200) + "')";
+  return label;
+}
+
 void Node::backward(const BackwardContext&) const {
   throw RunError(op_type() + " has no gradient");
 }

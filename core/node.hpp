@@ -53,6 +53,12 @@ struct InferContext {
   std::vector<const TensorInfo*> inputs;
   std::vector<const Tensor*> constants;
   std::size_t num_outputs = 1;  ///< outputs the graph asks for (a prefix of the op's)
+  /// The graph's names of the inputs ("" for absent ones), so that a message
+  /// can name the offending input; empty when infer runs on a lone node.
+  std::span<const std::string> input_names;
+
+  /// "input 1 ('cat_in_b')", or "input 1" when the names are not known.
+  std::string input_label(std::size_t k) const;
 };
 
 /// Arguments of Node::forward. Absent optional inputs are empty tensors.
