@@ -3,6 +3,7 @@
 #include "core/registry.hpp"
 #include "nodes/layer_ops.hpp"
 #include "nodes/pooling/pool_ops.hpp"
+#include "nodes/shape/shape_ops.hpp"
 
 namespace nodeflow {
 
@@ -37,6 +38,12 @@ void register_builtin_ops(OpRegistry& registry) {
   register_log_softmax(registry);
   register_softmax_cross_entropy_loss(registry);
   register_negative_log_likelihood_loss(registry);
+  register_transpose(registry);
+  register_concat(registry);
+  register_split(registry);
+  register_squeeze(registry);
+  register_unsqueeze(registry);
+  register_cast(registry);
 }
 
 }  // namespace nodeflow
