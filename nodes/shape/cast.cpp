@@ -111,7 +111,11 @@ Tensor cast_tensor(const Tensor& x, DType to, int threads) {
 
 class CastNode final : public Node {
  public:
-  explicit CastNode(NodeConfig c) : Node(std::move(c)), to_(dtype_of_code(attr_int(config().attributes, "to"))) {}
+  explicit CastNode(NodeConfig c) : Node(std::move(c)), to_(dtype_of_code(attr_int(config().attributes, "to"))) {
+    // Read like every attribute (the node takes checked attributes only),
+    // though it changes nothing without float8 dtypes.
+    static_cast<void>(attr_int(config().attributes, "saturate"));
+  }
 
   std::vector<TensorInfo> infer(const InferContext& ctx) const override {
     return {TensorInfo{to_, ctx.inputs[0]->shape}};
