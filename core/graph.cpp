@@ -28,6 +28,25 @@ void require_countable(const Shape& shape, const std::string& what) {
   }
 }
 
+/// " (inputs: 'lhs' [2, 3], 'rhs' [4])": the node's present inputs by name
+/// and shape, for a shape or dtype error of its inference ("" if none).
+std::string inputs_named(const InferContext& ctx, const std::vector<std::string>& inputs) {
+  // A Concat of thousands of inputs would make a message of megabytes.
+  constexpr std::size_t kNamed = 8;
+  std::string named;
+  std::size_t count = 0;
+  for (std::size_t k = 0; k < inputs.size() && k < ctx.inputs.size(); ++k) {
+    if (inputs[k].empty() || ctx.inputs[k] == nullptr) continue;
+    if (count++ == kNamed) {
+      named += ", ...";
+      break;
+    }
+    named += (named.empty() ? "'" : ", '") + printable(inputs[k], 200) + "' " +
+             std::string(dtype_name(ctx.inputs[k]->dtype)) + " " + to_string(ctx.inputs[k]->shape);
+  }
+  return named.empty() ? "" : " (inputs: " + named + ")";
+}
+
 }  // namespace
 
 std::string default_output_name(const std::string& node, std::size_t i) {
@@ -71,28 +90,14 @@ std::vector<TensorInfo> detail::infer_node(const Node& node, const InferContext&
                                            const std::function<std::string()>& where) {
   try {
     return node.infer(ctx);
+  } catch (const UnsupportedDType& e) {
+    throw UnsupportedDType(context_prefix(where(), e.what()) + e.what() + inputs_named(ctx, inputs));
   } catch (const ShapeMismatch& e) {
-    // A Concat of thousands of inputs would make a message of megabytes.
-    constexpr std::size_t kNamed = 8;
-    std::string named;
-    std::size_t count = 0;
-    for (std::size_t k = 0; k < inputs.size() && k < ctx.inputs.size(); ++k) {
-      if (inputs[k].empty() || ctx.inputs[k] == nullptr) continue;
-      if (count++ == kNamed) {
-        named += ", ...";
-        break;
-      }
-      named += (named.empty() ? "'" : ", '") + printable(inputs[k], 200) + "' " +
-               to_string(ctx.inputs[k]->shape);
-    }
-    const std::string inner = e.what();
-    throw ShapeMismatch(context_prefix(where(), inner) + inner +
-                        (named.empty() ? "" : " (inputs: " + named + ")"));
+    throw ShapeMismatch(context_prefix(where(), e.what()) + e.what() + inputs_named(ctx, inputs));
   } catch (const Error& e) {
     rethrow_with_context(context_prefix(where(), e.what()));
   }
 }
-
 void detail::check_lda_coeff(double lda_coeff, const std::string& where) {
   if (!std::isfinite(lda_coeff))
     throw InvalidAttribute(where + ".lda_coeff: expected a finite number");

@@ -92,8 +92,9 @@ void check_constant_inputs(const OpSchema& schema, const std::vector<std::string
                            const std::vector<const Tensor*>& constants, const std::string& where);
 
 /// node.infer(ctx) with errors prefixed by where() ("nodes[0] (add1): ..."); a
-/// ShapeMismatch also names the node's input tensors and their shapes, which a
-/// node does not know: "...cannot be broadcast (inputs: 'lhs' [2, 3], 'rhs' [4])".
+/// ShapeMismatch or UnsupportedDType also names the node's input tensors with
+/// their dtypes and shapes, which a node does not know: "...cannot be
+/// broadcast (inputs: 'lhs' float32 [2, 3], 'rhs' float32 [4])".
 /// `inputs` are the node's input names ("" for absent ones). Graph, GraphBuilder
 /// and the executor's run-time inference all infer through it.
 std::vector<TensorInfo> infer_node(const Node& node, const InferContext& ctx,

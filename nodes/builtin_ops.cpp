@@ -83,6 +83,12 @@ void register_builtin_ops(OpRegistry& registry) {
   register_instance_normalization(registry);
   register_group_normalization(registry);
   register_resize(registry);
+  register_transpose(registry);
+  register_concat(registry);
+  register_split(registry);
+  register_squeeze(registry);
+  register_unsqueeze(registry);
+  register_cast(registry);
 }
 
 }  // namespace nodeflow

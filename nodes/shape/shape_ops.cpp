@@ -8,6 +8,7 @@
 #include "core/registry.hpp"
 #include "nodes/common/layer_common.hpp"
 #include "nodes/layer_ops.hpp"
+#include "nodes/shape/movement.hpp"
 
 namespace nodeflow {
 namespace {
@@ -22,11 +23,6 @@ std::int64_t product_or_dynamic(const Shape& s, std::size_t begin, std::size_t e
   return p;
 }
 
-void pass_gradient(const BackwardContext& ctx) {
-  if (ctx.grad_outputs[0].empty() || ctx.grad_inputs[0].empty()) return;
-  accumulate_gradient(ctx.grad_inputs[0], ctx.grad_outputs[0], ctx.scale_for(0));
-}
-
 class FlattenNode final : public Node {
  public:
   explicit FlattenNode(NodeConfig c) : Node(std::move(c)), axis_(attr_int(config().attributes, "axis")) {}
@@ -39,7 +35,7 @@ class FlattenNode final : public Node {
     ctx.outputs[0] = ctx.inputs[0].reshaped(flattened(ctx.inputs[0].shape()));
   }
 
-  void backward(const BackwardContext& ctx) const override { pass_gradient(ctx); }
+  void backward(const BackwardContext& ctx) const override { relabel_gradient(ctx); }
 
  private:
   // [d0 * ... * d(axis-1), d(axis) * ... * d(r-1)]; axis in [-r, r].
@@ -123,29 +119,20 @@ class ReshapeNode final : public Node {
       : Node(std::move(c)), allowzero_(attr_int(config().attributes, "allowzero") != 0) {}
 
   std::vector<TensorInfo> infer(const InferContext& ctx) const override {
+    // The graph refuses a shape that is not a non-trainable initializer (the
+    // schema marks it constant), so its values are known here.
+    const Tensor* shape = ctx.constants[1];
+    if (shape == nullptr) throw InvalidGraph("input 1 (shape) must be a non-trainable initializer");
     const TensorInfo& data = *ctx.inputs[0];
-    const TensorInfo& shape = *ctx.inputs[1];
-    check_int64_input("Reshape", 1, "shape", shape.dtype);
-    if (shape.shape.size() != 1 || shape.shape[0] == kDynamicDim)
-      throw ShapeMismatch("input 1 (shape) has shape " + to_string(shape.shape) +
-                          "; Reshape needs a 1-D int64 tensor of static length (the output rank)");
-    if (const Tensor* value = ctx.constants[1])
-      return {TensorInfo{data.dtype, reshaped_shape(data.shape, value->values<std::int64_t>(), allowzero_)}};
-    // A shape known only at run time fixes the rank, not the dimensions.
-    return {TensorInfo{data.dtype, Shape(static_cast<std::size_t>(shape.shape[0]), kDynamicDim)}};
+    return {TensorInfo{data.dtype, reshaped_shape(data.shape, int64_values("Reshape", 1, "shape", *shape), allowzero_)}};
   }
 
   void forward(const ForwardContext& ctx) const override {
     const Tensor& data = ctx.inputs[0];
-    const Tensor& shape = ctx.inputs[1];
-    check_int64_input("Reshape", 1, "shape", shape.dtype());
-    if (shape.rank() != 1)
-      throw ShapeMismatch("input 1 (shape) has shape " + to_string(shape.shape()) +
-                          "; Reshape needs a 1-D int64 tensor");
-    ctx.outputs[0] = data.reshaped(reshaped_shape(data.shape(), shape.values<std::int64_t>(), allowzero_));
+    ctx.outputs[0] = data.reshaped(reshaped_shape(data.shape(), int64_values("Reshape", 1, "shape", ctx.inputs[1]), allowzero_));
   }
 
-  void backward(const BackwardContext& ctx) const override { pass_gradient(ctx); }
+  void backward(const BackwardContext& ctx) const override { relabel_gradient(ctx); }
 
  private:
   bool allowzero_;

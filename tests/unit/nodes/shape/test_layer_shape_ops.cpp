@@ -1,6 +1,6 @@
 // Flatten (ONNX Flatten-25) and Reshape (Reshape-25): output shapes (0 and -1
 // rules, allowzero, negative axes), shape inference with dynamic dimensions
-// and constant or run-time shapes, errors, and the gradient pass-through.
+// and the constant shape, errors, and the gradient pass-through.
 #include <gtest/gtest.h>
 
 
@@ -94,7 +94,7 @@ TEST(LayerReshape, RefusesImpossibleShapes) {
             "Reshape needs dtype int64 for input 1 (shape), got float32");
 }
 
-TEST(LayerReshape, InfersFromConstantOrRunTimeShapes) {
+TEST(LayerReshape, InfersFromTheConstantShape) {
   auto node = make_node("Reshape", {});
   // A constant shape [0, -1] after a dynamic batch: the copied dimension cancels out.
   const Tensor flat = i64({2}, {0, -1});
@@ -104,14 +104,15 @@ TEST(LayerReshape, InfersFromConstantOrRunTimeShapes) {
   const Tensor last = i64({2}, {-1, 4});
   out = testing::infer(*node, {{DType::Float32, {kDynamicDim, 3, 4}}, {DType::Int64, {2}}}, {nullptr, &last});
   EXPECT_EQ(out[0].shape, (Shape{kDynamicDim, 4}));
-  // A run-time shape fixes only the rank.
-  out = testing::infer(*node, {{DType::Float64, {2, 3}}, {DType::Int64, {3}}});
-  EXPECT_EQ(out[0].dtype, DType::Float64);
-  EXPECT_EQ(out[0].shape, (Shape{kDynamicDim, kDynamicDim, kDynamicDim}));
+  // The graph makes the shape a constant (the schema says so); a lone node
+  // without one refuses.
+  EXPECT_EQ(error_of<InvalidGraph>([&] { testing::infer(*node, {{DType::Float64, {2, 3}}, {DType::Int64, {3}}}); }),
+            "input 1 (shape) must be a non-trainable initializer");
+  const Tensor matrix = i64({1, 2}, {2, 3});
   EXPECT_EQ(error_of<ShapeMismatch>([&] {
-              testing::infer(*node, {{DType::Float32, {2, 3}}, {DType::Int64, {kDynamicDim}}});
+              testing::infer(*node, {{DType::Float32, {2, 3}}, {DType::Int64, {1, 2}}}, {nullptr, &matrix});
             }),
-            "input 1 (shape) has shape [?]; Reshape needs a 1-D int64 tensor of static length (the output rank)");
+            "input 1 (shape) has shape [1, 2]; Reshape needs a 1-D int64 tensor");
   const Tensor bad = i64({2}, {5, 5});
   EXPECT_EQ(error_of<ShapeMismatch>([&] {
               testing::infer(*node, {{DType::Float32, {2, 3}}, {DType::Int64, {2}}}, {nullptr, &bad});

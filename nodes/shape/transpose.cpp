@@ -1,0 +1,242 @@
+// Transpose (ONNX Transpose-21): output axis k is input axis perm[k]; perm
+// defaults to the reversed axes. Any dtype. The gradient is the output
+// gradient transposed back by the inverse permutation.
+//
+// The copy first merges axes that stay adjacent (and drops axes of length
+// 1), so NCHW -> NHWC is a batch of [C, H*W] matrix transposes. When the
+// innermost axis stays innermost it copies contiguous runs; otherwise it
+// copies square tiles, so that both the strided reads and the contiguous
+// writes of a tile stay in cache.
+#include <algorithm>
+#include <numeric>
+
+#include "core/errors.hpp"
+#include "core/registry.hpp"
+#include "nodes/common/layer_common.hpp"
+#include "nodes/common/parallel.hpp"
+#include "nodes/shape/movement.hpp"
+#include "nodes/shape/shape_ops.hpp"
+
+namespace nodeflow {
+namespace {
+
+// Tile edge: a 32x32 tile of 8-byte elements reads 32 cache lines and
+// writes 32, well inside L1.
+constexpr std::int64_t kTile = 32;
+// Below this many elements the copy stays on the calling thread.
+constexpr std::int64_t kParallelElements = std::int64_t{1} << 16;
+
+// The copy dst[o] = src[sum_k o_k * src_stride[k]] over an output of
+// (collapsed) dims `dims`, written row-major.
+struct PermutePlan {
+  Shape dims;
+  std::vector<std::int64_t> src_stride;
+  std::int64_t numel = 1;
+};
+
+PermutePlan plan_permute(const Shape& in, const std::vector<std::size_t>& perm) {
+  const std::vector<std::int64_t> in_stride = row_major_strides(in);
+  PermutePlan plan;
+  for (const std::size_t p : perm) {
+    plan.numel *= in[p];
+    if (in[p] == 1) continue;
+    // Merge into the previous output axis when the two are adjacent in the input too.
+    if (!plan.dims.empty() && plan.src_stride.back() == in_stride[p] * in[p]) {
+      plan.dims.back() *= in[p];
+      plan.src_stride.back() = in_stride[p];
+    } else {
+      plan.dims.push_back(in[p]);
+      plan.src_stride.push_back(in_stride[p]);
+    }
+  }
+  return plan;
+}
+
+// Row-major position over `dims` with two linear offsets that follow it:
+// seek once to the start of a thread's range, then step.
+struct Walk {
+  Shape dims;
+  std::vector<std::int64_t> src_step, dst_step;
+  std::vector<std::int64_t> index;
+  std::int64_t src = 0, dst = 0;
+
+  void seek(std::int64_t flat) {
+    index.assign(dims.size(), 0);
+    src = dst = 0;
+    for (std::size_t a = dims.size(); a-- > 0;) {
+      index[a] = flat % dims[a];
+      flat /= dims[a];
+      src += index[a] * src_step[a];
+      dst += index[a] * dst_step[a];
+    }
+  }
+  void next() {
+    for (std::size_t a = dims.size(); a-- > 0;) {
+      src += src_step[a];
+      dst += dst_step[a];
+      if (++index[a] < dims[a]) return;
+      src -= src_step[a] * dims[a];
+      dst -= dst_step[a] * dims[a];
+      index[a] = 0;
+    }
+  }
+};
+
+// dst (row-major over plan.dims) op= src permuted; op(D&, S) assigns or adds.
+template <typename S, typename D, typename Op>
+void permute(const PermutePlan& plan, const S* src, D* dst, int threads, Op op) {
+  if (plan.numel == 0) return;
+  if (plan.numel < kParallelElements) threads = 1;
+  const std::size_t m = plan.dims.size();
+  if (m == 0) {
+    op(dst[0], src[0]);
+    return;
+  }
+  const std::vector<std::int64_t> dst_stride = row_major_strides(plan.dims);
+  Walk walk;
+  if (plan.src_stride[m - 1] == 1) {
+    // The innermost axis stays innermost: contiguous runs over the other axes.
+    const std::int64_t run = plan.dims[m - 1];
+    walk.dims.assign(plan.dims.begin(), plan.dims.end() - 1);
+    walk.src_step.assign(plan.src_stride.begin(), plan.src_stride.end() - 1);
+    walk.dst_step.assign(dst_stride.begin(), dst_stride.end() - 1);
+    parallel_ranges(threads, plan.numel / run, [&](std::int64_t begin, std::int64_t end) {
+      Walk w = walk;
+      w.seek(begin);
+      for (std::int64_t i = begin; i < end; ++i, w.next()) {
+        const S* s = src + w.src;
+        D* d = dst + w.dst;
+        for (std::int64_t j = 0; j < run; ++j) op(d[j], s[j]);
+      }
+    });
+    return;
+  }
+  // Tiles over output axis a (innermost, strided reads) and axis b (the
+  // input's innermost, strided writes); the walk covers the other axes and
+  // the rows of tiles along b.
+  const std::size_t a = m - 1;
+  const std::size_t b = static_cast<std::size_t>(
+      std::find(plan.src_stride.begin(), plan.src_stride.end(), 1) - plan.src_stride.begin());
+  const std::int64_t na = plan.dims[a], nb = plan.dims[b];
+  const std::int64_t sa = plan.src_stride[a], db = dst_stride[b];
+  for (std::size_t k = 0; k < m; ++k)
+    if (k != a && k != b) {
+      walk.dims.push_back(plan.dims[k]);
+      walk.src_step.push_back(plan.src_stride[k]);
+      walk.dst_step.push_back(dst_stride[k]);
+    }
+  walk.dims.push_back((nb + kTile - 1) / kTile);
+  walk.src_step.push_back(kTile);
+  walk.dst_step.push_back(kTile * db);
+  const std::int64_t items = plan.numel / (na * nb) * walk.dims.back();
+  parallel_ranges(threads, items, [&](std::int64_t begin, std::int64_t end) {
+    Walk w = walk;
+    w.seek(begin);
+    for (std::int64_t item = begin; item < end; ++item, w.next()) {
+      const std::int64_t rows = std::min(kTile, nb - w.index.back() * kTile);
+      for (std::int64_t j0 = 0; j0 < na; j0 += kTile) {
+        const std::int64_t cols = std::min(kTile, na - j0);
+        for (std::int64_t i = 0; i < rows; ++i) {
+          const S* s = src + w.src + i + j0 * sa;
+          D* d = dst + w.dst + i * db + j0;
+          for (std::int64_t j = 0; j < cols; ++j) op(d[j], s[j * sa]);
+        }
+      }
+    }
+  });
+}
+
+class TransposeNode final : public Node {
+ public:
+  explicit TransposeNode(NodeConfig c) : Node(std::move(c)), perm_(optional_ints(config().attributes, "perm")) {}
+
+  std::vector<TensorInfo> infer(const InferContext& ctx) const override {
+    const TensorInfo& x = *ctx.inputs[0];
+    Shape out;
+    for (const std::size_t p : perm_for(x.shape.size())) out.push_back(x.shape[p]);
+    return {TensorInfo{x.dtype, out}};
+  }
+
+  void forward(const ForwardContext& ctx) const override {
+    const Tensor& x = ctx.inputs[0];
+    const std::vector<std::size_t> perm = perm_for(x.rank());
+    Shape out_shape;
+    for (const std::size_t p : perm) out_shape.push_back(x.shape()[p]);
+    Tensor y = Tensor::uninitialized(x.dtype(), out_shape);
+    visit_element_size(x.dtype(), [&](auto tag) {
+      using E = decltype(tag);
+      permute(plan_permute(x.shape(), perm), static_cast<const E*>(static_cast<const void*>(x.raw())),
+              static_cast<E*>(static_cast<void*>(y.raw())), ctx.threads, [](E& d, E s) { d = s; });
+    });
+    ctx.outputs[0] = std::move(y);
+  }
+
+  void backward(const BackwardContext& ctx) const override {
+    const Tensor& dy = ctx.grad_outputs[0];
+    Tensor& dx = ctx.grad_inputs[0];
+    if (dy.empty() || dx.empty()) return;
+    // dx += scale * dy transposed by the inverse permutation.
+    const std::vector<std::size_t> perm = perm_for(dx.rank());
+    std::vector<std::size_t> inverse(perm.size());
+    for (std::size_t k = 0; k < perm.size(); ++k) inverse[perm[k]] = k;
+    const PermutePlan plan = plan_permute(dy.shape(), inverse);
+    visit_float_dtype(dx.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      using A = accumulator_t<T>;
+      const auto k = static_cast<A>(ctx.scale_for(0));
+      permute(plan, dy.data<T>(), dx.data<T>(), ctx.threads,
+              [k](T& d, T s) { d = static_cast<T>(static_cast<A>(d) + k * static_cast<A>(s)); });
+    });
+  }
+
+ private:
+  // The permutation for an input of rank `rank` (perm's values are a
+  // permutation of 0..n-1, check_perm made sure at load).
+  std::vector<std::size_t> perm_for(std::size_t rank) const {
+    std::vector<std::size_t> perm(rank);
+    if (!perm_) {
+      std::iota(perm.rbegin(), perm.rend(), std::size_t{0});
+      return perm;
+    }
+    if (perm_->size() != rank)
+      throw InvalidAttribute("attributes.perm: " + to_string(AttrValue{*perm_}) + " has " +
+                             std::to_string(perm_->size()) + " values, the input has rank " +
+                             std::to_string(rank));
+    std::transform(perm_->begin(), perm_->end(), perm.begin(), [](std::int64_t p) { return static_cast<std::size_t>(p); });
+    return perm;
+  }
+
+  std::optional<std::vector<std::int64_t>> perm_;
+};
+
+void check_perm(const Attributes& attrs) {
+  const auto perm = optional_ints(attrs, "perm");
+  if (!perm) return;
+  std::vector<bool> seen(perm->size(), false);
+  for (const std::int64_t p : *perm) {
+    if (p < 0 || p >= static_cast<std::int64_t>(perm->size()) || seen[static_cast<std::size_t>(p)])
+      throw InvalidAttribute("attributes.perm: " + to_string(AttrValue{*perm}) + " is not a permutation of 0.." +
+                             std::to_string(static_cast<std::int64_t>(perm->size()) - 1));
+    seen[static_cast<std::size_t>(p)] = true;
+  }
+}
+
+}  // namespace
+
+void register_transpose(OpRegistry& registry) {
+  OpSchema s;
+  s.op_type = "Transpose";
+  s.definition = "ONNX Transpose-21";
+  s.inputs = {{"data", graph_dtypes(), "any rank"}};
+  s.outputs = {{"transposed", graph_dtypes(), "data's dtype; dimension k is data's dimension perm[k]"}};
+  AttrSpec perm;
+  perm.name = "perm";
+  perm.kind = AttrKind::Ints;
+  perm.doc = "a permutation of the axes: output axis k is input axis perm[k]; default the reversed axes";
+  s.attributes = {perm};
+  s.check_attributes = check_perm;
+  s.create = [](NodeConfig c) -> std::unique_ptr<Node> { return std::make_unique<TransposeNode>(std::move(c)); };
+  registry.add(std::move(s));
+}
+
+}  // namespace nodeflow
