@@ -5,6 +5,7 @@
 
 #include "core/errors.hpp"
 #include "core/registry.hpp"
+#include "nodes/common/broadcast.hpp"
 #include "nodes/common/layer_common.hpp"
 #include "nodes/shape/mapped_copy_node.hpp"
 #include "nodes/shape/shape_ops.hpp"
@@ -42,9 +43,16 @@ class ExpandNode final : public MappedCopyNode {
   }
 
  protected:
-  // TODO(lead): use broadcast.hpp's sum once merged for the backward. Until
-  // then the scatter-add of the maps (a stretched axis reads index 0 for
-  // every output position) is the sum over the copies.
+  // The sum over the copies is broadcasting's gradient (docs/operators.md,
+  // "Broadcasting"), which sums whole runs instead of scattering element by
+  // element.
+  void backward(const BackwardContext& ctx) const override {
+    if (ctx.grad_inputs.empty() || ctx.grad_inputs[0].empty() || ctx.grad_outputs[0].empty()) return;
+    require_saved("Expand", ctx.saved.size(), 1);
+    check_output_gradient("Expand", 0, ctx.grad_outputs[0], expanded_shape(ctx.inputs[0].shape, ctx.saved[0]));
+    accumulate_broadcast_gradient(ctx.grad_inputs[0], ctx.grad_outputs[0], ctx.scale_for(0), ctx.threads);
+  }
+
   AxisMaps maps_for(const Shape& input, std::span<const Tensor> args) const override {
     const Shape out = expanded_shape(input, args[0]);
     Shape view(out.size() - input.size(), 1);

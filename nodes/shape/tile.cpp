@@ -3,6 +3,7 @@
 // the copies.
 #include "core/errors.hpp"
 #include "core/registry.hpp"
+#include "nodes/common/broadcast.hpp"
 #include "nodes/common/layer_common.hpp"
 #include "nodes/shape/mapped_copy_node.hpp"
 #include "nodes/shape/shape_ops.hpp"
@@ -44,9 +45,24 @@ class TileNode final : public MappedCopyNode {
   }
 
  protected:
-  // TODO(lead): use broadcast.hpp's sum once merged for the backward (the
-  // gradient viewed as [r0, d0, r1, d1, ...] summed over the r axes). Until
-  // then the scatter-add of the maps (i % d) is the sum over the copies.
+  // The sum over the copies is broadcasting's gradient: the output gradient
+  // viewed as [r0, d0, r1, d1, ...] summed to [1, d0, 1, d1, ...].
+  void backward(const BackwardContext& ctx) const override {
+    if (ctx.grad_inputs.empty() || ctx.grad_inputs[0].empty() || ctx.grad_outputs[0].empty()) return;
+    require_saved("Tile", ctx.saved.size(), 1);
+    const Shape& in = ctx.inputs[0].shape;
+    const Shape out = tiled_shape(in, ctx.saved[0]);
+    check_output_gradient("Tile", 0, ctx.grad_outputs[0], out);
+    if (ctx.grad_outputs[0].numel() == 0) return;
+    Shape copies, tiles;
+    for (std::size_t a = 0; a < in.size(); ++a) {
+      copies.insert(copies.end(), {out[a] / in[a], in[a]});
+      tiles.insert(tiles.end(), {std::int64_t{1}, in[a]});
+    }
+    Tensor dst = ctx.grad_inputs[0].reshaped(tiles);  // shares the buffer: += lands in the gradient
+    accumulate_broadcast_gradient(dst, ctx.grad_outputs[0].reshaped(copies), ctx.scale_for(0), ctx.threads);
+  }
+
   AxisMaps maps_for(const Shape& input, std::span<const Tensor> args) const override {
     return make_axis_maps(input, tiled_shape(input, args[0]),
                           [&](std::size_t a, std::int64_t i) { return i % input[a]; });
