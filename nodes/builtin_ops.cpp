@@ -3,6 +3,7 @@
 #include "core/registry.hpp"
 #include "nodes/layer_ops.hpp"
 #include "nodes/pooling/pool_ops.hpp"
+#include "nodes/reduction/reduction_ops.hpp"
 
 namespace nodeflow {
 
@@ -37,6 +38,15 @@ void register_builtin_ops(OpRegistry& registry) {
   register_log_softmax(registry);
   register_softmax_cross_entropy_loss(registry);
   register_negative_log_likelihood_loss(registry);
+  register_reduce_sum(registry);
+  register_reduce_mean(registry);
+  register_reduce_prod(registry);
+  register_reduce_max(registry);
+  register_reduce_min(registry);
+  register_reduce_l2(registry);
+  register_reduce_sum_square(registry);
+  register_reduce_log_sum_exp(registry);
+  register_argmax(registry);
 }
 
 }  // namespace nodeflow
