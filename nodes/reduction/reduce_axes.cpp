@@ -75,20 +75,7 @@ ReducePlan make_reduce_plan(const Shape& input, const std::vector<bool>& reduced
 StridedOffsets::StridedOffsets(const std::vector<std::int64_t>& dims, const std::vector<std::int64_t>& strides,
                                std::int64_t start)
     : dims_(dims), strides_(strides), index_(dims.size(), 0) {
-  for (std::size_t a = dims.size(); a-- > 0;) {
-    index_[a] = start % dims[a];
-    start /= dims[a];
-    offset_ += index_[a] * strides[a];
-  }
-}
-
-void StridedOffsets::next() {
-  for (std::size_t a = dims_.size(); a-- > 0;) {
-    offset_ += strides_[a];
-    if (++index_[a] < dims_[a]) return;
-    offset_ -= strides_[a] * dims_[a];
-    index_[a] = 0;
-  }
+  seek(start);
 }
 
 namespace {

@@ -56,7 +56,24 @@ class StridedOffsets {
   StridedOffsets(const std::vector<std::int64_t>& dims, const std::vector<std::int64_t>& strides,
                  std::int64_t start = 0);
   std::int64_t offset() const { return offset_; }
-  void next();
+  void next() {
+    for (std::size_t a = dims_.size(); a-- > 0;) {
+      offset_ += strides_[a];
+      if (++index_[a] < dims_[a]) return;
+      offset_ -= strides_[a] * dims_[a];
+      index_[a] = 0;
+    }
+  }
+  /// To the flat position `start` (no allocation: the traversal reuses one
+  /// odometer per thread).
+  void seek(std::int64_t start) {
+    offset_ = 0;
+    for (std::size_t a = dims_.size(); a-- > 0;) {
+      index_[a] = start % dims_[a];
+      start /= dims_[a];
+      offset_ += index_[a] * strides_[a];
+    }
+  }
 
  private:
   const std::vector<std::int64_t>& dims_;
@@ -88,11 +105,14 @@ template <typename Line> void for_each_reduce_line(const ReducePlan& plan, int t
     std::int64_t rows = 1;
     for (std::int64_t d : plan.kept_dims) rows *= d;
     parallel_ranges(team, rows * blocks, [&](std::int64_t begin, std::int64_t end) {
+      StridedOffsets rows_at(plan.kept_dims, plan.kept_strides);
+      StridedOffsets lines(plan.reduced_dims, plan.reduced_strides);
       for (std::int64_t item = begin; item < end; ++item) {
         const std::int64_t row = item / blocks, block = item % blocks;
         const std::int64_t c0 = plan.line * block / blocks, c1 = plan.line * (block + 1) / blocks;
-        const std::int64_t base = StridedOffsets(plan.kept_dims, plan.kept_strides, row).offset() + c0;
-        StridedOffsets lines(plan.reduced_dims, plan.reduced_strides);
+        rows_at.seek(row);
+        lines.seek(0);
+        const std::int64_t base = rows_at.offset() + c0;
         for (std::int64_t k = 0; k < plan.lines; ++k, lines.next())
           line(base + lines.offset(), row * plan.line + c0, c1 - c0, k);
       }
@@ -101,8 +121,9 @@ template <typename Line> void for_each_reduce_line(const ReducePlan& plan, int t
   }
   parallel_ranges(team, plan.outputs, [&](std::int64_t begin, std::int64_t end) {
     StridedOffsets outputs(plan.kept_dims, plan.kept_strides, begin);
+    StridedOffsets lines(plan.reduced_dims, plan.reduced_strides);
     for (std::int64_t out = begin; out < end; ++out, outputs.next()) {
-      StridedOffsets lines(plan.reduced_dims, plan.reduced_strides);
+      lines.seek(0);
       for (std::int64_t k = 0; k < plan.lines; ++k, lines.next())
         line(outputs.offset() + lines.offset(), out, plan.line, k);
     }

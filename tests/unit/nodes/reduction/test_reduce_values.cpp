@@ -194,9 +194,11 @@ TEST(ReduceValues, SmallIntegersForMaxAndMinOnly) {
   const Tensor s8 = Tensor::from<std::int8_t>({2, 2}, {-128, 127, 5, -6});
   const Tensor u8 = Tensor::from<std::uint8_t>({2, 2}, {0, 255, 7, 3});
   const Tensor axis1 = i64({1}, {1});
-  const auto s8max = reduce("ReduceMax", {s8, axis1}).values<std::int8_t>();
+  const Tensor s8y = reduce("ReduceMax", {s8, axis1});
+  const auto s8max = s8y.values<std::int8_t>();
   EXPECT_EQ(std::vector<int>(s8max.begin(), s8max.end()), (std::vector<int>{127, 5}));
-  const auto u8min = reduce("ReduceMin", {u8, axis1}).values<std::uint8_t>();
+  const Tensor u8y = reduce("ReduceMin", {u8, axis1});
+  const auto u8min = u8y.values<std::uint8_t>();
   EXPECT_EQ(std::vector<int>(u8min.begin(), u8min.end()), (std::vector<int>{0, 3}));
   const Tensor empty8(DType::UInt8, {2, 0});
   EXPECT_EQ(reduce("ReduceMax", {empty8, axis1}).values<std::uint8_t>()[0], 0);
