@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 #include "core/errors.hpp"
 
@@ -105,23 +106,79 @@ struct NonzeroProduct : Times {
   }
 };
 
+// Rounding: summing m values one after the other errs by up to m roundings.
+// A long line is folded pairwise down to pieces of kFoldPiece elements, and
+// the lines of an output row are combined in groups of kLineGroup, the groups
+// pairwise (PairwiseRows), so the error grows with the logarithm of the count.
+constexpr std::int64_t kFoldPiece = 1024;
+constexpr std::int64_t kLineGroup = 256;
+
+template <typename P, typename A> A fold_line(const A* x, std::int64_t n, A s) {
+  if (n <= kFoldPiece) return P::fold(P::map(ConstMap<A>(x, n), Array<A>::Constant(n, s)));
+  const std::int64_t half = n / 2;
+  return P::join(fold_line<P>(x, half, s), fold_line<P>(x + half, n - half, s));
+}
+
+// One thread's partial rows of the groups after an output row's first: a
+// stack whose entries hold 1, 2, 4, ... groups, merged when two equal
+// sizes meet (the rows are at most a column block long).
+template <typename A> struct PairwiseRows {
+  std::vector<Array<A>> rows;
+  std::vector<std::int64_t> groups;
+  std::size_t depth = 0;
+
+  auto top(std::int64_t n) { return rows[depth - 1].head(n); }
+  void push(std::int64_t n) {
+    if (depth == rows.size()) {
+      rows.emplace_back();
+      groups.push_back(0);
+    }
+    if (rows[depth].size() < n) rows[depth].resize(n);
+    groups[depth++] = 1;
+  }
+  // After a group is complete.
+  template <typename P> void merge(std::int64_t n) {
+    while (depth >= 2 && groups[depth - 1] == groups[depth - 2]) {
+      rows[depth - 2].head(n) = P::combine(rows[depth - 2].head(n), rows[depth - 1].head(n));
+      groups[depth - 2] *= 2;
+      --depth;
+    }
+  }
+};
+
 // acc[o] = the policy's reduction of the input elements of output o;
 // aux[o] is the policy's s (nullptr when it has none).
 template <typename P, typename A>
 void reduce_pass(const ReducePlan& plan, int threads, const A* x, A* acc, std::type_identity_t<const A*> aux) {
   for_each_reduce_line(plan, threads, [&](std::int64_t in, std::int64_t out, std::int64_t n, std::int64_t k) {
+    if (plan.line_reduced) {
+      const A r = fold_line<P>(x + in, n, aux ? aux[out] : A(0));
+      acc[out] = k == 0 ? r : P::join(acc[out], r);
+      return;
+    }
     const ConstMap<A> v(x + in, n);
-    if (!plan.line_reduced) {
-      MutMap<A> a(acc + out, n);
-      const ConstMap<A> s(aux ? aux + out : x + in, n);
-      if (k == 0)
+    const ConstMap<A> s(aux ? aux + out : x + in, n);
+    MutMap<A> a(acc + out, n);
+    const bool starts = k % kLineGroup == 0;
+    if (k < kLineGroup) {  // the first group, straight into acc
+      if (starts)
         a = P::map(v, s);
       else
         a = P::combine(a, P::map(v, s));
-    } else {
-      const A r = P::fold(P::map(v, Array<A>::Constant(n, aux ? aux[out] : A(0))));
-      acc[out] = k == 0 ? r : P::join(acc[out], r);
+      return;
     }
+    thread_local PairwiseRows<A> partial;
+    if (starts) {
+      partial.push(n);
+      partial.top(n) = P::map(v, s);
+    } else {
+      partial.top(n) = P::combine(partial.top(n), P::map(v, s));
+    }
+    const bool last = k == plan.lines - 1;
+    if (k % kLineGroup != kLineGroup - 1 && !last) return;
+    partial.template merge<P>(n);
+    if (!last) return;
+    for (; partial.depth > 0; --partial.depth) a = P::combine(a, partial.top(n));
   });
 }
 

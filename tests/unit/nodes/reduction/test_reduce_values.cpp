@@ -71,15 +71,30 @@ TEST(ReduceValues, SweepMatchesTheOracleInFloat64) {
 
 TEST(ReduceValues, LargeTensorsAgreeWithOneAndTwoThreads) {
   std::mt19937_64 rng(5);
-  const Shape shape{4, 64, 12, 14};
-  for (const auto& op : testing::reduce_ops())
-    for (std::vector<std::int64_t> axes : {std::vector<std::int64_t>{1}, {-1}, {0, 2}, {1, 3}, {}}) {
-      testing::ReduceCase rc;
-      rc.shape = shape;
-      rc.axes = axes;
-      rc.reduced = reduced_axes(axes, 4, false);
-      for (int threads : {1, 2}) check_case(op, rc, DType::Float32, 2e-5, threads, rng);
-    }
+  // [300, 2, 70] over axis 0: 300 lines per output row, more than one group.
+  for (const Shape& shape : {Shape{4, 64, 12, 14}, Shape{300, 2, 70}})
+    for (const auto& op : testing::reduce_ops())
+      for (std::vector<std::int64_t> axes : {std::vector<std::int64_t>{0}, {1}, {-1}, {0, 2}, {}}) {
+        testing::ReduceCase rc;
+        rc.shape = shape;
+        rc.axes = axes;
+        rc.reduced = reduced_axes(axes, shape.size(), false);
+        for (int threads : {1, 2}) check_case(op, rc, DType::Float32, 2e-5, threads, rng);
+      }
+}
+
+TEST(ReduceValues, LongFloat32SumsKeepTheirPrecision) {
+  // 0.1f added one by one a million times drifts by 1%; the grouped and
+  // pairwise sums stay within a few dozen roundings (the sequential sums of
+  // one group of lines, or of one piece of a line).
+  const double tenth = static_cast<double>(0.1f);
+  const Tensor x = Tensor::from<float>({1000000, 2}, std::vector<float>(2000000, 0.1f));
+  for (int threads : {1, 2}) {
+    for (const double v : as_doubles(reduce("ReduceSum", {x, i64({1}, {0})}, {}, threads)))
+      EXPECT_NEAR(v, 1e6 * tenth, 1e6 * tenth * 4e-6);
+    for (const double v : as_doubles(reduce("ReduceSum", {x.reshaped({2, 1000000}), i64({1}, {1})}, {}, threads)))
+      EXPECT_NEAR(v, 1e6 * tenth, 1e6 * tenth * 1e-6);
+  }
 }
 
 TEST(ReduceValues, HalfPrecisionAccumulatesInFloat32) {
