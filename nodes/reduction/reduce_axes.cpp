@@ -101,4 +101,9 @@ int reduce_threads(const ReducePlan& plan, int threads) {
   return plan.input_count < kMinParallelElements ? 1 : std::max(1, threads);
 }
 
+bool splits_lines(const ReducePlan& plan, int threads) {
+  const int team = reduce_threads(plan, threads);
+  return team > 1 && plan.line_reduced && plan.outputs < team && plan.line >= kMinParallelElements;
+}
+
 }  // namespace nodeflow

@@ -90,6 +90,23 @@ std::int64_t reduce_column_blocks(const ReducePlan& plan, int threads);
 /// small tensors, where starting a team costs more than it saves.
 int reduce_threads(const ReducePlan& plan, int threads);
 
+/// True when the threads should share each line rather than the outputs: the
+/// line is reduced, long, and there are fewer outputs than threads (a whole
+/// tensor reduced to a scalar). for_each_reduce_line then runs on one thread;
+/// the kernels split each line of for_each_long_line into pieces themselves.
+bool splits_lines(const ReducePlan& plan, int threads);
+
+/// Calls line(in, out, plan.line, k) for every line of a reduced-line plan, in
+/// order, on the calling thread.
+template <typename Line> void for_each_long_line(const ReducePlan& plan, Line&& line) {
+  StridedOffsets outputs(plan.kept_dims, plan.kept_strides);
+  StridedOffsets lines(plan.reduced_dims, plan.reduced_strides);
+  for (std::int64_t out = 0; out < plan.outputs; ++out, outputs.next()) {
+    lines.seek(0);
+    for (std::int64_t k = 0; k < plan.lines; ++k, lines.next()) line(outputs.offset() + lines.offset(), out, plan.line, k);
+  }
+}
+
 /// The traversal. For every output block (a column block of an output row, or
 /// one output when the line is reduced) calls line(in, out, n, k) for each of
 /// its lines, k = 0, 1, ..., plan.lines - 1, in input order:

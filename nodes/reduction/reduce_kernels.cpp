@@ -146,10 +146,30 @@ template <typename A> struct PairwiseRows {
   }
 };
 
+// Calls piece(p, begin, end) for the `threads` consecutive pieces p of [0, n), in parallel.
+template <typename F> void for_each_piece(int threads, std::int64_t n, F&& piece) {
+  parallel_ranges(threads, threads, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t p = b; p < e; ++p) piece(p, n * p / threads, n * (p + 1) / threads);
+  });
+}
+
 // acc[o] = the policy's reduction of the input elements of output o;
 // aux[o] is the policy's s (nullptr when it has none).
 template <typename P, typename A>
 void reduce_pass(const ReducePlan& plan, int threads, const A* x, A* acc, std::type_identity_t<const A*> aux) {
+  if (splits_lines(plan, threads)) {
+    std::vector<A> parts(static_cast<std::size_t>(threads));
+    for_each_long_line(plan, [&](std::int64_t in, std::int64_t out, std::int64_t n, std::int64_t k) {
+      const A s = aux ? aux[out] : A(0);
+      for_each_piece(threads, n, [&](std::int64_t p, std::int64_t lo, std::int64_t hi) {
+        parts[static_cast<std::size_t>(p)] = fold_line<P>(x + in + lo, hi - lo, s);
+      });
+      A r = parts[0];
+      for (std::size_t p = 1; p < parts.size(); ++p) r = P::join(r, parts[p]);
+      acc[out] = k == 0 ? r : P::join(acc[out], r);
+    });
+    return;
+  }
   for_each_reduce_line(plan, threads, [&](std::int64_t in, std::int64_t out, std::int64_t n, std::int64_t k) {
     if (plan.line_reduced) {
       const A r = fold_line<P>(x + in, n, aux ? aux[out] : A(0));
@@ -220,6 +240,16 @@ struct ProductGrad {
 // x may alias dx where the spread does not read it (Broadcast).
 template <typename S, typename A>
 void spread(const ReducePlan& plan, int threads, const A* x, const A* a, const A* b, A* dx) {
+  if (splits_lines(plan, threads)) {
+    for_each_long_line(plan, [&](std::int64_t in, std::int64_t out, std::int64_t n, std::int64_t) {
+      for_each_piece(threads, n, [&](std::int64_t, std::int64_t lo, std::int64_t hi) {
+        const std::int64_t m = hi - lo;
+        MutMap<A>(dx + in + lo, m) +=
+            S::grad(ConstMap<A>(x + in + lo, m), Array<A>::Constant(m, a[out]), Array<A>::Constant(m, b[out]));
+      });
+    });
+    return;
+  }
   for_each_reduce_line(plan, threads, [&](std::int64_t in, std::int64_t out, std::int64_t n, std::int64_t) {
     MutMap<A> d(dx + in, n);
     const ConstMap<A> v(x + in, n);

@@ -128,10 +128,11 @@ TEST(ReduceGradients, LargeTensorsAgreeWithOneAndTwoThreads) {
   const Shape shape{4, 64, 12, 14};
   const Tensor x = distinct(shape, rng).cast(DType::Float32);
   for (const auto& op : testing::reduce_ops())
-    for (std::vector<std::int64_t> axes : {std::vector<std::int64_t>{1}, {-1}, {0, 3}}) {
+    // {}: every axis, one output, whose line the threads share.
+    for (std::vector<std::int64_t> axes : {std::vector<std::int64_t>{1}, {-1}, {0, 3}, {}}) {
       SCOPED_TRACE(op + " axes " + to_string(Shape(axes)));
       const Tensor axes_t = Tensor::from<std::int64_t>({static_cast<std::int64_t>(axes.size())}, axes);
-      Shape out = shape;
+      Shape out = axes.empty() ? Shape(4, 1) : shape;
       for (std::int64_t a : axes) out[static_cast<std::size_t>(a < 0 ? a + 4 : a)] = 1;
       const Tensor dy = testing::random_uniform(out, rng).cast(DType::Float32);
       EXPECT_EQ(gradient(op, x, axes_t, dy, 1), gradient(op, x, axes_t, dy, 2));
