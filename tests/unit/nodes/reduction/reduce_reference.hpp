@@ -11,8 +11,10 @@
 #include <vector>
 
 #include "core/attributes.hpp"
+#include "core/node.hpp"
 #include "core/shape.hpp"
 #include "core/tensor.hpp"
+#include "support/gradcheck.hpp"
 
 namespace nodeflow::testing {
 
@@ -113,6 +115,25 @@ inline std::vector<Tensor> reduce_inputs(const Tensor& x, const ReduceCase& rc) 
 inline std::string describe(const ReduceCase& rc) {
   return "shape " + to_string(rc.shape) + ", axes " + to_string(AttrValue{rc.axes}) +
          ", keepdims " + std::to_string(rc.keepdims);
+}
+
+/// The output of one inference-mode forward of a lone `op` node on `threads` threads.
+inline Tensor run_reduction(const std::string& op, const std::vector<Tensor>& inputs, const Attributes& attrs = {},
+                            int threads = 1) {
+  auto node = make_node(op, attrs);
+  std::vector<Tensor> outputs(1);
+  ForwardContext ctx;
+  ctx.inputs = inputs;
+  ctx.outputs = outputs;
+  ctx.threads = threads;
+  node->forward(ctx);
+  return outputs[0];
+}
+
+/// An int64 tensor's values.
+inline std::vector<std::int64_t> int64_values(const Tensor& t) {
+  const auto v = t.values<std::int64_t>();
+  return {v.begin(), v.end()};
 }
 
 }  // namespace nodeflow::testing

@@ -17,22 +17,11 @@ namespace {
 using testing::error_of;
 using testing::f64;
 
-Tensor argmax(const Tensor& x, Attributes attrs, int threads = 1) {
-  auto node = testing::make_node("ArgMax", attrs);
-  const std::vector<Tensor> in{x};
-  std::vector<Tensor> outputs(1);
-  ForwardContext ctx;
-  ctx.inputs = in;
-  ctx.outputs = outputs;
-  ctx.threads = threads;
-  node->forward(ctx);
-  return outputs[0];
+Tensor argmax(const Tensor& x, const Attributes& attrs, int threads = 1) {
+  return testing::run_reduction("ArgMax", {x}, attrs, threads);
 }
 
-std::vector<std::int64_t> indices(const Tensor& t) {
-  const auto v = t.values<std::int64_t>();
-  return {v.begin(), v.end()};
-}
+std::vector<std::int64_t> indices(const Tensor& t) { return testing::int64_values(t); }
 
 Attributes attrs(std::int64_t axis, std::int64_t keepdims = 1, std::int64_t last = 0) {
   return {{"axis", axis}, {"keepdims", keepdims}, {"select_last_index", last}};

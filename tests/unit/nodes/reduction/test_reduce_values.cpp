@@ -24,15 +24,9 @@ using testing::i64;
 using testing::make_node;
 using testing::run_forward;
 
-Tensor reduce(const std::string& op, const std::vector<Tensor>& inputs, Attributes attrs = {}, int threads = 1) {
-  auto node = make_node(op, attrs);
-  std::vector<Tensor> outputs(1);
-  ForwardContext ctx;
-  ctx.inputs = inputs;
-  ctx.outputs = outputs;
-  ctx.threads = threads;
-  node->forward(ctx);
-  return outputs[0];
+Tensor reduce(const std::string& op, const std::vector<Tensor>& inputs, const Attributes& attrs = {},
+              int threads = 1) {
+  return testing::run_reduction(op, inputs, attrs, threads);
 }
 
 // The oracle's values for x (any float dtype) reduced as the case says.
@@ -188,10 +182,7 @@ TEST(ReduceValues, LogSumExpIsFiniteForLargeInputs) {
 
 TEST(ReduceValues, Int64WrapsTruncatesAndSaturates) {
   const std::int64_t big = std::numeric_limits<std::int64_t>::max();
-  const auto ints = [](const Tensor& t) {
-    const auto v = t.values<std::int64_t>();
-    return std::vector<std::int64_t>(v.begin(), v.end());
-  };
+  const auto ints = testing::int64_values;
   const Tensor x = i64({2, 3}, {big, 1, 0, -7, 2, -2});
   const Tensor axis1 = i64({1}, {1});
   EXPECT_EQ(ints(reduce("ReduceSum", {x, axis1})), (std::vector<std::int64_t>{std::numeric_limits<std::int64_t>::min(), -7}));
