@@ -9,6 +9,7 @@
 #include "nodes/pooling/pool_ops.hpp"
 #include "nodes/shape/shape_ops.hpp"
 #include "nodes/shape/resize_ops.hpp"
+#include "nodes/reduction/reduction_ops.hpp"
 
 namespace nodeflow {
 
@@ -89,6 +90,15 @@ void register_builtin_ops(OpRegistry& registry) {
   register_squeeze(registry);
   register_unsqueeze(registry);
   register_cast(registry);
+  register_reduce_sum(registry);
+  register_reduce_mean(registry);
+  register_reduce_prod(registry);
+  register_reduce_max(registry);
+  register_reduce_min(registry);
+  register_reduce_l2(registry);
+  register_reduce_sum_square(registry);
+  register_reduce_log_sum_exp(registry);
+  register_argmax(registry);
 }
 
 }  // namespace nodeflow
