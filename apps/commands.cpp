@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <system_error>
@@ -14,6 +15,7 @@
 #include "core/executor.hpp"
 #include "serialization/atomic_file.hpp"
 #include "serialization/json_writer.hpp"
+#include "serialization/op_schema_json.hpp"
 #include "serialization/text_file.hpp"
 
 namespace nodeflow::cli {
@@ -33,6 +35,16 @@ std::string joined(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& name : names) out += (out.empty() ? "" : ", ") + (name.empty() ? "\"\"" : name);
   return out;
+}
+
+// "X, W [, B]": the optional tensors in brackets, a variadic one followed by "...".
+std::string signature(const std::vector<TensorSpec>& specs, std::size_t required) {
+  std::string out;
+  for (std::size_t k = 0; k < specs.size(); ++k) {
+    if (k == required) out += k ? " [" : "[";
+    out += (k ? ", " : "") + specs[k].name + (specs[k].variadic ? "..." : "");
+  }
+  return specs.size() > required ? out + "]" : out;
 }
 
 std::string described(const TensorInfo& info) {
@@ -81,6 +93,27 @@ void run_backward(const RunRequest& request) {
   const TensorMap outputs = run.outputs();
   const TensorMap grads = executor.backward(run, seeds);
   write_planned_files(plan, outputs, grads);
+}
+
+void list_ops(std::ostream& out, bool json, const OpRegistry& registry) {
+  if (json) {
+    out << op_schemas_json(registry);
+    return;
+  }
+  const std::vector<std::string> names = registry.names();
+  std::size_t name_width = 0;
+  std::size_t definition_width = 0;
+  for (const auto& name : names) {
+    name_width = std::max(name_width, name.size());
+    definition_width = std::max(definition_width, registry.find(name)->definition.size());
+  }
+  for (const auto& name : names) {
+    const OpSchema& s = *registry.find(name);
+    out << name << std::string(name_width - name.size() + 2, ' ') << s.definition
+        << std::string(definition_width - s.definition.size() + 2, ' ')
+        << signature(s.inputs, s.min_inputs) << " -> " << signature(s.outputs, s.min_outputs)
+        << "\n";
+  }
 }
 
 void check_graph(const std::filesystem::path& path, std::ostream& out, const ReadOptions& read) {

@@ -33,6 +33,11 @@ void run_backward(const RunRequest& request);
 void check_graph(const std::filesystem::path& graph, std::ostream& out,
                  const ReadOptions& read = {});
 
+/// `nodeflow ops`: one line per registered op (op_type, definition, inputs ->
+/// outputs with optional ones in brackets and "..." after a variadic one);
+/// with `json`, the document of op_schemas_json (docs/ops-json.md).
+void list_ops(std::ostream& out, bool json, const OpRegistry& registry = OpRegistry::global());
+
 /// `nodeflow convert IN OUT`: loads and validates IN, then writes it to OUT in
 /// the writer's normal form (serialization/json_writer.hpp: fixed key order and
 /// layout, shortest exact numbers, base64 above 64 elements; `init` rules

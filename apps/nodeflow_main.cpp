@@ -58,6 +58,7 @@ struct Arguments {
   nodeflow::ReadOptions read;
   nodeflow::ExecutorOptions executor;
   std::uint64_t seed = 0;  ///< backward's --seed
+  bool json = false;       ///< ops' --json
 };
 
 // Every verb that reads a graph takes the reader's budget with it.
@@ -172,6 +173,11 @@ int main(int argc, char** argv) {
   convert->add_option("OUT", args.converted,
                       "Graph document to write (may be GRAPH; - for standard output)")->required();
 
+  CLI::App* ops = app.add_subcommand(
+      "ops", "List the registered ops: one line each, or their schemas as one JSON document");
+  ops->add_flag("--json", args.json,
+                "The schemas (inputs, outputs, attributes) as JSON (docs/ops-json.md)");
+
   nodeflow::cli::TrainingVerbs training;
   add_training_verbs(app, training);
 
@@ -182,7 +188,8 @@ int main(int argc, char** argv) {
     return 0;
   } catch (const CLI::ParseError& e) {
     const CLI::App* verb = nullptr;
-    for (const CLI::App* candidate : {run, backward, check, convert, training.train, training.eval})
+    for (const CLI::App* candidate :
+         {run, backward, check, convert, ops, training.train, training.eval})
       if (candidate->parsed()) verb = candidate;
     if (e.get_exit_code() == 0) {  // --help
       std::cout << (verb ? verb->help("nodeflow") : app.help());
@@ -197,11 +204,16 @@ int main(int argc, char** argv) {
                          : training.train->parsed() ? training.train
                          : training.eval->parsed()  ? training.eval
                          : convert->parsed()        ? convert
+                         : ops->parsed()            ? ops
                                                     : check;
   try {
     if (nodeflow::cli::run_training_verb(training, std::cout)) return 0;
     if (verb == convert) {
       nodeflow::cli::convert_graph(args.graph, args.converted, args.read, std::cout);
+      return 0;
+    }
+    if (verb == ops) {
+      nodeflow::cli::list_ops(std::cout, args.json);
       return 0;
     }
     if (verb == check) {

@@ -22,12 +22,12 @@ cmake --build "$build" -j"$(nproc)" --target fuzz_graph_json fuzz_npy
 corpus=$build/corpus
 artifacts=$build/artifacts
 mkdir -p "$corpus/graph_json" "$corpus/npy" "$artifacts"
-for f in tests/conformance/*/graph.json examples/*.json; do
+for f in tests/conformance/*/graph.json tests/conformance-ops/*/graph.json examples/*.json; do
   [[ -f $f ]] && cp "$f" "$corpus/graph_json/seed_$(echo "$f" | tr '/' '_')"
 done
 while IFS= read -r -d '' f; do
   cp "$f" "$corpus/npy/seed_$(echo "$f" | tr '/' '_')"
-done < <(find tests/conformance examples -name '*.npy' -print0)
+done < <(find tests/conformance tests/conformance-ops examples -name '*.npy' -print0)
 for target in graph_json npy; do
   if [[ -d tests/regression/$target ]]; then
     cp tests/regression/"$target"/* "$corpus/$target/" 2>/dev/null || true

@@ -1,14 +1,17 @@
 // The installed `nodeflow` binary beyond the corpus: usage errors (exit 2),
 // the checks it makes before running (exit 1, nothing written), file naming,
-// output directories, bfloat16 on disk and the `check` report.
+// output directories, bfloat16 on disk, the `check` report and `ops`.
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "core/registry.hpp"
 #include "serialization/npy.hpp"
+#include "serialization/op_schema_json.hpp"
 #include "support/cli_fixture.hpp"
 
 namespace nodeflow::testing {
@@ -261,6 +264,34 @@ TEST_F(Cli, ConvertRefusesAnInvalidGraphAndWritesNothing) {
   const fs::path in = write_text("bad.json", text);
   expect_failure(nodeflow({"convert", in.string(), (dir() / "out.json").string()}), {"MaxPooll"});
   EXPECT_FALSE(fs::exists(dir() / "out.json"));
+}
+
+TEST_F(Cli, OpsPrintsOneLinePerOpWithItsDefinition) {
+  const ProcessResult r = nodeflow({"ops"});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  const OpRegistry& registry = OpRegistry::global();
+  std::vector<std::string> lines;
+  std::string line;
+  for (std::istringstream in(r.out); std::getline(in, line);) lines.push_back(line);
+  const auto names = registry.names();
+  ASSERT_EQ(lines.size(), names.size()) << r.out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    EXPECT_EQ(lines[i].rfind(names[i] + " ", 0), 0u) << lines[i];
+    EXPECT_NE(lines[i].find(registry.find(names[i])->definition), std::string::npos) << lines[i];
+  }
+  const std::size_t maxpool = r.out.find("\nMaxPool ");
+  ASSERT_NE(maxpool, std::string::npos) << r.out;
+  const std::string row = r.out.substr(maxpool + 1, r.out.find('\n', maxpool + 1) - maxpool - 1);
+  EXPECT_NE(row.find(" ONNX MaxPool-22 "), std::string::npos) << row;
+  EXPECT_EQ(row.substr(row.size() - 18), "X -> Y [, Indices]") << row;
+}
+
+TEST_F(Cli, OpsJsonIsTheRegistryDocument) {
+  const ProcessResult r = nodeflow({"ops", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_EQ(r.out, op_schemas_json());
+  EXPECT_NE(r.out.find("\"format\": \"nodeflow.ops\""), std::string::npos);
 }
 
 TEST_F(Cli, ConvertWithoutOutputIsUsage) { expect_usage(nodeflow({"convert", "in.json"})); }

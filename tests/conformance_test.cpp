@@ -1,20 +1,22 @@
-// The conformance corpus (tests/conformance/<case>/), one test per case and
-// route: Api/Conformance.Case/<case> through the library, and
-// Cli/Conformance.Case/<case> through the installed `nodeflow` binary, run
-// exactly as tests/conformance/README.md describes.
+// The conformance corpora (tests/support/conformance_corpora.hpp), one test per
+// corpus, case and route: Api/<Suite>.Case/<case> through the library and
+// Cli/<Suite>.Case/<case> through the installed `nodeflow` binary, run exactly
+// as tests/conformance/README.md describes. <Suite> is Conformance for
+// tests/conformance/ (pooling) and OpsConformance for tests/conformance-ops/.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
 #include <optional>
 #include <ostream>
 #include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "conformance_case.hpp"
+#include "support/conformance_corpora.hpp"
 #include "core/executor.hpp"
 #include "serialization/json_reader.hpp"
 #include "serialization/npy.hpp"
@@ -38,18 +40,10 @@ struct CaseParam {
   *os << (param.route == Route::Api ? "Api " : "Cli ") << param.dir.string();
 }
 
-// The corpus of this repository, or another one (e.g. a newer shared corpus)
-// named by the environment variable NODEFLOW_CONFORMANCE_DIR.
-fs::path corpus_dir() {
-  const char* override_dir = std::getenv("NODEFLOW_CONFORMANCE_DIR");
-  // Absolute: the command line runs in a scratch directory.
-  return fs::absolute(override_dir && *override_dir ? fs::path(override_dir)
-                                                    : fs::path(NODEFLOW_CONFORMANCE_DIR));
-}
-
-std::vector<CaseParam> discover(Route route) {
+std::vector<CaseParam> discover(Route route, std::string_view suite) {
   std::vector<CaseParam> params;
-  for (const auto& dir : list_conformance_cases(corpus_dir())) params.push_back({route, dir});
+  for (const auto& dir : list_conformance_cases(conformance_run_dir(conformance_corpus(suite))))
+    params.push_back({route, dir});
   return params;
 }
 
@@ -83,9 +77,29 @@ std::set<std::string> keys(const std::map<std::string, V>& map) {
   return out;
 }
 
-// Every word of error_contains, case-insensitively, in `message`.
+// The op that `message` refuses as unknown ("unknown op_type 'Split'"), or "".
+std::string unknown_op_type(const std::string& message) {
+  const std::string marker = "unknown op_type '";
+  const std::size_t at = message.find(marker);
+  if (at == std::string::npos) return {};
+  const std::size_t begin = at + marker.size();
+  return message.substr(begin, message.find('\'', begin) - begin);
+}
+
+// Every word of error_contains, case-insensitively, in `message`. A refusal of
+// an unregistered op only counts when the case is about that name (its words
+// hold it exactly): otherwise a case such as error_split_sizes_do_not_add_up
+// ("sp1", "split") would pass before Split exists.
 void expect_error_words(const ConformanceCase& c, const std::string& verb,
                         const std::string& message) {
+  const std::string op = unknown_op_type(message);
+  if (!op.empty() &&
+      std::find(c.error_contains.begin(), c.error_contains.end(), op) == c.error_contains.end()) {
+    ADD_FAILURE() << verb << ": refused because op_type '" << op
+                  << "' is not registered, not for what the case pins:\n"
+                  << message;
+    return;
+  }
   const std::string haystack = lower(message);
   for (const auto& word : c.error_contains)
     EXPECT_NE(haystack.find(lower(word)), std::string::npos)
@@ -270,15 +284,13 @@ void run_cli_error_verb(const ConformanceCase& c, const std::string& verb,
   expect_error_words(c, verb, result.err);
 }
 
-// --- The parameterized suite -------------------------------------------------
+// --- The parameterized suites ------------------------------------------------
 
-class Conformance : public ::testing::TestWithParam<CaseParam> {};
-
-TEST_P(Conformance, Case) {
-  const ConformanceCase c = load_conformance_case(GetParam().dir);
+void run_case(const CaseParam& param) {
+  const ConformanceCase c = load_conformance_case(param.dir);
   SCOPED_TRACE("case " + c.dir.string());
   const ScratchDir scratch("nodeflow-conformance");
-  const bool api = GetParam().route == Route::Api;
+  const bool api = param.route == Route::Api;
   try {
     if (c.kind == "error") {
       for (const auto& verb : c.error_verbs) {
@@ -296,13 +308,26 @@ TEST_P(Conformance, Case) {
       run_api_backward(c);
     }
   } catch (const std::exception& e) {
-    FAIL() << "unexpected exception: " << e.what();
+    FAIL() << "unexpected exception (" << c.kind << " case): " << e.what();
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Api, Conformance, ::testing::ValuesIn(discover(Route::Api)),
+// One suite per corpus, so that the test name says which corpus a case is of.
+class Conformance : public ::testing::TestWithParam<CaseParam> {};
+class OpsConformance : public ::testing::TestWithParam<CaseParam> {};
+
+TEST_P(Conformance, Case) { run_case(GetParam()); }
+TEST_P(OpsConformance, Case) { run_case(GetParam()); }
+
+INSTANTIATE_TEST_SUITE_P(Api, Conformance, ::testing::ValuesIn(discover(Route::Api, "Conformance")),
                          case_test_name);
-INSTANTIATE_TEST_SUITE_P(Cli, Conformance, ::testing::ValuesIn(discover(Route::Cli)),
+INSTANTIATE_TEST_SUITE_P(Cli, Conformance, ::testing::ValuesIn(discover(Route::Cli, "Conformance")),
+                         case_test_name);
+INSTANTIATE_TEST_SUITE_P(Api, OpsConformance,
+                         ::testing::ValuesIn(discover(Route::Api, "OpsConformance")),
+                         case_test_name);
+INSTANTIATE_TEST_SUITE_P(Cli, OpsConformance,
+                         ::testing::ValuesIn(discover(Route::Cli, "OpsConformance")),
                          case_test_name);
 
 }  // namespace

@@ -1,5 +1,5 @@
-// tests/conformance must be a byte-for-byte copy of the shared corpus
-// (../shared/conformance) whenever that corpus is present.
+// Each conformance corpus of tests/ must be a byte-for-byte copy of its shared
+// corpus (tests/support/conformance_corpora.hpp) whenever that corpus is present.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -8,6 +8,9 @@
 #include <set>
 #include <string>
 
+#include "support/conformance_corpora.hpp"
+
+namespace nodeflow::testing {
 namespace {
 
 namespace fs = std::filesystem;
@@ -24,21 +27,34 @@ std::string contents(const fs::path& file) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-TEST(ConformanceCopy, MatchesSharedCorpusByteForByte) {
-  const fs::path shared = NODEFLOW_SHARED_CONFORMANCE_DIR;
-  const fs::path local = NODEFLOW_CONFORMANCE_DIR;
+class ConformanceCopy : public ::testing::TestWithParam<ConformanceCorpus> {};
+
+TEST_P(ConformanceCopy, MatchesSharedCorpusByteForByte) {
+  const ConformanceCorpus& corpus = GetParam();
+  const fs::path shared = corpus.shared_dir;
+  const fs::path local = corpus.local_dir;
   if (!fs::is_directory(shared)) GTEST_SKIP() << "no shared corpus at " << shared;
+  ASSERT_TRUE(fs::is_directory(local)) << "no copy of " << shared << " at " << local;
+  const std::string here = "tests/" + std::string(corpus.folder);
   const auto shared_files = relative_files(shared);
   const auto local_files = relative_files(local);
   for (const auto& file : shared_files)
-    EXPECT_TRUE(local_files.count(file)) << "missing from tests/conformance: " << file;
+    EXPECT_TRUE(local_files.count(file)) << "missing from " << here << ": " << file;
   for (const auto& file : local_files)
-    EXPECT_TRUE(shared_files.count(file)) << "not in the shared corpus: " << file;
+    EXPECT_TRUE(shared_files.count(file)) << here << " has a file the shared corpus lacks: " << file;
   for (const auto& file : shared_files) {
     if (!local_files.count(file)) continue;
     EXPECT_TRUE(contents(shared / file) == contents(local / file))
-        << "differs from the shared corpus: " << file;
+        << here << " differs from the shared corpus: " << file;
   }
 }
 
+std::string corpus_name(const ::testing::TestParamInfo<ConformanceCorpus>& param) {
+  return std::string(param.param.suite);
+}
+
+// ConformanceCopy.MatchesSharedCorpusByteForByte/Conformance, .../OpsConformance.
+INSTANTIATE_TEST_SUITE_P(, ConformanceCopy, ::testing::ValuesIn(kConformanceCorpora), corpus_name);
+
 }  // namespace
+}  // namespace nodeflow::testing

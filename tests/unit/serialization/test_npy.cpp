@@ -17,6 +17,7 @@
 
 #include "core/errors.hpp"
 #include "serialization/npy.hpp"
+#include "support/conformance_corpora.hpp"
 #include "support/error_of.hpp"
 
 namespace nodeflow {
@@ -241,21 +242,25 @@ TEST(NpyConformanceFiles, UInt8) {
   EXPECT_EQ(sum_of(t), 3584.0);
 }
 
+// Both corpora: the operators' holds rank-0, int64 and float16 files too.
 TEST(NpyConformanceFiles, EveryFileReadsAndWritesBackTheSameBytes) {
   int files = 0;
-  for (const auto& entry : fs::recursive_directory_iterator(NODEFLOW_CONFORMANCE_DIR)) {
-    if (entry.path().extension() != ".npy") continue;
-    SCOPED_TRACE(entry.path().string());
-    std::ifstream in(entry.path(), std::ios::binary);
+  std::vector<fs::path> npy_files;
+  for (const auto& corpus : testing::kConformanceCorpora)
+    for (const auto& entry : fs::recursive_directory_iterator(corpus.local_dir))
+      if (entry.path().extension() == ".npy") npy_files.push_back(entry.path());
+  for (const auto& file : npy_files) {
+    SCOPED_TRACE(file.string());
+    std::ifstream in(file, std::ios::binary);
     const std::string original((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const Tensor t = read_npy(entry.path());
+    const Tensor t = read_npy(file);
     // Same data bytes at the same offset (the header text may differ in padding).
     const std::string ours = encode_npy(t);
     ASSERT_GE(original.size(), t.nbytes());
     EXPECT_EQ(original.substr(original.size() - t.nbytes()), ours.substr(ours.size() - t.nbytes()));
     ++files;
   }
-  EXPECT_GT(files, 100);
+  EXPECT_GT(files, 400);
 }
 
 // ------------------------------------------------- layouts and versions
