@@ -3,11 +3,34 @@
 #include <algorithm>
 #include <numeric>
 #include <set>
+#include <type_traits>
 
 #include "core/errors.hpp"
 
 namespace nodeflow {
 namespace {
+
+/// The dtype a gradient sum of a tensor of `dtype` is kept in: float32 for
+/// float16 and bfloat16, whose rounding would otherwise add up over the
+/// consumers of a tensor (docs/operators.md, "Choices where ONNX is silent").
+DType sum_dtype(DType dtype) {
+  return dtype == DType::Float16 || dtype == DType::BFloat16 ? DType::Float32 : dtype;
+}
+
+/// dst += src element by element, for any two float dtypes of one element count.
+void add_into(Tensor& dst, const Tensor& src) {
+  visit_float_dtype(dst.dtype(), [&](auto dst_tag) {
+    using D = decltype(dst_tag);
+    visit_float_dtype(src.dtype(), [&](auto src_tag) {
+      using S = decltype(src_tag);
+      using A = std::conditional_t<std::is_same_v<D, double> || std::is_same_v<S, double>, double, float>;
+      D* d = dst.data<D>();
+      const S* v = src.data<S>();
+      for (std::int64_t i = 0; i < dst.numel(); ++i)
+        d[i] = static_cast<D>(static_cast<A>(d[i]) + static_cast<A>(v[i]));
+    });
+  });
+}
 
 std::string step_path(const Graph& g, const Graph::Step& s) {
   return "nodes[" + std::to_string(s.def_index) + "] (" + g.def().nodes[s.def_index].name + ")";
@@ -297,20 +320,14 @@ TensorMap Executor::backward(TrainingRun& run, const TensorMap& grad_outputs) co
                           to_string(y.shape()) + ", got " + to_string(seed.shape()));
     if (!wanted.count(name)) continue;  // reaches no input: nothing to propagate
     auto it = grads.find(name);
-    if (it == grads.end())
-      grads[name] = seed.clone();
-    else
-      it->second = [&] {  // an output that is also a graph input or initializer
-        Tensor sum = it->second.clone();
-        visit_float_dtype(sum.dtype(), [&](auto tag) {
-          using T = decltype(tag);
-          T* d = sum.data<T>();
-          const T* s = seed.data<T>();
-          for (std::int64_t i = 0; i < sum.numel(); ++i)
-            d[i] = static_cast<T>(static_cast<float>(d[i]) + static_cast<float>(s[i]));
-        });
-        return sum;
-      }();
+    if (it == grads.end()) {
+      grads[name] = Tensor(sum_dtype(seed.dtype()), seed.shape());
+      add_into(grads[name], seed);
+    } else {  // an output that is also a graph input or initializer
+      Tensor sum = it->second.clone();
+      add_into(sum, seed);
+      it->second = sum;
+    }
   }
 
   run.consumed_ = true;
@@ -319,24 +336,37 @@ TensorMap Executor::backward(TrainingRun& run, const TensorMap& grad_outputs) co
     std::vector<Tensor> saved = std::move(run.saved_[s]);
     run.saved_[s].clear();
     if (!step.node->config().training) continue;  // stop-gradient
+    const bool float32_gradients = step.node->takes_float32_gradients();
     std::vector<Tensor> dy;
     bool any = false;
     for (const auto& out : step.outputs) {
       auto it = grads.find(out);
-      dy.push_back(it == grads.end() ? Tensor{} : it->second);
+      Tensor grad = it == grads.end() ? Tensor{} : it->second;
+      if (!grad.empty() && !float32_gradients && grad.dtype() != g.info(out).dtype)
+        grad = grad.cast(g.info(out).dtype);
+      dy.push_back(grad);
       any = any || it != grads.end();
       if (it != grads.end() && !leaves.count(out)) grads.erase(it);  // consumed
     }
     if (!any) continue;
     const auto& infos = run.input_infos_[s];
     std::vector<Tensor> dx(step.inputs.size());
+    // (input, buffer) pairs of a node that takes gradients in its tensors'
+    // dtypes only: it adds into a zeroed buffer of that dtype, added to the
+    // float32 sum afterwards.
+    std::vector<std::pair<std::size_t, Tensor>> narrowed;
     bool needed = false;
     for (std::size_t k = 0; k < step.inputs.size(); ++k) {
       const std::string& t = step.inputs[k];
       if (t.empty() || !wanted.count(t)) continue;
       auto it = grads.find(t);
-      if (it == grads.end()) it = grads.emplace(t, Tensor(infos[k].dtype, infos[k].shape)).first;
+      if (it == grads.end())
+        it = grads.emplace(t, Tensor(sum_dtype(infos[k].dtype), infos[k].shape)).first;
       dx[k] = it->second;  // shares the buffer: backward adds into it
+      if (!float32_gradients && dx[k].dtype() != infos[k].dtype) {
+        dx[k] = Tensor(infos[k].dtype, infos[k].shape);
+        narrowed.emplace_back(k, it->second);
+      }
       needed = true;
     }
     if (!needed) continue;
@@ -348,6 +378,7 @@ TensorMap Executor::backward(TrainingRun& run, const TensorMap& grad_outputs) co
     BackwardContext ctx{infos, saved, dy, dx, step.node->config().lda_coeff, parameters,
                         options_.threads, options_.max_tensor_bytes};
     with_lazy_context([&] { return step_path(g, step); }, [&] { step.node->backward(ctx); });
+    for (auto& [k, sum] : narrowed) add_into(sum, dx[k]);
   }
   run.input_infos_.clear();
 

@@ -119,6 +119,12 @@ class Node {
   virtual void forward(const ForwardContext& ctx) const = 0;
   /// Gradient with respect to the float inputs; the default refuses.
   virtual void backward(const BackwardContext& ctx) const;
+  /// True when backward takes output gradients and input-gradient buffers of
+  /// any float dtype, whatever the tensors' own: the executor then hands it
+  /// the float32 sums it keeps for float16/bfloat16 tensors as they are,
+  /// instead of rounding them to the tensor's dtype (Cast; docs/operators.md,
+  /// "Gradient conventions").
+  virtual bool takes_float32_gradients() const { return false; }
 
  private:
   NodeConfig config_;

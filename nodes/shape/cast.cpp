@@ -126,6 +126,9 @@ class CastNode final : public Node {
     ctx.outputs[0] = x.dtype() == to_ ? x : cast_tensor(x, to_, ctx.threads);
   }
 
+  // accumulate_gradient takes any pair of float dtypes.
+  bool takes_float32_gradients() const override { return true; }
+
   void backward(const BackwardContext& ctx) const override {
     if (!is_float(ctx.inputs[0].dtype) || !is_float(to_)) return;
     // accumulate_gradient converts the output gradient to the input's dtype.

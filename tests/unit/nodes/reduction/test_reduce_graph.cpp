@@ -49,9 +49,11 @@ TEST(ReduceGraph, RefusesBadAxesAtLoadNamingTheNode) {
   EXPECT_EQ(error_of<InvalidAttribute>([&] { b.add_node("ReduceL2", "r2", {"x", "twice"}); }),
             "nodes[0] (r2): input 1 (axes): axes[1] = -2 repeats axis 0 (axes[0] = 0)");
   EXPECT_EQ(error_of<ShapeMismatch>([&] { b.add_node("ReduceMin", "r3", {"x", "matrix"}); }),
-            "nodes[0] (r3): input 1 (axes) has shape [1, 1]; ReduceMin needs a 1-D int64 tensor");
+            "nodes[0] (r3): input 1 (axes) has shape [1, 1]; ReduceMin needs a 1-D int64 tensor "
+            "(inputs: 'x' float32 [2, 3], 'matrix' int64 [1, 1])");
   EXPECT_EQ(error_of<UnsupportedDType>([&] { b.add_node("ReduceMin", "r4", {"x", "floats"}); }),
-            "nodes[0] (r4): ReduceMin needs dtype int64 for input 1 (axes), got float32");
+            "nodes[0] (r4): ReduceMin needs dtype int64 for input 1 (axes), got float32 "
+            "(inputs: 'x' float32 [2, 3], 'floats' float32 [1])");
   const std::string runtime = error_of<InvalidGraph>([&] { b.add_node("ReduceSum", "r5", {"x", "runtime_axes"}); });
   EXPECT_NE(runtime.find("r5"), std::string::npos) << runtime;
   EXPECT_NE(runtime.find("runtime_axes"), std::string::npos) << runtime;
@@ -66,7 +68,7 @@ TEST(ReduceGraph, RefusesDtypesOnnxDoesNotAllow) {
   b.add_input("x", DType::UInt8, {2, 3});
   EXPECT_EQ(error_of<UnsupportedDType>([&] { b.add_node("ReduceProd", "p", {"x"}); }),
             "nodes[0] (p): ReduceProd does not take dtype uint8 (input 0 (data); allowed: float32, float64, "
-            "float16, bfloat16, int64)");
+            "float16, bfloat16, int64) (inputs: 'x' uint8 [2, 3])");
   b.add_node("ReduceMax", "m", {"x"});
   b.add_node("ArgMax", "am", {"x"});
   EXPECT_EQ(b.info("m").dtype, DType::UInt8);

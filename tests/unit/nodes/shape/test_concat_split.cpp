@@ -55,12 +55,14 @@ TEST(Concat, InfersShapesAndRefusesMismatches) {
   EXPECT_EQ(error_of<InvalidAttribute>([&] { load({2, 3}, {2, 3}, 2); }),
             "nodes[0] (cat1).attributes.axis: expected an integer in [-2, 1] for input rank 2, got 2");
   EXPECT_EQ(error_of<ShapeMismatch>([&] { load({2, 3}, {2, 3, 1}, 0); }),
-            "nodes[0] (cat1): input 1 ('b') has rank 3, input 0 ('a') rank 2; Concat needs one rank");
+            "nodes[0] (cat1): input 1 has rank 3, input 0 rank 2; Concat needs one rank "
+            "(inputs: 'a' float32 [2, 3], 'b' float32 [2, 3, 1])");
   EXPECT_EQ(error_of<ShapeMismatch>([&] { load({2, 3}, {3, 3}, 1); }),
-            "nodes[0] (cat1): input 1 ('b') has shape [3, 3], input 0 ('a') [2, 3]: Concat needs equal dimensions "
-            "except along axis 1");
+            "nodes[0] (cat1): input 1 has shape [3, 3], input 0 [2, 3]: Concat needs equal dimensions "
+            "except along axis 1 (inputs: 'a' float32 [2, 3], 'b' float32 [3, 3])");
   EXPECT_EQ(error_of<UnsupportedDType>([&] { load({2, 3}, {2, 3}, 0, DType::Int64); }),
-            "nodes[0] (cat1): input 1 ('b') has dtype int64, input 0 ('a') float32; Concat needs one dtype");
+            "nodes[0] (cat1): input 1 has dtype int64, input 0 float32; Concat needs one dtype "
+            "(inputs: 'a' float32 [2, 3], 'b' int64 [2, 3])");
 }
 
 TEST(ConcatSplit, SplitUndoesConcatOverASweep) {
@@ -153,11 +155,14 @@ TEST(Split, DefaultOutputNamesAndRefusals) {
     b.add_node(std::move(n));
   };
   EXPECT_EQ(error_of<ShapeMismatch>([&] { load({2, 3}, 2); }),
-            "nodes[0] (sp1): input 1 (split): split sizes [2, 3] must be >= 0 and add up to 6 (axis 1)");
+            "nodes[0] (sp1): input 1 (split): split sizes [2, 3] must be >= 0 and add up to 6 (axis 1)"
+            " (inputs: 'x' float32 [2, 6], 'split_sizes' int64 [2])");
   EXPECT_EQ(error_of<ShapeMismatch>([&] { load({7, -1}, 2); }),
-            "nodes[0] (sp1): input 1 (split): split sizes [7, -1] must be >= 0 and add up to 6 (axis 1)");
+            "nodes[0] (sp1): input 1 (split): split sizes [7, -1] must be >= 0 and add up to 6 (axis 1)"
+            " (inputs: 'x' float32 [2, 6], 'split_sizes' int64 [2])");
   EXPECT_EQ(error_of<ShapeMismatch>([&] { load({2, 4}, 3); }),
-            "nodes[0] (sp1): input 1 (split): [2, 4] has 2 sizes for 3 outputs");
+            "nodes[0] (sp1): input 1 (split): [2, 4] has 2 sizes for 3 outputs"
+            " (inputs: 'x' float32 [2, 6], 'split_sizes' int64 [2])");
   EXPECT_EQ(error_of<InvalidAttribute>([&] { load({2, 4}, 2, {{"axis", std::int64_t{1}}, {"num_outputs", std::int64_t{2}}}); }),
             "nodes[0] (sp1).attributes.num_outputs: Split takes either the input split or num_outputs, not both");
 }
