@@ -45,6 +45,7 @@ bool receives_gradient(const TensorSpec& spec);
 struct OpSchema {
   std::string op_type;
   std::string definition;            ///< source of the semantics, e.g. "ONNX MaxPool-22"
+  std::string doc;  ///< one line: what the op computes (the palette's tooltip)
   std::vector<TensorSpec> inputs;    ///< in ONNX order
   std::size_t min_inputs = 1;        ///< inputs after min_inputs are optional
                                      ///< (a variadic last input: no upper bound)

@@ -91,6 +91,7 @@ Json op_json(const OpSchema& s) {
           {"domain", version.domain},
           {"version", version.version == 0 ? Json(nullptr) : Json(version.version)},
           {"definition", s.definition},
+          {"doc", s.doc},
           {"differentiable", differentiable},
           {"min_inputs", s.min_inputs},
           {"max_inputs", count_json(s.max_inputs())},

@@ -110,6 +110,7 @@ void register_activation(OpRegistry& registry) {
   OpSchema s;
   s.op_type = Fn::op;
   s.definition = Fn::definition;
+  s.doc = Fn::doc;
   const std::vector<DType> dtypes =
       Fn::float32_only ? std::vector<DType>{DType::Float32} : float_dtypes();
   s.inputs = {{Fn::input_name, dtypes, "any shape"}};

@@ -12,6 +12,7 @@ namespace {
 struct Relu : ActivationTraits {
   static constexpr const char* op = "Relu";
   static constexpr const char* definition = "ONNX Relu-14";
+  static constexpr const char* doc = "max(0, X)";
   static constexpr bool from_output = true;
   explicit Relu(const Attributes&) {}
   // NaN is not < 0, so it passes through (as numpy.maximum(x, 0) does).
@@ -23,6 +24,7 @@ struct Relu : ActivationTraits {
 struct Sigmoid : ActivationTraits {
   static constexpr const char* op = "Sigmoid";
   static constexpr const char* definition = "ONNX Sigmoid-13";
+  static constexpr const char* doc = "1 / (1 + exp(-X))";
   static constexpr bool from_output = true;
   explicit Sigmoid(const Attributes&) {}
   template <typename A> A value(A x) const { return activation_math::sigmoid(x); }
@@ -32,6 +34,7 @@ struct Sigmoid : ActivationTraits {
 struct Tanh : ActivationTraits {
   static constexpr const char* op = "Tanh";
   static constexpr const char* definition = "ONNX Tanh-13";
+  static constexpr const char* doc = "Hyperbolic tangent of X";
   static constexpr bool from_output = true;
   explicit Tanh(const Attributes&) {}
   template <typename A> A value(A x) const { return std::tanh(x); }

@@ -125,6 +125,7 @@ void register_clip(OpRegistry& registry) {
   OpSchema s;
   s.op_type = kOp;
   s.definition = "ONNX Clip-13";
+  s.doc = "Limits each element to [min, max] (optional inputs; absent: no bound)";
   const std::vector<DType> dtypes = graph_dtypes();
   TensorSpec min{"min", dtypes, "scalar lower bound, input's dtype; absent: none"};
   min.differentiable = false;

@@ -12,6 +12,7 @@ namespace {
 struct HardSigmoid : ActivationTraits {
   static constexpr const char* op = "HardSigmoid";
   static constexpr const char* definition = "ONNX HardSigmoid-22";
+  static constexpr const char* doc = "max(0, min(1, alpha * X + beta))";
   static std::vector<AttrSpec> attributes() {
     return {float_spec("alpha", 0.2, "y = max(0, min(1, alpha * x + beta))"),
             float_spec("beta", 0.5, "offset of the linear part")};
@@ -33,6 +34,7 @@ struct HardSigmoid : ActivationTraits {
 struct HardSwish : ActivationTraits {
   static constexpr const char* op = "HardSwish";
   static constexpr const char* definition = "ONNX HardSwish-22";
+  static constexpr const char* doc = "X * max(0, min(1, X / 6 + 1/2))";
   explicit HardSwish(const Attributes&) {}
   // x * HardSigmoid(x) with alpha 1/6, beta 1/2; x / 6 is exact at the kinks.
   template <typename A> A value(A x) const {

@@ -39,7 +39,8 @@ void prelu_backward(const GradientArgs& args) {
 }  // namespace elementwise
 
 void register_prelu(OpRegistry& registry) {
-  auto op = elementwise::binary_op("PRelu", 16, "X's shape and dtype", elementwise::float_and_int64_dtypes(),
+  auto op = elementwise::binary_op("PRelu", 16, "X if X >= 0, else slope * X; slope broadcasts to X",
+                                   "X's shape and dtype", elementwise::float_and_int64_dtypes(),
                                    {"X", "slope"}, "Y");
   op.unidirectional = true;
   op.saves = true;

@@ -14,6 +14,7 @@ namespace {
 struct LeakyRelu : ActivationTraits {
   static constexpr const char* op = "LeakyRelu";
   static constexpr const char* definition = "ONNX LeakyRelu-16";
+  static constexpr const char* doc = "X if X >= 0, else alpha * X";
   static std::vector<AttrSpec> attributes() {
     return {float_spec("alpha", 0.01, "slope for x < 0")};
   }
@@ -26,6 +27,7 @@ struct LeakyRelu : ActivationTraits {
 struct Elu : ActivationTraits {
   static constexpr const char* op = "Elu";
   static constexpr const char* definition = "ONNX Elu-22";
+  static constexpr const char* doc = "X if X > 0, else alpha * (exp(X) - 1)";
   static std::vector<AttrSpec> attributes() {
     return {float_spec("alpha", 1.0, "y = alpha * (exp(x) - 1) for x < 0")};
   }
@@ -42,6 +44,7 @@ struct Elu : ActivationTraits {
 struct Selu : ActivationTraits {
   static constexpr const char* op = "Selu";
   static constexpr const char* definition = "ONNX Selu-22";
+  static constexpr const char* doc = "gamma * X if X > 0, else gamma * alpha * (exp(X) - 1)";
   // ONNX's defaults are these float32 values (of 1.6732632... and 1.0507009...).
   static std::vector<AttrSpec> attributes() {
     return {float_spec("alpha", 1.67326319217681884765625, "y = gamma * alpha * (exp(x) - 1) for x <= 0"),
@@ -61,6 +64,7 @@ struct Selu : ActivationTraits {
 struct Celu : ActivationTraits {
   static constexpr const char* op = "Celu";
   static constexpr const char* definition = "ONNX Celu-12";
+  static constexpr const char* doc = "max(0, X) + min(0, alpha * (exp(X / alpha) - 1))";
   static constexpr bool float32_only = true;
   static std::vector<AttrSpec> attributes() {
     return {float_spec("alpha", 1.0, "y = alpha * (exp(x / alpha) - 1) for x < 0; not 0")};

@@ -17,6 +17,7 @@ using activation_math::softplus;
 struct Gelu : ActivationTraits {
   static constexpr const char* op = "Gelu";
   static constexpr const char* definition = "ONNX Gelu-20";
+  static constexpr const char* doc = "X * Phi(X), Phi the standard normal CDF (approximate: none or tanh)";
   static std::vector<AttrSpec> attributes() {
     AttrSpec approximate;
     approximate.name = "approximate";
@@ -58,6 +59,7 @@ struct Gelu : ActivationTraits {
 struct Softplus : ActivationTraits {
   static constexpr const char* op = "Softplus";
   static constexpr const char* definition = "ONNX Softplus-22";
+  static constexpr const char* doc = "log(1 + exp(X))";
   explicit Softplus(const Attributes&) {}
   template <typename A> A value(A x) const { return softplus(x); }
   template <typename A> A slope(A x) const { return sigmoid(x); }
@@ -66,6 +68,7 @@ struct Softplus : ActivationTraits {
 struct Softsign : ActivationTraits {
   static constexpr const char* op = "Softsign";
   static constexpr const char* definition = "ONNX Softsign-22";
+  static constexpr const char* doc = "X / (1 + |X|)";
   static constexpr const char* input_name = "input";
   static constexpr const char* output_name = "output";
   explicit Softsign(const Attributes&) {}
@@ -79,6 +82,7 @@ struct Softsign : ActivationTraits {
 struct Mish : ActivationTraits {
   static constexpr const char* op = "Mish";
   static constexpr const char* definition = "ONNX Mish-22";
+  static constexpr const char* doc = "X * tanh(softplus(X))";
   explicit Mish(const Attributes&) {}
   // With n = exp(x) and m = n (n + 2): tanh(softplus(x)) = m / (m + 2) and
   // 1 - tanh^2 = 4 (m + 1) / (m + 2)^2, one exp where the plain formula takes

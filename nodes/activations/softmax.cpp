@@ -143,6 +143,7 @@ template <bool Log> void register_softmax_op(OpRegistry& registry) {
   OpSchema s;
   s.op_type = SoftmaxNode<Log>::kOp;
   s.definition = Log ? "ONNX LogSoftmax-13" : "ONNX Softmax-13";
+  s.doc = Log ? "log(softmax(X)) along axis, computed stably" : "exp(X) / sum(exp(X)) along axis";
   s.inputs = {{"input", float_dtypes(), "rank >= 1"}};
   s.outputs = {{"output", float_dtypes(), "input's shape and dtype"}};
   AttrSpec axis;

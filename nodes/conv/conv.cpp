@@ -44,6 +44,7 @@ void register_conv(OpRegistry& registry) {
   OpSchema s;
   s.op_type = "Conv";
   s.definition = "ONNX Conv-22";
+  s.doc = "N-D convolution of X with W (+ B): strides, pads, dilations, group, auto_pad";
   s.inputs = {{"X", float_dtypes(), "N x C x D1..Dn"},
               {"W", float_dtypes(), "M x C/group x k1..kn; X's dtype"},
               {"B", float_dtypes(), "optional [M] bias; X's dtype"}};

@@ -92,6 +92,7 @@ void register_conv_transpose(OpRegistry& registry) {
   OpSchema s;
   s.op_type = "ConvTranspose";
   s.definition = "ONNX ConvTranspose-22";
+  s.doc = "Transposed convolution of X with W (+ B): strides, pads, dilations, group, output_padding/output_shape";
   s.inputs = {{"X", float_dtypes(), "N x C x D1..Dn"},
               {"W", float_dtypes(), "C x M/group x k1..kn; X's dtype"},
               {"B", float_dtypes(), "optional [M] bias; X's dtype"}};

@@ -46,28 +46,32 @@ template <bool kSub, bool kMean> void linear_backward(const GradientArgs& args) 
 }  // namespace elementwise
 
 void register_add(OpRegistry& registry) {
-  auto op = elementwise::binary_op("Add", 14, "A + B, the broadcast shape; integers wrap around", graph_dtypes());
+  auto op = elementwise::binary_op("Add", 14, "Elementwise A + B with numpy broadcasting",
+                                   "A + B, the broadcast shape; integers wrap around", graph_dtypes());
   op.apply = elementwise::apply_any<elementwise::AddOp>;
   op.backward = elementwise::linear_backward<false, false>;
   elementwise::register_broadcast_op(registry, std::move(op));
 }
 
 void register_sub(OpRegistry& registry) {
-  auto op = elementwise::binary_op("Sub", 14, "A - B, the broadcast shape; integers wrap around", graph_dtypes());
+  auto op = elementwise::binary_op("Sub", 14, "Elementwise A - B with numpy broadcasting",
+                                   "A - B, the broadcast shape; integers wrap around", graph_dtypes());
   op.apply = elementwise::apply_any<elementwise::SubOp>;
   op.backward = elementwise::linear_backward<true, false>;
   elementwise::register_broadcast_op(registry, std::move(op));
 }
 
 void register_sum(OpRegistry& registry) {
-  auto op = elementwise::variadic_op("Sum", "sum", "the sum of the inputs, the broadcast shape", float_dtypes());
+  auto op = elementwise::variadic_op("Sum", "Elementwise sum of 1 or more inputs with numpy broadcasting", "sum",
+                                     "the sum of the inputs, the broadcast shape", float_dtypes());
   op.apply = elementwise::apply_any<elementwise::AddOp>;
   op.backward = elementwise::linear_backward<false, false>;
   elementwise::register_broadcast_op(registry, std::move(op));
 }
 
 void register_mean(OpRegistry& registry) {
-  auto op = elementwise::variadic_op("Mean", "mean", "the mean of the inputs, the broadcast shape", float_dtypes());
+  auto op = elementwise::variadic_op("Mean", "Elementwise mean of 1 or more inputs with numpy broadcasting", "mean",
+                                     "the mean of the inputs, the broadcast shape", float_dtypes());
   op.mean = true;
   op.apply = elementwise::apply_any<elementwise::AddOp>;
   op.backward = elementwise::linear_backward<false, true>;

@@ -153,6 +153,7 @@ void register_dropout(OpRegistry& registry) {
   OpSchema s;
   s.op_type = "Dropout";
   s.definition = "ONNX Dropout-22";
+  s.doc = "In training, zeroes each element with probability ratio and scales the rest by 1/(1-ratio); optional mask";
   s.inputs = {{"data", float_dtypes(), "any shape"},
               {"ratio", float_dtypes(), "scalar drop probability in [0, 1); default 0.5"},
               {"training_mode", {}, "refused: the mode comes from the run (docs/graph-format.md)"}};

@@ -123,11 +123,12 @@ class BroadcastNode final : public Node {
 
 }  // namespace
 
-BroadcastOp binary_op(std::string op_type, int version, std::string doc, std::vector<DType> dtypes,
+BroadcastOp binary_op(std::string op_type, int version, std::string op_doc, std::string doc, std::vector<DType> dtypes,
                       std::vector<std::string> input_names, std::string output_name) {
   BroadcastOp op;
   op.definition = "ONNX " + op_type + "-" + std::to_string(version);
   op.op_type = std::move(op_type);
+  op.op_doc = std::move(op_doc);
   op.doc = std::move(doc);
   op.dtypes = std::move(dtypes);
   op.input_names = std::move(input_names);
@@ -135,11 +136,12 @@ BroadcastOp binary_op(std::string op_type, int version, std::string doc, std::ve
   return op;
 }
 
-BroadcastOp variadic_op(std::string op_type, std::string output_name, std::string doc,
+BroadcastOp variadic_op(std::string op_type, std::string op_doc, std::string output_name, std::string doc,
                         std::vector<DType> dtypes) {
   BroadcastOp op;
   op.definition = "ONNX " + op_type + "-13";
   op.op_type = std::move(op_type);
+  op.op_doc = std::move(op_doc);
   op.doc = std::move(doc);
   op.dtypes = std::move(dtypes);
   op.input_names = {"data_0"};
@@ -153,6 +155,7 @@ void register_broadcast_op(OpRegistry& registry, BroadcastOp op) {
   OpSchema s;
   s.op_type = shared->op_type;
   s.definition = shared->definition;
+  s.doc = shared->op_doc;
   const std::string rule = shared->unidirectional ? "broadcasts to input 0's shape (unidirectional)"
                                                   : "broadcasts with the others (numpy rules)";
   for (std::size_t k = 0; k < shared->input_names.size(); ++k) {

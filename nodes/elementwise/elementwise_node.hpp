@@ -66,6 +66,7 @@ void add_input_gradient(const GradientArgs& args, std::size_t k, const std::arra
 struct BroadcastOp {
   std::string op_type;
   std::string definition;       ///< "ONNX Add-14"
+  std::string op_doc;           ///< the op's one line (OpSchema::doc)
   std::string doc;              ///< the output's one line
   std::vector<DType> dtypes;    ///< of the first input (and the others, but for exponent_dtypes)
   std::vector<DType> exponent_dtypes;  ///< Pow: input 1 takes these, converted to input 0's dtype
@@ -81,11 +82,12 @@ struct BroadcastOp {
   void (*backward)(const GradientArgs& args) = nullptr;
 };
 
-/// A two-input op (ONNX names A, B -> C unless given) of ONNX version `version`.
-BroadcastOp binary_op(std::string op_type, int version, std::string doc, std::vector<DType> dtypes,
+/// A two-input op (ONNX names A, B -> C unless given) of ONNX version `version`;
+/// `op_doc` is the op's one line, `doc` the output's.
+BroadcastOp binary_op(std::string op_type, int version, std::string op_doc, std::string doc, std::vector<DType> dtypes,
                       std::vector<std::string> input_names = {"A", "B"}, std::string output_name = "C");
 /// A variadic op of version 13 (data_0 ... -> `output_name`).
-BroadcastOp variadic_op(std::string op_type, std::string output_name, std::string doc,
+BroadcastOp variadic_op(std::string op_type, std::string op_doc, std::string output_name, std::string doc,
                         std::vector<DType> dtypes);
 
 /// Registers the op's schema, with a factory of the shared node class.

@@ -46,8 +46,9 @@ void extreme_backward(const GradientArgs& args) {
   });
 }
 
-BroadcastOp extreme(const std::string& op_type, const std::string& output_name, const std::string& doc) {
-  auto op = variadic_op(op_type, output_name, doc, graph_dtypes());
+BroadcastOp extreme(const std::string& op_type, const std::string& op_doc, const std::string& output_name,
+                    const std::string& doc) {
+  auto op = variadic_op(op_type, op_doc, output_name, doc, graph_dtypes());
   op.saves = true;
   op.backward = extreme_backward;
   return op;
@@ -57,13 +58,15 @@ BroadcastOp extreme(const std::string& op_type, const std::string& output_name, 
 }  // namespace elementwise
 
 void register_max(OpRegistry& registry) {
-  auto op = elementwise::extreme("Max", "max", "the elementwise maximum of the inputs, the broadcast shape");
+  auto op = elementwise::extreme("Max", "Elementwise maximum of 1 or more inputs with numpy broadcasting", "max",
+                                  "the elementwise maximum of the inputs, the broadcast shape");
   op.apply = elementwise::apply_any<elementwise::ExtremeOp<true>>;
   elementwise::register_broadcast_op(registry, std::move(op));
 }
 
 void register_min(OpRegistry& registry) {
-  auto op = elementwise::extreme("Min", "min", "the elementwise minimum of the inputs, the broadcast shape");
+  auto op = elementwise::extreme("Min", "Elementwise minimum of 1 or more inputs with numpy broadcasting", "min",
+                                  "the elementwise minimum of the inputs, the broadcast shape");
   op.apply = elementwise::apply_any<elementwise::ExtremeOp<false>>;
   elementwise::register_broadcast_op(registry, std::move(op));
 }

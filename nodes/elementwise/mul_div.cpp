@@ -76,7 +76,8 @@ void div_backward(const GradientArgs& args) {
 }  // namespace elementwise
 
 void register_mul(OpRegistry& registry) {
-  auto op = elementwise::binary_op("Mul", 14, "A * B, the broadcast shape; integers wrap around", graph_dtypes());
+  auto op = elementwise::binary_op("Mul", 14, "Elementwise A * B with numpy broadcasting",
+                                   "A * B, the broadcast shape; integers wrap around", graph_dtypes());
   op.saves = true;
   op.apply = elementwise::apply_any<elementwise::MulOp>;
   op.backward = elementwise::mul_backward;
@@ -85,7 +86,8 @@ void register_mul(OpRegistry& registry) {
 
 void register_div(OpRegistry& registry) {
   auto op = elementwise::binary_op(
-      "Div", 14, "A / B, the broadcast shape; integers truncate, an integer 0 divisor is a RunError",
+      "Div", 14, "Elementwise A / B with numpy broadcasting",
+      "A / B, the broadcast shape; integers truncate, an integer 0 divisor is a RunError",
       graph_dtypes());
   op.saves = true;
   op.apply = elementwise::div_apply;

@@ -58,7 +58,8 @@ void pow_backward(const GradientArgs& args) {
 }  // namespace elementwise
 
 void register_pow(OpRegistry& registry) {
-  auto op = elementwise::binary_op("Pow", 15, "X ^ Y, the broadcast shape, X's dtype",
+  auto op = elementwise::binary_op("Pow", 15, "Elementwise X ^ Y with numpy broadcasting",
+                                   "X ^ Y, the broadcast shape, X's dtype",
                                    elementwise::float_and_int64_dtypes(), {"X", "Y"}, "Z");
   op.exponent_dtypes = graph_dtypes();
   op.saves = true;

@@ -141,11 +141,13 @@ class UnaryNode final : public Node {
   std::string input_name_;
 };
 
-void register_unary(OpRegistry& registry, const std::string& op_type, int version, Unary op,
-                    std::vector<DType> dtypes, const std::string& doc) {
+// `op_doc` is the op's one line (OpSchema::doc), `doc` the output's start.
+void register_unary(OpRegistry& registry, const std::string& op_type, int version, const std::string& op_doc,
+                    Unary op, std::vector<DType> dtypes, const std::string& doc) {
   OpSchema s;
   s.op_type = op_type;
   s.definition = "ONNX " + op_type + "-" + std::to_string(version);
+  s.doc = op_doc;
   // ONNX's names: Erf and Identity read "input" and write "output".
   const bool long_names = op == Unary::Erf || op == Unary::Identity;
   const std::string input = long_names ? "input" : "X";
@@ -161,34 +163,42 @@ void register_unary(OpRegistry& registry, const std::string& op_type, int versio
 }  // namespace elementwise
 
 void register_neg(OpRegistry& registry) {
-  elementwise::register_unary(registry, "Neg", 13, elementwise::Unary::Neg, elementwise::signed_dtypes(),
+  elementwise::register_unary(registry, "Neg", 13, "Elementwise -X",
+                              elementwise::Unary::Neg, elementwise::signed_dtypes(),
                               "-X; integers wrap around");
 }
 void register_abs(OpRegistry& registry) {
-  elementwise::register_unary(registry, "Abs", 13, elementwise::Unary::Abs, graph_dtypes(),
+  elementwise::register_unary(registry, "Abs", 13, "Elementwise |X|",
+                              elementwise::Unary::Abs, graph_dtypes(),
                               "|X|; integers wrap around");
 }
 void register_exp(OpRegistry& registry) {
-  elementwise::register_unary(registry, "Exp", 13, elementwise::Unary::Exp, float_dtypes(), "e^X");
+  elementwise::register_unary(registry, "Exp", 13, "Elementwise e^X",
+                              elementwise::Unary::Exp, float_dtypes(), "e^X");
 }
 void register_log(OpRegistry& registry) {
-  elementwise::register_unary(registry, "Log", 13, elementwise::Unary::Log, float_dtypes(),
+  elementwise::register_unary(registry, "Log", 13, "Elementwise natural logarithm of X",
+                              elementwise::Unary::Log, float_dtypes(),
                               "natural log of X (IEEE: -inf at 0, nan below)");
 }
 void register_sqrt(OpRegistry& registry) {
-  elementwise::register_unary(registry, "Sqrt", 13, elementwise::Unary::Sqrt, float_dtypes(),
+  elementwise::register_unary(registry, "Sqrt", 13, "Elementwise square root of X",
+                              elementwise::Unary::Sqrt, float_dtypes(),
                               "square root of X (IEEE: nan below 0)");
 }
 void register_reciprocal(OpRegistry& registry) {
-  elementwise::register_unary(registry, "Reciprocal", 13, elementwise::Unary::Reciprocal, float_dtypes(),
+  elementwise::register_unary(registry, "Reciprocal", 13, "Elementwise 1 / X",
+                              elementwise::Unary::Reciprocal, float_dtypes(),
                               "1 / X (IEEE: inf at 0)");
 }
 void register_erf(OpRegistry& registry) {
-  elementwise::register_unary(registry, "Erf", 13, elementwise::Unary::Erf, graph_dtypes(),
+  elementwise::register_unary(registry, "Erf", 13, "Elementwise error function of X",
+                              elementwise::Unary::Erf, graph_dtypes(),
                               "the error function of X; integers: truncated");
 }
 void register_identity(OpRegistry& registry) {
-  elementwise::register_unary(registry, "Identity", 21, elementwise::Unary::Identity, graph_dtypes(),
+  elementwise::register_unary(registry, "Identity", 21, "Y = X (no copy)",
+                              elementwise::Unary::Identity, graph_dtypes(),
                               "X itself (shares its buffer)");
 }
 

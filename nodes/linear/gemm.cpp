@@ -141,6 +141,7 @@ void register_gemm(OpRegistry& registry) {
   OpSchema s;
   s.op_type = "Gemm";
   s.definition = "ONNX Gemm-13";
+  s.doc = "alpha * A' * B' + beta * C, A' and B' optionally transposed (transA, transB); C broadcasts";
   s.inputs = {{"A", float_dtypes(), "M x K, or K x M with transA"},
               {"B", float_dtypes(), "K x N, or N x K with transB; A's dtype"},
               {"C", float_dtypes(), "optional bias, broadcast to M x N; A's dtype"}};

@@ -162,6 +162,7 @@ void register_matmul(OpRegistry& registry) {
   OpSchema s;
   s.op_type = "MatMul";
   s.definition = "ONNX MatMul-13";
+  s.doc = "Matrix product as numpy.matmul: batch axes broadcast, 1-D inputs promoted";
   std::vector<DType> dtypes = float_dtypes();
   dtypes.push_back(DType::Int64);
   s.inputs = {{"A", dtypes, "... x M x K (numpy matmul; 1-D promoted)"}, {"B", dtypes, "... x K x N; A's dtype"}};

@@ -221,6 +221,8 @@ template <bool Softmax> void register_loss(OpRegistry& registry) {
   OpSchema s;
   s.op_type = names.op;
   s.definition = Softmax ? "ONNX SoftmaxCrossEntropyLoss-13" : "ONNX NegativeLogLikelihoodLoss-22";
+  s.doc = Softmax ? "-log_softmax(scores) at labels (weights, ignore_index), reduced by reduction; optional log_prob"
+                  : "-input[n, target[n], ...] * weight (ignore_index), reduced by reduction (none, sum, mean)";
   s.inputs = {{names.input, float_dtypes(),
                Softmax ? "N x C x d1..dk scores (logits)" : "N x C x d1..dk log-probabilities"},
               {names.labels, int64_dtypes(), "N x d1..dk class indices in [0, C)"},

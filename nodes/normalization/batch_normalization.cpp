@@ -218,6 +218,7 @@ void register_batch_normalization(OpRegistry& registry) {
   OpSchema s;
   s.op_type = "BatchNormalization";
   s.definition = "ONNX BatchNormalization-15";
+  s.doc = "Per channel scale * (X - mean) / sqrt(var + epsilon) + B; training: batch stats, running stats updated";
   s.inputs = {{"X", float_dtypes(), "N x C x D1..Dn"},
               {"scale", float_dtypes(), "[C]"},
               {"B", float_dtypes(), "[C] bias"},

@@ -17,6 +17,7 @@ void register_group_normalization(OpRegistry& registry) {
   OpSchema s;
   s.op_type = "GroupNormalization";
   s.definition = "ONNX GroupNormalization-21";
+  s.doc = "Normalizes each group of num_groups channel groups over its channels and spatial axes, * scale + bias";
   s.inputs = {{"X", float_dtypes(), "N x C x D1..Dn"},
               {"scale", float_dtypes(), "[C], X's dtype"},
               {"bias", float_dtypes(), "[C], X's dtype"}};

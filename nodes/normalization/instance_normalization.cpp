@@ -16,6 +16,7 @@ void register_instance_normalization(OpRegistry& registry) {
   OpSchema s;
   s.op_type = "InstanceNormalization";
   s.definition = "ONNX InstanceNormalization-22";
+  s.doc = "Normalizes each sample's channel over its spatial axes (epsilon), * scale + B";
   s.inputs = {{"input", float_dtypes(), "N x C x D1..Dn"},
               {"scale", float_dtypes(), "[C], input's dtype"},
               {"B", float_dtypes(), "[C] bias, input's dtype"}};

@@ -132,6 +132,7 @@ void register_layer_normalization(OpRegistry& registry) {
   OpSchema s;
   s.op_type = kOp;
   s.definition = "ONNX LayerNormalization-17";
+  s.doc = "(X - mean) / sqrt(var + epsilon) over the axes from axis on, * Scale + B; optional Mean, InvStdDev";
   s.inputs = {{"X", float_dtypes(), "any rank; normalized over axes [axis, rank)"},
               {"Scale", float_dtypes(), "X's dtype; broadcasts to X.shape[axis:]"},
               {"B", float_dtypes(), "optional bias, X's dtype; broadcasts to X.shape[axis:]"}};

@@ -183,6 +183,7 @@ void register_max_roi_pool(OpRegistry& registry) {
   OpSchema s;
   s.op_type = kOp;
   s.definition = "ONNX MaxRoiPool-22";
+  s.doc = "Max pooling of each roi (batch index, x1, y1, x2, y2 scaled by spatial_scale) to pooled_shape";
   const std::vector<DType> dtypes = float_dtypes();
   TensorSpec rois{"rois", dtypes, "num_rois x 5: batch index, x1, y1, x2, y2"};
   rois.differentiable = false;

@@ -45,10 +45,33 @@ std::shared_ptr<const PoolGeometry> PoolNode::backward_geometry(const BackwardCo
   return held;
 }
 
+namespace {
+
+// What each kind computes, the schema's doc.
+const char* pool_doc(PoolKind kind) {
+  switch (kind) {
+    case PoolKind::Average:
+      return "Mean over each window of kernel_shape (strides, pads, dilations, ceil_mode; count_include_pad)";
+    case PoolKind::Max:
+      return "Max over each window of kernel_shape (strides, pads, dilations, ceil_mode); optional argmax Indices";
+    case PoolKind::Lp:
+      return "p-norm (sum of |x|^p)^(1/p) over each window of kernel_shape (strides, pads, dilations, ceil_mode)";
+    case PoolKind::GlobalAverage: return "Mean over all spatial axes: N x C x 1..1";
+    case PoolKind::GlobalMax: return "Max over all spatial axes: N x C x 1..1";
+    case PoolKind::Unpool:
+      return "Inverse of MaxPool: X's values at the positions in I, zeros elsewhere; optional output_shape";
+    case PoolKind::GlobalLp: return "p-norm (sum of |x|^p)^(1/p) over all spatial axes: N x C x 1..1";
+  }
+  return "";
+}
+
+}  // namespace
+
 OpSchema pool_schema(PoolKind kind) {
   OpSchema s;
   s.op_type = pool_op_type(kind);
   s.definition = "ONNX " + s.op_type + "-22";
+  s.doc = pool_doc(kind);
   const auto span = pool_dtypes(kind);
   const std::vector<DType> dtypes(span.begin(), span.end());
   s.inputs = {{"X", dtypes, "N x C x D1..Dn"}};

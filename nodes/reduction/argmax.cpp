@@ -60,6 +60,7 @@ void register_argmax(OpRegistry& registry) {
   OpSchema s;
   s.op_type = "ArgMax";
   s.definition = "ONNX ArgMax-13";
+  s.doc = "Index of the maximum along axis (first or select_last_index); keepdims; int64";
   TensorSpec data{"data", reduce_dtypes(true), "rank >= 1, the axis not empty"};
   data.differentiable = false;
   s.inputs = {data};

@@ -91,12 +91,15 @@ class ReduceNode final : public Node {
 };
 
 // `what` completes "the ... of the elements" in the docs.
-void register_reduce(OpRegistry& registry, ReduceKind kind, int version, const std::string& what) {
+// `doc` is the op's one line (OpSchema::doc).
+void register_reduce(OpRegistry& registry, ReduceKind kind, int version, const std::string& what,
+                     const std::string& doc) {
   const std::string op = reduce_op_name(kind);
   const std::vector<DType> dtypes = reduce_dtypes(takes_small_ints(kind));
   OpSchema s;
   s.op_type = op;
   s.definition = "ONNX " + op + "-" + std::to_string(version);
+  s.doc = doc;
   s.inputs = {{"data", dtypes, "any shape (rank 0 too)"},
               {"axes", int64_dtypes(),
                "1-D: the axes reduced, each in [-r, r-1], no repeats; absent or empty: every axis "
@@ -116,19 +119,37 @@ void register_reduce(OpRegistry& registry, ReduceKind kind, int version, const s
 
 }  // namespace
 
-void register_reduce_sum(OpRegistry& registry) { register_reduce(registry, ReduceKind::Sum, 13, "sum"); }
-void register_reduce_mean(OpRegistry& registry) { register_reduce(registry, ReduceKind::Mean, 18, "mean"); }
-void register_reduce_prod(OpRegistry& registry) { register_reduce(registry, ReduceKind::Prod, 18, "product"); }
-void register_reduce_max(OpRegistry& registry) { register_reduce(registry, ReduceKind::Max, 20, "maximum"); }
-void register_reduce_min(OpRegistry& registry) { register_reduce(registry, ReduceKind::Min, 20, "minimum"); }
+void register_reduce_sum(OpRegistry& registry) {
+  register_reduce(registry, ReduceKind::Sum, 13, "sum",
+                  "Sum over axes (all if absent unless noop_with_empty_axes); keepdims");
+}
+void register_reduce_mean(OpRegistry& registry) {
+  register_reduce(registry, ReduceKind::Mean, 18, "mean",
+                  "Mean over axes (all if absent unless noop_with_empty_axes); keepdims");
+}
+void register_reduce_prod(OpRegistry& registry) {
+  register_reduce(registry, ReduceKind::Prod, 18, "product",
+                  "Product over axes (all if absent unless noop_with_empty_axes); keepdims");
+}
+void register_reduce_max(OpRegistry& registry) {
+  register_reduce(registry, ReduceKind::Max, 20, "maximum",
+                  "Max over axes (all if absent unless noop_with_empty_axes); keepdims");
+}
+void register_reduce_min(OpRegistry& registry) {
+  register_reduce(registry, ReduceKind::Min, 20, "minimum",
+                  "Min over axes (all if absent unless noop_with_empty_axes); keepdims");
+}
 void register_reduce_l2(OpRegistry& registry) {
-  register_reduce(registry, ReduceKind::L2, 18, "Euclidean norm (sqrt of the sum of squares)");
+  register_reduce(registry, ReduceKind::L2, 18, "Euclidean norm (sqrt of the sum of squares)",
+                  "sqrt of the sum of squares over axes (all if absent unless noop_with_empty_axes); keepdims");
 }
 void register_reduce_sum_square(OpRegistry& registry) {
-  register_reduce(registry, ReduceKind::SumSquare, 18, "sum of the squares");
+  register_reduce(registry, ReduceKind::SumSquare, 18, "sum of the squares",
+                  "Sum of squares over axes (all if absent unless noop_with_empty_axes); keepdims");
 }
 void register_reduce_log_sum_exp(OpRegistry& registry) {
-  register_reduce(registry, ReduceKind::LogSumExp, 18, "log of the sum of the exponentials");
+  register_reduce(registry, ReduceKind::LogSumExp, 18, "log of the sum of the exponentials",
+                  "log of the sum of exp over axes (all if absent unless noop_with_empty_axes); keepdims");
 }
 
 }  // namespace nodeflow

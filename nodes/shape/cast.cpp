@@ -145,6 +145,7 @@ void register_cast(OpRegistry& registry) {
   OpSchema s;
   s.op_type = "Cast";
   s.definition = "ONNX Cast-21";
+  s.doc = "Converts each element to the dtype to (float to integer truncates toward zero)";
   s.inputs = {{"input", graph_dtypes(), "any shape"}};
   s.outputs = {{"output", graph_dtypes(), "input's shape, dtype `to`"}};
   AttrSpec to;

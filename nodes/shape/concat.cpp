@@ -88,6 +88,7 @@ void register_concat(OpRegistry& registry) {
   OpSchema s;
   s.op_type = "Concat";
   s.definition = "ONNX Concat-13";
+  s.doc = "Joins the inputs along axis; the other axes must match";
   TensorSpec inputs{"inputs", graph_dtypes(), "one dtype and rank; equal dimensions except along axis"};
   inputs.variadic = true;
   s.inputs = {inputs};

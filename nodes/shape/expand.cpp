@@ -67,6 +67,7 @@ void register_expand(OpRegistry& registry) {
   OpSchema s;
   s.op_type = "Expand";
   s.definition = "ONNX Expand-13";
+  s.doc = "Broadcasts input to shape (numpy rules; the result may be larger than shape)";
   s.inputs = {{"input", graph_dtypes(), "any rank"},
               {"shape", int64_dtypes(), "1-D: the shape to broadcast to (numpy rules, both ways)", true}};
   s.min_inputs = 2;

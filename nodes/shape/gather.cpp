@@ -83,6 +83,7 @@ void register_gather(OpRegistry& registry) {
   OpSchema s;
   s.op_type = "Gather";
   s.definition = "ONNX Gather-13";
+  s.doc = "Takes the entries of data at indices along axis (negative indices count from the end)";
   s.inputs = {{"data", graph_dtypes(), "rank r >= 1"},
               {"indices", int64_dtypes(), "any shape: entries along axis, in [-d, d-1]"}};
   s.min_inputs = 2;

@@ -173,6 +173,7 @@ void register_pad(OpRegistry& registry) {
   OpSchema s;
   s.op_type = "Pad";
   s.definition = "ONNX Pad-21";
+  s.doc = "Pads each axis by pads (begin, end) in mode constant, reflect, edge or wrap; optional axes";
   TensorSpec value{"constant_value", graph_dtypes(),
                    "optional scalar of data's dtype: the constant mode's border (default 0)"};
   value.differentiable = false;

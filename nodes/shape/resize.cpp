@@ -240,6 +240,7 @@ void register_resize(OpRegistry& registry) {
   OpSchema s;
   s.op_type = kOp;
   s.definition = "ONNX Resize-19";
+  s.doc = "Resamples to scales or sizes (mode nearest or linear; coordinate_transformation_mode)";
   TensorSpec roi{"roi", {DType::Float32, DType::Float64, DType::Float16},
                  "optional; tf_crop_and_resize only: starts then ends, one per resized axis, normalized"};
   roi.constant = true;

@@ -144,6 +144,7 @@ void register_flatten(OpRegistry& registry) {
   OpSchema s;
   s.op_type = "Flatten";
   s.definition = "ONNX Flatten-25";
+  s.doc = "Reshapes to 2-D: the axes before axis times the axes from axis on";
   s.inputs = {{"input", graph_dtypes(), "any rank"}};
   s.outputs = {{"output", graph_dtypes(), "2-D, input's dtype"}};
   AttrSpec axis;
@@ -160,6 +161,7 @@ void register_reshape(OpRegistry& registry) {
   OpSchema s;
   s.op_type = "Reshape";
   s.definition = "ONNX Reshape-25";
+  s.doc = "Gives data the shape in shape (0 copies the input's length unless allowzero; -1 is inferred)";
   s.inputs = {{"data", graph_dtypes(), "any shape"},
               {"shape", int64_dtypes(), "1-D: the output's dimensions (0 copies, -1 is inferred)",
                /*constant=*/true}};

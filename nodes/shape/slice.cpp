@@ -126,6 +126,7 @@ void register_slice(OpRegistry& registry) {
   OpSchema s;
   s.op_type = "Slice";
   s.definition = "ONNX Slice-13";
+  s.doc = "Takes starts:ends:steps along axes (negative values count from the end; clamped)";
   s.inputs = {{"data", graph_dtypes(), "any rank"},
               {"starts", int64_dtypes(), "1-D: first index per sliced axis (negative: from the end)", true},
               {"ends", int64_dtypes(), "1-D: end (exclusive) per sliced axis, clamped to the axis", true},

@@ -138,6 +138,7 @@ void register_split(OpRegistry& registry) {
   OpSchema s;
   s.op_type = "Split";
   s.definition = "ONNX Split-18";
+  s.doc = "Splits along axis into parts of the lengths split, or num_outputs (near-)equal parts";
   s.inputs = {{"input", graph_dtypes(), "any rank >= 1"},
               {"split", int64_dtypes(), "1-D: the outputs' lengths along axis, adding up to its length",
                /*constant=*/true}};

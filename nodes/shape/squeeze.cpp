@@ -93,6 +93,7 @@ void register_squeeze(OpRegistry& registry) {
   OpSchema s;
   s.op_type = "Squeeze";
   s.definition = "ONNX Squeeze-21";
+  s.doc = "Removes the length-1 axes listed in axes (all of them if absent)";
   s.inputs = {{"data", graph_dtypes(), "any shape"},
               {"axes", int64_dtypes(), "1-D: the axes of length 1 to remove, in [-r, r-1]; absent: all of them",
                /*constant=*/true}};
@@ -106,6 +107,7 @@ void register_unsqueeze(OpRegistry& registry) {
   OpSchema s;
   s.op_type = "Unsqueeze";
   s.definition = "ONNX Unsqueeze-21";
+  s.doc = "Inserts length-1 axes at the output positions listed in axes";
   s.inputs = {{"data", graph_dtypes(), "any shape"},
               {"axes", int64_dtypes(), "1-D: where the output has new axes of length 1, in [-r', r'-1] for the "
                                        "output rank r'", /*constant=*/true}};

@@ -75,6 +75,7 @@ void register_tile(OpRegistry& registry) {
   OpSchema s;
   s.op_type = "Tile";
   s.definition = "ONNX Tile-13";
+  s.doc = "Repeats the input repeats[i] times along each axis i";
   s.inputs = {{"input", graph_dtypes(), "any rank"},
               {"repeats", int64_dtypes(), "1-D: one non-negative repeat per input axis", true}};
   s.min_inputs = 2;

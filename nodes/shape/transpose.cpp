@@ -227,6 +227,7 @@ void register_transpose(OpRegistry& registry) {
   OpSchema s;
   s.op_type = "Transpose";
   s.definition = "ONNX Transpose-21";
+  s.doc = "Permutes the axes by perm (default: reversed)";
   s.inputs = {{"data", graph_dtypes(), "any rank"}};
   s.outputs = {{"transposed", graph_dtypes(), "data's dtype; dimension k is data's dimension perm[k]"}};
   AttrSpec perm;

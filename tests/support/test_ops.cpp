@@ -74,6 +74,7 @@ void register_test_ops() {
     OpSchema scale;
     scale.op_type = "TestScale";
     scale.definition = "test op";
+    scale.doc = "alpha * X (test op)";
     scale.inputs = {{"X", f32, ""}};
     scale.outputs = {{"Y", f32, ""}};
     scale.attributes = {float_spec("alpha", 1.0, "factor")};
@@ -82,6 +83,7 @@ void register_test_ops() {
     OpSchema mul;
     mul.op_type = "TestMul";
     mul.definition = "test op";
+    mul.doc = "Elementwise A * B, float32 (test op)";
     mul.inputs = {{"A", f32, ""}, {"B", f32, ""}};
     mul.min_inputs = 2;
     mul.outputs = {{"Y", f32, ""}};

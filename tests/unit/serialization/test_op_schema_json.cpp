@@ -34,6 +34,11 @@ TEST(OpSchemaJson, EveryRegisteredOpWithEveryInputOutputAndAttribute) {
     const OpSchema* s = registry.find(op_type);
     ASSERT_NE(s, nullptr);
     EXPECT_EQ(op.at("definition"), s->definition);
+    // A palette's tooltip: one line, non-empty, short.
+    EXPECT_EQ(op.at("doc"), s->doc);
+    EXPECT_FALSE(s->doc.empty());
+    EXPECT_EQ(s->doc.find('\n'), std::string::npos);
+    EXPECT_LE(s->doc.size(), 120u);
     ASSERT_EQ(op.at("inputs").size(), s->inputs.size());
     for (std::size_t k = 0; k < s->inputs.size(); ++k) {
       const json& in = op.at("inputs")[k];
@@ -73,6 +78,9 @@ TEST(OpSchemaJson, MaxPoolInDetail) {
   ASSERT_FALSE(maxpool.is_null());
   EXPECT_EQ(maxpool.at("domain"), "");
   EXPECT_EQ(maxpool.at("version"), 22);
+  EXPECT_EQ(maxpool.at("doc"),
+            "Max over each window of kernel_shape (strides, pads, dilations, ceil_mode); optional argmax "
+            "Indices");
   EXPECT_EQ(maxpool.at("differentiable"), true);
   EXPECT_EQ(maxpool.at("outputs")[1].at("name"), "Indices");
   EXPECT_EQ(maxpool.at("outputs")[1].at("optional"), true);
