@@ -5,6 +5,15 @@
 #include "core/node.hpp"
 #include "nodes/linear/matrix_product.hpp"
 
+// GCC's per-function loop alignment for the gather and scatter loops below (an
+// unaligned hot loop made LeNet-5 inference 10% slower); clang has no such
+// attribute and aligns them itself.
+#if defined(__clang__)
+#define NODEFLOW_ALIGN_LOOPS
+#else
+#define NODEFLOW_ALIGN_LOOPS [[gnu::optimize("align-loops=64")]]
+#endif
+
 namespace nodeflow {
 namespace {
 
@@ -66,7 +75,7 @@ struct TapTable {
 // spanned two cache lines, and LeNet-5 inference ran 10 % slower for that
 // alone (the code was byte for byte the same).
 template <typename T>
-[[gnu::noinline, gnu::optimize("align-loops=64")]] void im2col(const TapTable& table, const T* x,
+[[gnu::noinline]] NODEFLOW_ALIGN_LOOPS void im2col(const TapTable& table, const T* x,
                                                                std::int64_t channels, std::int64_t in_plane,
                                                                T* col) {
   const std::int64_t kp = table.taps * table.outputs;
@@ -82,7 +91,7 @@ template <typename T>
 
 // The adjoint of im2col: adds col back into the input planes.
 template <typename T>
-[[gnu::noinline, gnu::optimize("align-loops=64")]] void col2im_add(const TapTable& table, const T* col,
+[[gnu::noinline]] NODEFLOW_ALIGN_LOOPS void col2im_add(const TapTable& table, const T* col,
                                                                    std::int64_t channels, std::int64_t in_plane,
                                                                    T* x) {
   const std::int64_t kp = table.taps * table.outputs;

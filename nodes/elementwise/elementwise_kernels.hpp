@@ -83,7 +83,7 @@ void broadcast_apply(const Tensor& a, const Tensor& b, Tensor& c, int threads) {
 /// constants, so that the compiler vectorises its loops.
 template <std::size_t N, typename Body> void with_step_mask(unsigned mask, Body&& body) {
   [&]<unsigned... M>(std::integer_sequence<unsigned, M...>) {
-    ((mask == M ? (body(std::integral_constant<unsigned, M>{}), true) : false) || ...);
+    static_cast<void>(((mask == M ? (body(std::integral_constant<unsigned, M>{}), true) : false) || ...));
   }(std::make_integer_sequence<unsigned, (1u << N)>{});
 }
 
