@@ -10,6 +10,7 @@
 #include <climits>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <system_error>
 #include <vector>
 
@@ -492,23 +493,40 @@ std::string serialize_tensor_proto(const Tensor& tensor, const std::string& name
 
 namespace detail {
 
+namespace {
+
+/// True when `bytes` parse as one `message` within `recursion_limit` levels.
+bool parse_with_limit(google::protobuf::MessageLite& message, std::string_view bytes,
+                      int recursion_limit) {
+  message.Clear();
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const std::uint8_t*>(bytes.data()),
+                                            static_cast<int>(bytes.size()));
+  in.SetRecursionLimit(recursion_limit);
+  in.SetTotalBytesLimit(static_cast<int>(bytes.size()));
+  return message.MergePartialFromCodedStream(&in) && in.ConsumedEntireMessage();
+}
+
+}  // namespace
+
 void parse_bounded(google::protobuf::MessageLite& message, std::string_view bytes,
                    const std::string& what, const std::string& type) {
   if (bytes.size() > static_cast<std::size_t>(INT_MAX))
     throw InvalidGraph(what + ": " + std::to_string(bytes.size()) +
                        " bytes, more than a protobuf message can hold (2 GiB - 1); keep large "
                        "weights as external data");
+  if (parse_with_limit(message, bytes, kRecursionLimit)) return;
+  // Protobuf does not say why it stopped. A second try with a deeper (still
+  // small) limit tells a file that only nests too deeply apart.
+  const std::unique_ptr<google::protobuf::MessageLite> probe(message.New());
+  const bool deeper = parse_with_limit(*probe, bytes, 2 * kRecursionLimit);
   message.Clear();
-  google::protobuf::io::CodedInputStream in(reinterpret_cast<const std::uint8_t*>(bytes.data()),
-                                            static_cast<int>(bytes.size()));
-  in.SetRecursionLimit(kRecursionLimit);
-  in.SetTotalBytesLimit(static_cast<int>(bytes.size()));
-  if (!message.MergePartialFromCodedStream(&in) || !in.ConsumedEntireMessage())
-    throw InvalidGraph(what + ": not a valid " + type +
-                       " (the protobuf is truncated or malformed near byte " +
-                       std::to_string(in.CurrentPosition()) + " of " +
-                       std::to_string(bytes.size()) + ", or nests messages deeper than " +
-                       std::to_string(kRecursionLimit) + " levels)");
+  const std::string levels = std::to_string(kRecursionLimit) + " levels";
+  if (deeper)
+    throw InvalidGraph(what + ": not a valid " + type + " (it nests messages deeper than " +
+                       levels + ")");
+  throw InvalidGraph(what + ": not a valid " + type + " (" + std::to_string(bytes.size()) +
+                     " bytes that are truncated or malformed protobuf, or nest messages deeper "
+                     "than " + levels + ")");
 }
 
 }  // namespace detail

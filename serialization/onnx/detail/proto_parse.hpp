@@ -15,9 +15,12 @@ inline constexpr int kRecursionLimit = 64;
 
 /// Parses `bytes` into `message` (cleared first) through a CodedInputStream
 /// bounded by the input's size and kRecursionLimit; the whole input must be
-/// one message. Throws InvalidGraph "<what>: not a valid <type> (the protobuf
-/// is truncated or malformed near byte N of M)" otherwise, and for inputs of
-/// 2 GiB or more, which protobuf cannot address.
+/// one message. Throws InvalidGraph "<what>: not a valid <type> (N bytes that
+/// are truncated or malformed protobuf, or nest messages deeper than 64
+/// levels)" otherwise (protobuf does not say which, nor where), "(it nests
+/// messages deeper than 64 levels)" when a deeper limit would have read it,
+/// and for inputs of 2 GiB or more, which protobuf cannot address. Leaves
+/// `message` cleared after a failure.
 void parse_bounded(google::protobuf::MessageLite& message, std::string_view bytes,
                    const std::string& what, const std::string& type);
 
