@@ -288,7 +288,18 @@ bool holds(const OpHistory& h, int opset, const NodeDef& def, const std::vector<
 }
 
 VersionInfo info_of(const OpVersion& v) {
-  return {v.since, v.attributes, v.max_inputs, v.max_outputs, v.refused};
+  VersionInfo info{v.since, v.attributes, v.max_inputs, v.max_outputs, v.refused, {}, {}, {}};
+  for (const detail::Step& step : v.steps) {
+    if (const auto* d = std::get_if<detail::OldDefault>(&step)) info.old_defaults.emplace_back(d->attribute, d->value);
+    if (const auto* m = std::get_if<detail::ToInput>(&step)) info.moved_to_inputs.emplace_back(m->attribute, m->input);
+    if (const auto* d = std::get_if<detail::Drop>(&step)) info.notes.push_back("'" + d->attribute + "' dropped");
+    if (const auto* o = std::get_if<detail::Only>(&step))
+      info.notes.push_back("'" + o->attribute + "' only " + to_string(o->value));
+    if (const auto* m = std::get_if<detail::MoveInput>(&step))
+      info.notes.push_back("input " + std::to_string(m->from) + " becomes input " + std::to_string(m->to));
+    if (const auto* c = std::get_if<detail::Custom>(&step)) info.notes.push_back(c->doc);
+  }
+  return info;
 }
 
 }  // namespace
