@@ -18,8 +18,8 @@ namespace nodeflow {
 /// limit raised.
 inline constexpr std::uint64_t kDefaultMaxInitializerBytes = std::uint64_t{1} << 30;
 
-/// The default of ReadOptions::max_model_structure_bytes: 512 MiB, some twenty
-/// times what the structure of a 30,000-node transformer export takes, while
+/// The default of ReadOptions::max_model_structure_bytes: 512 MiB, some fifteen
+/// times what the structure of a 30,000-node model takes (about 1 KB a node), while
 /// the 10 MB of a crafted model made of nothing but empty attributes (1.4 GB
 /// once parsed) is refused before protobuf parses it.
 inline constexpr std::uint64_t kDefaultMaxModelStructureBytes = std::uint64_t{512} << 20;
