@@ -30,7 +30,9 @@ double attribute_double(float f) {
   const auto written = std::to_chars(text, text + sizeof text, f);
   double d = 0;
   std::from_chars(text, written.ptr, d);
-  return d;
+  // The decimal's nearest double rounds back to f but for a decimal within
+  // 2^-54 of a float32 rounding boundary: then f itself, exactly.
+  return static_cast<float>(d) == f ? d : static_cast<double>(f);
 }
 
 namespace {
