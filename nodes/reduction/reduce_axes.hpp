@@ -22,10 +22,10 @@
 namespace nodeflow {
 
 /// The reduced axes as a mask over the input's axes. `axes` are ONNX's (each
-/// in [-r, r-1], no repeats); empty means every axis, or none when
+/// in [-r, r-1], no repeats; axis_mask of constant_inputs.hpp, which throws
+/// its ShapeMismatch); empty means every axis, or none when
 /// `noop_with_empty_axes` (then the op only maps its elements, e.g.
-/// ReduceSumSquare squares). Throws InvalidAttribute "input 1 (axes): axes[1] =
-/// 3 is outside [-3, 2] for input rank 3" or "... repeats axis 0 (axes[0] = -3)".
+/// ReduceSumSquare squares).
 std::vector<bool> reduced_axes(std::span<const std::int64_t> axes, std::size_t rank,
                                bool noop_with_empty_axes);
 
