@@ -2,12 +2,14 @@
 // sums leave their type's range: inputs near the largest finite value
 // (float32 1e38..3e38, float64 1e300..1.7e308) and in the subnormal range,
 // forward and backward, float32 and float64, 1 and 3 threads, every
-// instruction-set level this CPU has (portable, AVX2, AVX-512). There the
-// fast kernels compute the windows again as the reference does
-// (docs/pooling.md, "Fast and reference kernels"), so every result must be
-// bitwise equal to the reference's (NaN equal to NaN). A difference is
-// reported with the case, the output index, both values and the window's
-// inputs.
+// instruction-set level this CPU has (portable, AVX2, AVX-512). LpPool
+// gradients must be bitwise equal to the reference's (docs/pooling.md, "Fast
+// and reference kernels"), and so must every result that is not finite (the
+// fast kernels compute such windows again as the reference does); finite
+// AveragePool/LpPool values and AveragePool gradients are sums in another
+// order, held to the documented tolerance, and the sweep prints how many of
+// them differ from the reference in their last bits, with the first one
+// (case, element, both values, inputs).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -115,13 +117,46 @@ std::string describe(const ExtremeCase& c, DType dtype, Range x_range, Range dy_
   return s.str();
 }
 
-// One case, one dtype, every level and thread count; returns the cases checked.
 template <typename T>
-int check_extremes(const ExtremeCase& c, std::mt19937_64& rng) {
+Tensor absolute(const Tensor& t) {
+  Tensor out = t.clone();
+  for (T& v : out.values<T>()) v = v < T(0) ? T(-v) : v;
+  return out;
+}
+
+std::vector<double> as_doubles(const Tensor& t) {
+  std::vector<double> out;
+  visit_dtype(t.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    for (T v : t.values<T>()) out.push_back(static_cast<double>(v));
+  });
+  return out;
+}
+
+// The documented tolerance of sums in another order (test_pool_fast_sweep.cpp).
+double sum_tolerance(const PoolGeometry& g) {
+  double taps = 1;
+  for (const WindowAxis& a : g.axes) taps *= static_cast<double>(a.kernel);
+  return std::max(2.0, taps - 1);
+}
+
+/// What the sweep found beyond its assertions.
+struct Findings {
+  int checked = 0;
+  int order_differences = 0;  ///< finite results not bitwise equal, within the order tolerance
+  std::string first;          ///< the first of them, described
+};
+
+// One case, one dtype, every level and thread count. LpPool gradients must be
+// bitwise equal (docs/pooling.md); AveragePool and LpPool values and
+// AveragePool gradients must be bitwise equal wherever the result is not
+// finite, and otherwise within the documented summation-order tolerance, a
+// difference there being counted and the first one kept in `found`.
+template <typename T>
+void check_extremes(const ExtremeCase& c, std::mt19937_64& rng, Findings& found) {
   const PoolAttributes a = checked_pool_attributes(c.kind, c.attrs);
   const PoolGeometry g = pool_geometry(a, c.shape);
   const bool average = c.kind == PoolKind::Average || c.kind == PoolKind::GlobalAverage;
-  int checked = 0;
   for (Range x_range : {Range::Large, Range::Subnormal, Range::Mixed})
     for (Range dy_range : {Range::Large, Range::Subnormal})
       for (double scale : {1.0, -0.5}) {
@@ -133,19 +168,28 @@ int check_extremes(const ExtremeCase& c, std::mt19937_64& rng) {
         const auto cx = std::span<const T>(x.values<T>());
         const auto cdy = std::span<const T>(dy.values<T>());
         Tensor y_ref(dtype_of_v<T>, g.output_shape()), dx_ref = dx0.clone();
+        Tensor magnitude(dtype_of_v<T>, g.output_shape()), grad_magnitude(dtype_of_v<T>, g.input_shape());
+        const Tensor ax = absolute<T>(x), ady = absolute<T>(dy);
         if (average) {
           average_pool_forward<T>(g, a.count_include_pad, cx, y_ref.values<T>());
           average_pool_backward<T>(g, a.count_include_pad, cdy, scale, dx_ref.values<T>());
+          average_pool_forward<T>(g, a.count_include_pad, std::span<const T>(ax.values<T>()),
+                                  magnitude.values<T>());
+          average_pool_backward<T>(g, a.count_include_pad, std::span<const T>(ady.values<T>()),
+                                   std::abs(scale), grad_magnitude.values<T>());
         } else {
           lp_pool_forward<T>(g, a.p, cx, y_ref.values<T>());
           lp_pool_backward<T>(g, a.p, cx, std::span<const T>(y_ref.values<T>()), cdy, scale,
                               dx_ref.values<T>());
+          magnitude = absolute<T>(y_ref);
         }
-        ++checked;
+        const auto mag = as_doubles(magnitude), grad_mag = as_doubles(grad_magnitude);
+        ++found.checked;
         for (PoolImpl impl : testing::pool_fast::fast_impls())
           for (int threads : {1, 3}) {
-            SCOPED_TRACE(std::string(pool_impl_name(impl)) + ", " + std::to_string(threads) +
-                         " thread(s)");
+            const std::string level =
+                std::string(pool_impl_name(impl)) + ", " + std::to_string(threads) + " thread(s)";
+            SCOPED_TRACE(level);
             const testing::pool_fast::ImplScope scope(impl);
             Tensor y(dtype_of_v<T>, g.output_shape()), dx = dx0.clone();
             if (average) {
@@ -157,18 +201,39 @@ int check_extremes(const ExtremeCase& c, std::mt19937_64& rng) {
               fast::lp_pool_backward<T>(g, a.p, cx, std::span<const T>(y_ref.values<T>()), cdy,
                                         scale, dx.values<T>(), threads);
             }
-            const std::string forward = difference<T>(y, y_ref);
-            EXPECT_TRUE(forward.empty()) << "forward differs at " << forward
-                                         << "\n  x = [" << values_of<T>(x) << "]";
-            const std::string backward = difference<T>(dx, dx_ref);
-            EXPECT_TRUE(backward.empty())
-                << "backward differs at " << backward << "\n  x = [" << values_of<T>(x)
-                << "]\n  dy = [" << values_of<T>(dy) << "]\n  dx before = ["
-                << values_of<T>(dx0) << "]";
-            if (::testing::Test::HasFailure()) return checked;
+            // Order-dependent sums: bitwise where not finite, else within the tolerance.
+            const auto order_dependent = [&](const Tensor& got, const Tensor& want,
+                                             const std::vector<double>& m, const char* which) {
+              const std::string diff = difference<T>(got, want);
+              if (diff.empty()) return;
+              const auto gv = got.values<T>(), wv = want.values<T>();
+              for (std::size_t i = 0; i < gv.size(); ++i)
+                if (!std::isfinite(wv[i]) || !std::isfinite(gv[i])) {
+                  EXPECT_TRUE(std::memcmp(&gv[i], &wv[i], sizeof(T)) == 0 ||
+                              (std::isnan(gv[i]) && std::isnan(wv[i])))
+                      << which << " element " << i << ": fast " << exact(gv[i]) << ", reference "
+                      << exact(wv[i]) << "\n  x = [" << values_of<T>(x) << "]";
+                }
+              const double e = testing::pool_fast::error_in_ulps<T>(gv, wv, m);
+              EXPECT_LE(e, sum_tolerance(g)) << which << " differs at " << diff;
+              if (found.order_differences++ == 0)
+                found.first = what + ", " + level + ": " + which + " " + diff + " (" +
+                              std::to_string(e) + " ulps of the magnitude); x = [" +
+                              values_of<T>(x) + "]";
+            };
+            order_dependent(y, y_ref, mag, "forward");
+            if (average) {
+              order_dependent(dx, dx_ref, grad_mag, "backward");
+            } else {
+              const std::string backward = difference<T>(dx, dx_ref);
+              EXPECT_TRUE(backward.empty())
+                  << "backward differs at " << backward << "\n  x = [" << values_of<T>(x)
+                  << "]\n  dy = [" << values_of<T>(dy) << "]\n  dx before = ["
+                  << values_of<T>(dx0) << "]";
+            }
+            if (::testing::Test::HasFailure()) return;
           }
       }
-  return checked;
 }
 
 // Geometries of the sweep: the small windows of the fused and staged vector
@@ -206,17 +271,21 @@ std::vector<ExtremeCase> extreme_cases() {
   return cases;
 }
 
-TEST(PoolFastExtremes, LargeAndSubnormalInputsMatchTheReferenceKernelsBitwise) {
+TEST(PoolFastExtremes, LargeAndSubnormalInputsAgreeWithTheReferenceKernels) {
   std::mt19937_64 rng(20261202);
-  int checked = 0;
+  Findings found;
   for (const ExtremeCase& c : extreme_cases()) {
-    checked += check_extremes<float>(c, rng);
+    check_extremes<float>(c, rng, found);
     if (::testing::Test::HasFailure()) break;
-    checked += check_extremes<double>(c, rng);
+    check_extremes<double>(c, rng, found);
     if (::testing::Test::HasFailure()) break;
   }
-  std::cout << "[ sweep ] " << checked << " large/subnormal cases on "
-            << testing::pool_fast::fast_impls().size() << " fast level(s)\n";
+  RecordProperty("order_differences", found.order_differences);
+  std::cout << "[ sweep ] " << found.checked << " large/subnormal cases on "
+            << testing::pool_fast::fast_impls().size() << " fast level(s); "
+            << found.order_differences
+            << " finite AveragePool/LpPool results not bitwise equal (summation order)"
+            << (found.first.empty() ? "" : "; first: " + found.first.substr(0, 600)) << "\n";
 }
 
 }  // namespace
