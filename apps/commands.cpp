@@ -75,7 +75,7 @@ void run_inference(const RunRequest& request) {
   const OutputPlan plan = plan_output_files(request.outdir, graph.def().outputs, {});
   refuse_command_inputs(plan, request);
   const TensorMap feeds = read_inputs(graph, request.inputs);
-  const TensorMap outputs = Executor(graph, request.executor).run(feeds);
+  const TensorMap outputs = Executor(graph, request.executor).run(feeds, request.seed);
   write_planned_files(plan, outputs, {});
 }
 

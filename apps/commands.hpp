@@ -15,7 +15,9 @@ namespace nodeflow::cli {
 /// document on standard input (a file named "-" is given as ./-).
 Graph load_graph_argument(const std::filesystem::path& graph, const ReadOptions& options = {});
 
-/// `nodeflow run`: inference with request.threads threads; writes
+/// `nodeflow run`: inference with request.threads threads and request.seed
+/// (Executor::run: Dropout is the identity there, so no output depends on it
+/// today); writes
 /// OUTDIR/<output>.npy for every graph output. Nothing is written unless the
 /// whole run succeeds.
 void run_inference(const RunRequest& request);

@@ -234,8 +234,8 @@ Executor::Executor(const Graph& graph, ExecutorOptions options)
   }
 }
 
-TensorMap Executor::run(const TensorMap& feeds) const {
-  return forward_pass(graph_, plan_, feeds, nullptr, nullptr, nullptr, 0, nullptr, options_);
+TensorMap Executor::run(const TensorMap& feeds, std::uint64_t seed) const {
+  return forward_pass(graph_, plan_, feeds, nullptr, nullptr, nullptr, seed, nullptr, options_);
 }
 
 TrainingRun Executor::forward(const TensorMap& feeds, std::uint64_t seed) const {
