@@ -23,7 +23,6 @@
 #include "serialization/atomic_file.hpp"
 #include "serialization/json_reader.hpp"
 #include "serialization/json_text.hpp"
-#include "serialization/json_writer.hpp"
 #include "serialization/npy.hpp"
 #include "training/chart.hpp"
 #include "training/evaluation.hpp"
@@ -114,10 +113,10 @@ void check_bindings_of(const Graph& graph, const Bindings& bindings, const fs::p
   }
 }
 
-// OUT.json -> OUT<suffix>; other names get the suffix appended.
+// OUT.json or OUT.onnx -> OUT<suffix>; other names get the suffix appended.
 fs::path beside(const fs::path& output, const std::string& suffix) {
   fs::path p = output;
-  if (p.extension() == ".json") p.replace_extension();
+  if (p.extension() == ".json" || p.extension() == ".onnx") p.replace_extension();
   p += suffix;
   return p;
 }
@@ -305,7 +304,7 @@ struct FinalSet {
 
 std::vector<FinalSet> final_sets(const TrainFiles& files, const Graph& graph,
                                  const std::vector<EpochMetrics>& history) {
-  std::vector<SetFile> set{{files.output.path, write_graph_json(graph.def())},
+  std::vector<SetFile> set{{files.output.path, graph_file_bytes(files.output.path, graph)},
                            {files.metrics.path, metrics_csv(history)}};
   try {
     set.push_back({files.chart.path, render_chart(history, files.chart.path)});
@@ -384,8 +383,8 @@ void train_model(const TrainRequest& request, std::ostream& out) {
   for (std::size_t k = 1; k < sets.size(); ++k) write_file_set(sets[k].directory, sets[k].files);
 
   const ReloadCheck check =
-      check_reload(graph, request.output, data.test, config.bindings, config.eval_batch_size,
-                   config.executor_options(), request.read);
+      check_reload(graph, load_graph_argument(request.output, request.read), data.test,
+                   config.bindings, config.eval_batch_size, config.executor_options());
   if (!request.predictions.empty()) write_npy(request.predictions, check.in_memory.predictions);
   if (!check.identical())
     throw RunError("the reloaded " + request.output.string() + " predicts sample " +
@@ -461,14 +460,16 @@ void add_training_verbs(CLI::App& app, TrainingVerbs& verbs) {
       "Train a graph on a dataset; save it, reload it and check its predictions bit for bit");
   verbs.train
       ->add_option("GRAPH", t.graph,
-                   "Graph document to train (nodeflow.graph JSON; - for standard input)")
+                   "Graph document to train (nodeflow.graph JSON), or ONNX model (.onnx); - for a "
+                   "document on standard input")
       ->required();
   verbs.train->add_option("--config", t.config, "Training configuration (docs/training-config.md)")
       ->required();
   verbs.train->add_option("--data", t.data.name, "Dataset")
       ->required()
       ->check(CLI::IsMember({"mnist"}));
-  verbs.train->add_option("-o,--output", t.output, "Where to save the trained graph")->required();
+  verbs.train->add_option("-o,--output", t.output, "Where to save the trained graph: an ONNX model for .onnx, else a graph "
+                          "document")->required();
   verbs.train->add_option("--metrics", t.metrics_csv, "Metrics CSV (default: OUT.metrics.csv)");
   verbs.train->add_option("--chart", t.chart,
                           "Loss/accuracy chart, .svg or .png (default: OUT.chart.svg)");
@@ -494,7 +495,9 @@ void add_training_verbs(CLI::App& app, TrainingVerbs& verbs) {
   verbs.eval = app.add_subcommand(
       "eval", "Evaluate a graph on a dataset: accuracy, per-class accuracy and confusion matrix");
   verbs.eval
-      ->add_option("GRAPH", e.graph, "Graph document (nodeflow.graph JSON; - for standard input)")
+      ->add_option("GRAPH", e.graph,
+                   "Graph document (nodeflow.graph JSON), or ONNX model (.onnx); - for a document "
+                   "on standard input")
       ->required();
   verbs.eval->add_option("--data", e.data.name, "Dataset")
       ->required()
