@@ -15,6 +15,7 @@
 #include "core/executor.hpp"
 #include "serialization/atomic_file.hpp"
 #include "serialization/json_writer.hpp"
+#include "serialization/onnx.hpp"
 #include "serialization/op_schema_json.hpp"
 #include "serialization/text_file.hpp"
 
@@ -55,7 +56,19 @@ std::string described(const TensorInfo& info) {
 
 Graph load_graph_argument(const std::filesystem::path& graph, const ReadOptions& options) {
   if (graph == "-") return load_graph(read_standard_input("graph"), options);
+  if (is_onnx_path(graph)) return load_onnx_file(graph, options);
   return load_graph_file(graph, options);
+}
+
+void save_graph_argument(const std::filesystem::path& path, const Graph& graph,
+                         std::ostream& warnings) {
+  if (!is_onnx_path(path)) {
+    save_graph_file(path, graph.def());
+    return;
+  }
+  const OnnxModel model = save_onnx_file(path, graph);
+  for (const std::string& line : model.warnings)
+    warnings << "warning: " << printable(line, std::string::npos) << "\n";
 }
 
 namespace {
@@ -148,7 +161,8 @@ void check_graph(const std::filesystem::path& path, std::ostream& out, const Rea
 }
 
 void convert_graph(const std::filesystem::path& in, const std::filesystem::path& out,
-                   const ReadOptions& read, std::ostream& standard_output) {
+                   const ReadOptions& read, std::ostream& standard_output,
+                   std::ostream& warnings) {
   if (out == "-") {
     const std::string text = write_graph_json(load_graph_argument(in, read).def());
     if (!standard_output.write(text.data(), static_cast<std::streamsize>(text.size())).flush())
@@ -177,7 +191,7 @@ void convert_graph(const std::filesystem::path& in, const std::filesystem::path&
     std::filesystem::create_directories(dir, ec);
     if (ec) throw IoError("cannot create output directory '" + dir.string() + "': " + ec.message());
   }
-  save_graph_file(out, graph.def());
+  save_graph_argument(out, graph, warnings);
 }
 
 }  // namespace nodeflow::cli

@@ -11,9 +11,18 @@
 
 namespace nodeflow::cli {
 
-/// The GRAPH argument of every verb: load_graph_file(graph), or for "-" the
-/// document on standard input (a file named "-" is given as ./-).
+/// The GRAPH argument of every verb: load_onnx_file(graph) for a name ending
+/// in ".onnx" (is_onnx_path), else load_graph_file(graph), or for "-" the
+/// document on standard input (a file named "-" is given as ./-). The one
+/// place that picks the reader.
 Graph load_graph_argument(const std::filesystem::path& graph, const ReadOptions& options = {});
+
+/// Saves `graph` in the format `path` names: save_onnx_file for a name ending
+/// in ".onnx", printing each of its warnings to `warnings` as one line
+/// "warning: ..."; else save_graph_file (the JSON document). The one place
+/// that picks the writer.
+void save_graph_argument(const std::filesystem::path& path, const Graph& graph,
+                         std::ostream& warnings = std::cerr);
 
 /// `nodeflow run`: inference with request.threads threads; writes
 /// OUTDIR/<output>.npy for every graph output. Nothing is written unless the
@@ -38,17 +47,20 @@ void check_graph(const std::filesystem::path& graph, std::ostream& out,
 /// with `json`, the document of op_schemas_json (docs/ops-json.md).
 void list_ops(std::ostream& out, bool json, const OpRegistry& registry = OpRegistry::global());
 
-/// `nodeflow convert IN OUT`: loads and validates IN, then writes it to OUT in
-/// the writer's normal form (serialization/json_writer.hpp: fixed key order and
+/// `nodeflow convert IN OUT`: loads and validates IN (JSON or ONNX, as
+/// load_graph_argument reads it), then writes it to OUT, an ONNX model when OUT
+/// ends in ".onnx" (save_graph_argument; its warnings go to `warnings`), else a
+/// JSON document in the writer's normal form (serialization/json_writer.hpp: fixed key order and
 /// layout, shortest exact numbers, base64 above 64 elements; `init` rules
 /// become the values they generate). OUT's directory is made when missing (as
 /// run's OUTDIR is); OUT is replaced atomically and may be IN; nothing is
 /// written, and no directory made, when IN is refused. OUT "-" writes the
-/// document to `standard_output` instead; an OUT that cannot be replaced (a
+/// JSON document to `standard_output` instead; an OUT that cannot be replaced (a
 /// pipe such as /dev/stdout of a piped command, a FIFO, a terminal, a
 /// directory) is refused before IN is read, with an IoError naming it and,
 /// but for a directory, suggesting "-".
 void convert_graph(const std::filesystem::path& in, const std::filesystem::path& out,
-                   const ReadOptions& read = {}, std::ostream& standard_output = std::cout);
+                   const ReadOptions& read = {}, std::ostream& standard_output = std::cout,
+                   std::ostream& warnings = std::cerr);
 
 }  // namespace nodeflow::cli

@@ -21,7 +21,6 @@
 #include "core/errors.hpp"
 #include "serialization/atomic_file.hpp"
 #include "serialization/json_reader.hpp"
-#include "serialization/json_writer.hpp"
 #include "serialization/npy.hpp"
 #include "training/chart.hpp"
 #include "training/evaluation.hpp"
@@ -111,10 +110,10 @@ void check_bindings_of(const Graph& graph, const Bindings& bindings, const fs::p
   }
 }
 
-// OUT.json -> OUT<suffix>; other names get the suffix appended.
+// OUT.json or OUT.onnx -> OUT<suffix>; other names get the suffix appended.
 fs::path beside(const fs::path& output, const std::string& suffix) {
   fs::path p = output;
-  if (p.extension() == ".json") p.replace_extension();
+  if (p.extension() == ".json" || p.extension() == ".onnx") p.replace_extension();
   p += suffix;
   return p;
 }
@@ -314,7 +313,7 @@ void train_model(const TrainRequest& request, std::ostream& out) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   try {
-    save_graph_file(request.output, graph.def());
+    save_graph_argument(request.output, graph);
   } catch (const IoError& e) {
     // The weights in memory die with the process: say where a copy is.
     throw IoError(std::string("the trained graph was not saved: ") + e.what() + "; " +
@@ -325,8 +324,8 @@ void train_model(const TrainRequest& request, std::ostream& out) {
   }
 
   const ReloadCheck check =
-      check_reload(graph, request.output, data.test, config.bindings, config.eval_batch_size,
-                   config.executor_options(), request.read);
+      check_reload(graph, load_graph_argument(request.output, request.read), data.test,
+                   config.bindings, config.eval_batch_size, config.executor_options());
   if (!request.predictions.empty()) write_npy(request.predictions, check.in_memory.predictions);
   if (!check.identical())
     throw RunError("the reloaded " + request.output.string() + " predicts sample " +

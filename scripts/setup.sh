@@ -9,7 +9,7 @@ set -euo pipefail
 
 packages=(cmake g++ ccache libeigen3-dev nlohmann-json3-dev libspdlog-dev libgtest-dev
           libbenchmark-dev libcli11-dev libssl-dev python3-numpy gnuplot-nox
-          strace)
+          strace libprotobuf-dev libonnx-dev)
 for arg in "$@"; do
   case $arg in
     --fuzz) packages+=(clang-14 libclang-rt-14-dev libfuzzer-14-dev) ;;

@@ -3,10 +3,16 @@
 // Cli/<Suite>.Case/<case> through the installed `nodeflow` binary, run exactly
 // as tests/conformance/README.md describes. <Suite> is Conformance for
 // tests/conformance/ (pooling) and OpsConformance for tests/conformance-ops/.
+// Onnx/<Suite>.Case/<case> (forward and backward cases) converts the graph to
+// ONNX and back with the installed binary, requires the JSON it gets back to be
+// the JSON writer's document of the graph byte for byte and the model of that
+// JSON to be the same model byte for byte, then runs the case from the .onnx.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cctype>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <ostream>
 #include <set>
@@ -19,6 +25,7 @@
 #include "support/conformance_corpora.hpp"
 #include "core/executor.hpp"
 #include "serialization/json_reader.hpp"
+#include "serialization/json_writer.hpp"
 #include "serialization/npy.hpp"
 #include "support/npy_compare.hpp"
 #include "support/subprocess.hpp"
@@ -28,7 +35,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-enum class Route { Api, Cli };
+enum class Route { Api, Cli, Onnx };
 
 struct CaseParam {
   Route route;
@@ -37,13 +44,15 @@ struct CaseParam {
 
 // What gtest prints for a failing case.
 [[maybe_unused]] void PrintTo(const CaseParam& param, std::ostream* os) {
-  *os << (param.route == Route::Api ? "Api " : "Cli ") << param.dir.string();
+  *os << (param.route == Route::Api ? "Api " : param.route == Route::Cli ? "Cli " : "Onnx ")
+      << param.dir.string();
 }
 
 std::vector<CaseParam> discover(Route route, std::string_view suite) {
   std::vector<CaseParam> params;
   for (const auto& dir : list_conformance_cases(conformance_run_dir(conformance_corpus(suite))))
-    params.push_back({route, dir});
+    if (route != Route::Onnx || load_conformance_case(dir).kind != "error")
+      params.push_back({route, dir});
   return params;
 }
 
@@ -232,8 +241,9 @@ std::vector<std::string> named_file_args(const char* flag,
 }
 
 std::vector<std::string> cli_command(const ConformanceCase& c, const std::string& verb,
-                                     const fs::path& outdir) {
-  std::vector<std::string> argv = {NODEFLOW_INSTALLED_CLI, verb, c.graph().string()};
+                                     const fs::path& outdir, const fs::path& graph = {}) {
+  std::vector<std::string> argv = {NODEFLOW_INSTALLED_CLI, verb,
+                                   graph.empty() ? c.graph().string() : graph.string()};
   if (verb == "check") return argv;
   for (const auto& arg : named_file_args("-i", c.inputs)) argv.push_back(arg);
   if (verb == "backward")
@@ -252,10 +262,10 @@ std::set<std::string> files_in(const fs::path& dir) {
   return names;
 }
 
-void run_cli_case(const ConformanceCase& c, const fs::path& scratch) {
+void run_cli_case(const ConformanceCase& c, const fs::path& scratch, const fs::path& graph = {}) {
   const fs::path outdir = scratch / "out";
   const std::string verb = c.kind == "forward" ? "run" : "backward";
-  const ProcessResult result = run_process(cli_command(c, verb, outdir), scratch);
+  const ProcessResult result = run_process(cli_command(c, verb, outdir, graph), scratch);
   EXPECT_FALSE(result.sanitizer_report()) << result.describe();
   ASSERT_EQ(result.exit_code, 0) << "nodeflow " << verb << ": " << result.describe();
   std::set<std::string> want_files;
@@ -284,6 +294,51 @@ void run_cli_error_verb(const ConformanceCase& c, const std::string& verb,
   expect_error_words(c, verb, result.err);
 }
 
+// --- Route Onnx: JSON -> ONNX -> JSON, then the case from the .onnx ----------
+
+std::string file_bytes(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// `nodeflow convert IN OUT`, which must succeed; returns its stderr (warnings).
+std::string convert(const fs::path& in, const fs::path& out, const fs::path& scratch) {
+  const ProcessResult r =
+      run_process({NODEFLOW_INSTALLED_CLI, "convert", in.string(), out.string()}, scratch);
+  EXPECT_FALSE(r.sanitizer_report()) << r.describe();
+  EXPECT_EQ(r.exit_code, 0) << "nodeflow convert " << in.string() << " " << out.string() << ": "
+                            << r.describe();
+  return r.err;
+}
+
+void run_onnx_case(const ConformanceCase& c, const fs::path& scratch) {
+  const fs::path normal = scratch / "normal.json", model = scratch / "model.onnx",
+                 back = scratch / "back.json", again = scratch / "again.onnx";
+  convert(c.graph(), normal, scratch);
+  convert(c.graph(), model, scratch);
+  convert(model, back, scratch);
+  convert(back, again, scratch);
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  // ONNX keeps the nodes in execution order (docs/onnx.md): a document whose
+  // nodes are in another order comes back in that one, as the JSON writer
+  // writes the graph with its nodes in execution order.
+  const Graph graph = load_graph_file(c.graph());
+  GraphDef sorted = graph.def();
+  sorted.nodes.clear();
+  for (const Graph::Step& step : graph.steps()) sorted.nodes.push_back(graph.def().nodes[step.def_index]);
+  const std::string expected = write_graph_json(sorted);
+  if (expected == file_bytes(normal))
+    EXPECT_EQ(file_bytes(back), file_bytes(normal))
+        << "JSON -> ONNX -> JSON is not the JSON writer's document of the graph";
+  else
+    EXPECT_EQ(file_bytes(back), expected)
+        << "JSON -> ONNX -> JSON is not the JSON writer's document of the graph with its nodes "
+           "in execution order (the document's own order is another)";
+  EXPECT_TRUE(file_bytes(again) == file_bytes(model))
+      << "the ONNX model of the round-tripped JSON differs from the first model";
+  run_cli_case(c, scratch, model);
+}
+
 // --- The parameterized suites ------------------------------------------------
 
 void run_case(const CaseParam& param) {
@@ -300,6 +355,8 @@ void run_case(const CaseParam& param) {
         else
           run_cli_error_verb(c, verb, scratch.path());
       }
+    } else if (param.route == Route::Onnx) {
+      run_onnx_case(c, scratch.path());
     } else if (!api) {
       run_cli_case(c, scratch.path());
     } else if (c.kind == "forward") {
@@ -323,11 +380,17 @@ INSTANTIATE_TEST_SUITE_P(Api, Conformance, ::testing::ValuesIn(discover(Route::A
                          case_test_name);
 INSTANTIATE_TEST_SUITE_P(Cli, Conformance, ::testing::ValuesIn(discover(Route::Cli, "Conformance")),
                          case_test_name);
+INSTANTIATE_TEST_SUITE_P(Onnx, Conformance,
+                         ::testing::ValuesIn(discover(Route::Onnx, "Conformance")), case_test_name);
 INSTANTIATE_TEST_SUITE_P(Api, OpsConformance,
                          ::testing::ValuesIn(discover(Route::Api, "OpsConformance")),
                          case_test_name);
 INSTANTIATE_TEST_SUITE_P(Cli, OpsConformance,
                          ::testing::ValuesIn(discover(Route::Cli, "OpsConformance")),
+                         case_test_name);
+
+INSTANTIATE_TEST_SUITE_P(Onnx, OpsConformance,
+                         ::testing::ValuesIn(discover(Route::Onnx, "OpsConformance")),
                          case_test_name);
 
 }  // namespace

@@ -9,7 +9,12 @@ namespace nodeflow::training {
 ReloadCheck check_reload(const Graph& trained, const std::filesystem::path& saved,
                          const Dataset& data, const Bindings& bindings, std::int64_t batch_size,
                          const ExecutorOptions& options, const ReadOptions& read) {
-  const Graph loaded = load_graph_file(saved, read);
+  return check_reload(trained, load_graph_file(saved, read), data, bindings, batch_size, options);
+}
+
+ReloadCheck check_reload(const Graph& trained, const Graph& loaded, const Dataset& data,
+                         const Bindings& bindings, std::int64_t batch_size,
+                         const ExecutorOptions& options) {
   ReloadCheck check{evaluate(trained, data, bindings, batch_size, options),
                     evaluate(loaded, data, bindings, batch_size, options), std::nullopt};
   const Tensor& a = check.in_memory.predictions;

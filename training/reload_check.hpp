@@ -31,4 +31,10 @@ ReloadCheck check_reload(const Graph& trained, const std::filesystem::path& save
                          const Dataset& data, const Bindings& bindings, std::int64_t batch_size,
                          const ExecutorOptions& options = {}, const ReadOptions& read = {});
 
+/// The same check of a saved graph already loaded (`reloaded`, read by the
+/// caller in whatever format it was saved: `nodeflow train -o OUT.onnx`).
+ReloadCheck check_reload(const Graph& trained, const Graph& reloaded, const Dataset& data,
+                         const Bindings& bindings, std::int64_t batch_size,
+                         const ExecutorOptions& options = {});
+
 }  // namespace nodeflow::training

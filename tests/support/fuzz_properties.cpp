@@ -1,12 +1,14 @@
 #include "support/fuzz_properties.hpp"
 
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "core/errors.hpp"
 #include "serialization/json_reader.hpp"
 #include "serialization/json_writer.hpp"
 #include "serialization/npy.hpp"
+#include "serialization/onnx.hpp"
 
 namespace nodeflow::testing {
 namespace {
@@ -22,6 +24,19 @@ bool same_bits(const Tensor& a, const Tensor& b) {
 // fuzzers run under a 2 GB memory limit, so they read with a smaller budget.
 constexpr ReadOptions kFuzzRead{std::uint64_t{64} << 20};
 
+// A refusal's message reaches terminals: no raw control character in it.
+void check_message(const Error& e) {
+  const std::string_view message = e.what();
+  for (std::size_t i = 0; i < message.size(); ++i) {
+    const auto c = static_cast<unsigned char>(message[i]);
+    const bool c1 = c == 0xc2 && i + 1 < message.size() &&
+                    static_cast<unsigned char>(message[i + 1]) >= 0x80 &&
+                    static_cast<unsigned char>(message[i + 1]) <= 0x9f;
+    if (c < 0x20 || c == 0x7f || c1)
+      violated(std::string("a message holds a raw control character: ") + printable(e.what(), 300));
+  }
+}
+
 }  // namespace
 
 void check_graph_document(std::string_view text) {
@@ -29,17 +44,7 @@ void check_graph_document(std::string_view text) {
   try {
     def = Graph(parse_graph_def(text, OpRegistry::global(), kFuzzRead)).def();
   } catch (const Error& e) {
-    // Refused, as it may be; but the message reaches terminals.
-    const std::string_view message = e.what();
-    for (std::size_t i = 0; i < message.size(); ++i) {
-      const auto c = static_cast<unsigned char>(message[i]);
-      const bool c1 = c == 0xc2 && i + 1 < message.size() &&
-                      static_cast<unsigned char>(message[i + 1]) >= 0x80 &&
-                      static_cast<unsigned char>(message[i + 1]) <= 0x9f;
-      if (c < 0x20 || c == 0x7f || c1)
-        violated(std::string("a message holds a raw control character: ") +
-                 printable(e.what(), 300));
-    }
+    check_message(e);  // refused, as it may be
     return;
   }
   // Accepted: the writer must reproduce it exactly.
@@ -60,6 +65,36 @@ void check_graph_document(std::string_view text) {
   for (std::size_t i = 0; i < def.initializers.size(); ++i)
     if (!same_bits(def.initializers[i].value, back.initializers[i].value))
       violated("initializer " + def.initializers[i].name + " changed bits");
+}
+
+void check_onnx_model(std::string_view bytes) {
+  std::optional<Graph> graph;
+  try {
+    graph.emplace(load_onnx(bytes, {}, kFuzzRead));
+  } catch (const Error& e) {
+    check_message(e);  // refused, as it may be
+    return;
+  }
+  std::string first;
+  try {
+    first = write_onnx(*graph).bytes;
+  } catch (const InvalidAttribute&) {
+    return;  // a float attribute beyond float32 (read as a double): refused on writing, rightly
+  } catch (const Error& e) {
+    violated(std::string("accepted model cannot be written: ") + e.what());
+  }
+  std::optional<Graph> back;
+  try {
+    back.emplace(load_onnx(first, {}, kFuzzRead));
+  } catch (const Error& e) {
+    violated(std::string("written model is refused: ") + e.what());
+  }
+  if (write_onnx(*back).bytes != first) violated("rewriting the written model changes its bytes");
+  const auto& a = graph->def().initializers;
+  const auto& b = back->def().initializers;
+  if (a.size() != b.size()) violated("initializer count changed");
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (!same_bits(a[i].value, b[i].value)) violated("initializer " + a[i].name + " changed bits");
 }
 
 void check_npy_bytes(std::span<const std::byte> bytes) {

@@ -22,6 +22,12 @@ class PropertyViolation : public std::logic_error {
 /// bytes and load again as a valid graph.
 void check_graph_document(std::string_view text);
 
+/// Loads `bytes` as an ONNX model (no folder: external data refused). A
+/// refusal must be a nodeflow::Error whose message holds no raw control
+/// character. An accepted model must write out as ONNX, load again, and write
+/// again to the same bytes with the same initializer bits.
+void check_onnx_model(std::string_view bytes);
+
 /// Parses `bytes` as a .npy file. A refusal must be a nodeflow::Error. An
 /// accepted file must encode and parse back to the same tensor bit for bit,
 /// and encode again to the same bytes.

@@ -1,5 +1,6 @@
 // Each conformance corpus of tests/ must be a byte-for-byte copy of its shared
-// corpus (tests/support/conformance_corpora.hpp) whenever that corpus is present.
+// corpus (tests/support/conformance_corpora.hpp) whenever that corpus is present,
+// and so must tests/onnx-models/, the real ONNX models of the shared folder.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -7,6 +8,8 @@
 #include <iterator>
 #include <set>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "support/conformance_corpora.hpp"
 
@@ -27,10 +30,29 @@ std::string contents(const fs::path& file) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-class ConformanceCopy : public ::testing::TestWithParam<ConformanceCorpus> {};
+/// A folder of tests/ copied from the shared folder.
+struct CopiedFolder {
+  std::string_view suite;
+  std::string_view folder;
+  const char* local_dir;
+  const char* shared_dir;
+};
+
+std::vector<CopiedFolder> copied_folders() {
+  std::vector<CopiedFolder> folders;
+  for (const ConformanceCorpus& c : kConformanceCorpora)
+    folders.push_back({c.suite, c.folder, c.local_dir, c.shared_dir});
+  folders.push_back({"OnnxModels", "onnx-models", NODEFLOW_ONNX_MODELS_DIR,
+                     NODEFLOW_SHARED_ONNX_MODELS_DIR});
+  return folders;
+}
+
+void PrintTo(const CopiedFolder& folder, std::ostream* os) { *os << "tests/" << folder.folder; }
+
+class ConformanceCopy : public ::testing::TestWithParam<CopiedFolder> {};
 
 TEST_P(ConformanceCopy, MatchesSharedCorpusByteForByte) {
-  const ConformanceCorpus& corpus = GetParam();
+  const CopiedFolder& corpus = GetParam();
   const fs::path shared = corpus.shared_dir;
   const fs::path local = corpus.local_dir;
   if (!fs::is_directory(shared)) GTEST_SKIP() << "no shared corpus at " << shared;
@@ -49,12 +71,13 @@ TEST_P(ConformanceCopy, MatchesSharedCorpusByteForByte) {
   }
 }
 
-std::string corpus_name(const ::testing::TestParamInfo<ConformanceCorpus>& param) {
+std::string corpus_name(const ::testing::TestParamInfo<CopiedFolder>& param) {
   return std::string(param.param.suite);
 }
 
-// ConformanceCopy.MatchesSharedCorpusByteForByte/Conformance, .../OpsConformance.
-INSTANTIATE_TEST_SUITE_P(, ConformanceCopy, ::testing::ValuesIn(kConformanceCorpora), corpus_name);
+// ConformanceCopy.MatchesSharedCorpusByteForByte/Conformance, .../OpsConformance,
+// .../OnnxModels.
+INSTANTIATE_TEST_SUITE_P(, ConformanceCopy, ::testing::ValuesIn(copied_folders()), corpus_name);
 
 }  // namespace
 }  // namespace nodeflow::testing

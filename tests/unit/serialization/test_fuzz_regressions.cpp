@@ -12,6 +12,7 @@
 
 #include "serialization/json_reader.hpp"
 #include "serialization/npy.hpp"
+#include "serialization/onnx.hpp"
 #include "support/fuzz_properties.hpp"
 
 namespace nodeflow {
@@ -48,6 +49,21 @@ TEST(FuzzRegressions, GraphDocuments) {
     EXPECT_NO_THROW(testing::check_graph_document(text));
     if (expected_accepted(file)) {
       EXPECT_NO_THROW(load_graph(text));
+    }
+  }
+}
+
+TEST(FuzzRegressions, OnnxModels) {
+  const auto files = files_in("onnx");
+  ASSERT_FALSE(files.empty());
+  for (const fs::path& file : files) {
+    SCOPED_TRACE(file.filename().string());
+    const std::string bytes = read_bytes(file);
+    EXPECT_NO_THROW(testing::check_onnx_model(bytes));
+    if (expected_accepted(file)) {
+      EXPECT_NO_THROW(load_onnx(bytes, {}));
+    } else {
+      EXPECT_THROW(load_onnx(bytes, {}), Error);
     }
   }
 }

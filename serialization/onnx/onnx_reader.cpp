@@ -1,0 +1,629 @@
+#include "serialization/onnx/onnx_reader.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <onnx/onnx_pb.h>  // onnx-ml.pb.h (ONNX_ML), with the ONNX_API it needs
+
+#include "core/errors.hpp"
+#include "serialization/onnx.hpp"
+#include "serialization/onnx/detail/proto_parse.hpp"
+#include "serialization/onnx/onnx_tensor.hpp"
+#include "serialization/onnx/opset_history.hpp"
+#include "serialization/text_file.hpp"
+
+namespace nodeflow {
+namespace onnx_io {
+
+std::string metadata_key(const std::string& name, std::string_view suffix) {
+  return std::string(kMetadataPrefix) + name + std::string(suffix);
+}
+
+double attribute_double(float f) {
+  if (!std::isfinite(f)) return static_cast<double>(f);
+  char text[64];
+  const auto written = std::to_chars(text, text + sizeof text, f);
+  double d = 0;
+  std::from_chars(text, written.ptr, d);
+  return d;
+}
+
+namespace {
+
+using AttrType = onnx::AttributeProto::AttributeType;
+
+const char* attribute_type_name(int type) {
+  switch (type) {
+    case onnx::AttributeProto::FLOAT: return "FLOAT";
+    case onnx::AttributeProto::INT: return "INT";
+    case onnx::AttributeProto::STRING: return "STRING";
+    case onnx::AttributeProto::TENSOR: return "TENSOR";
+    case onnx::AttributeProto::GRAPH: return "GRAPH";
+    case onnx::AttributeProto::SPARSE_TENSOR: return "SPARSE_TENSOR";
+    case onnx::AttributeProto::TYPE_PROTO: return "TYPE_PROTO";
+    case onnx::AttributeProto::FLOATS: return "FLOATS";
+    case onnx::AttributeProto::INTS: return "INTS";
+    case onnx::AttributeProto::STRINGS: return "STRINGS";
+    case onnx::AttributeProto::TENSORS: return "TENSORS";
+    case onnx::AttributeProto::GRAPHS: return "GRAPHS";
+    case onnx::AttributeProto::SPARSE_TENSORS: return "SPARSE_TENSORS";
+    case onnx::AttributeProto::TYPE_PROTOS: return "TYPE_PROTOS";
+    default: return nullptr;
+  }
+}
+
+/// The kind of an attribute that does not state it, from the one field it fills.
+int implied_type(const onnx::AttributeProto& a, const std::string& where) {
+  std::vector<int> kinds;
+  if (a.has_f()) kinds.push_back(onnx::AttributeProto::FLOAT);
+  if (a.has_i()) kinds.push_back(onnx::AttributeProto::INT);
+  if (a.has_s()) kinds.push_back(onnx::AttributeProto::STRING);
+  if (a.has_t()) kinds.push_back(onnx::AttributeProto::TENSOR);
+  if (a.has_g()) kinds.push_back(onnx::AttributeProto::GRAPH);
+  if (a.has_sparse_tensor()) kinds.push_back(onnx::AttributeProto::SPARSE_TENSOR);
+  if (a.has_tp()) kinds.push_back(onnx::AttributeProto::TYPE_PROTO);
+  if (a.floats_size()) kinds.push_back(onnx::AttributeProto::FLOATS);
+  if (a.ints_size()) kinds.push_back(onnx::AttributeProto::INTS);
+  if (a.strings_size()) kinds.push_back(onnx::AttributeProto::STRINGS);
+  if (a.tensors_size()) kinds.push_back(onnx::AttributeProto::TENSORS);
+  if (a.graphs_size()) kinds.push_back(onnx::AttributeProto::GRAPHS);
+  if (a.sparse_tensors_size()) kinds.push_back(onnx::AttributeProto::SPARSE_TENSORS);
+  if (a.type_protos_size()) kinds.push_back(onnx::AttributeProto::TYPE_PROTOS);
+  if (kinds.size() != 1)
+    throw InvalidAttribute(where + ": attribute '" + printable(a.name(), 100) +
+                           "' states no type and " +
+                           (kinds.empty() ? std::string("holds no value")
+                                          : std::string("fills several value fields")) +
+                           ", so its kind cannot be told");
+  return kinds.front();
+}
+
+}  // namespace
+
+AttrValue attribute_value(const onnx::AttributeProto& a, const std::string& where) {
+  const std::string name = "attribute '" + printable(a.name(), 100) + "'";
+  if (!a.ref_attr_name().empty())
+    throw InvalidAttribute(where + ": " + name + " refers to the attribute '" +
+                           printable(a.ref_attr_name(), 100) +
+                           "' of a function (ref_attr_name), which nodeflow does not support");
+  const int type = a.has_type() && a.type() != onnx::AttributeProto::UNDEFINED
+                       ? static_cast<int>(a.type())
+                       : implied_type(a, where);
+  switch (type) {
+    case onnx::AttributeProto::INT: return a.i();
+    case onnx::AttributeProto::FLOAT: return attribute_double(a.f());
+    case onnx::AttributeProto::STRING: return a.s();
+    case onnx::AttributeProto::INTS: return std::vector<std::int64_t>(a.ints().begin(), a.ints().end());
+    case onnx::AttributeProto::FLOATS: {
+      std::vector<double> out;
+      out.reserve(static_cast<std::size_t>(a.floats_size()));
+      for (const float f : a.floats()) out.push_back(attribute_double(f));
+      return out;
+    }
+    case onnx::AttributeProto::STRINGS:
+      return std::vector<std::string>(a.strings().begin(), a.strings().end());
+    default: break;
+  }
+  const char* kind = attribute_type_name(type);
+  throw InvalidAttribute(where + ": " + name + " is " +
+                         (kind ? std::string("a ") + kind : "of type " + std::to_string(type)) +
+                         ", which nodeflow does not support (it takes INT, FLOAT, STRING, INTS, "
+                         "FLOATS and STRINGS)");
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string quoted(const std::string& name) {
+  std::string out(1, '\'');  // not "'" + ...: GCC 12's -Wrestrict misfires on it
+  out += printable(name, 200);
+  out += '\'';
+  return out;
+}
+
+/// "graph.input[2] (x)".
+std::string element(const char* list, std::size_t i, const std::string& name) {
+  std::string out = std::string("graph.") + list + "[" + std::to_string(i) + "]";
+  if (!name.empty()) out += " (" + printable(name, 200) + ")";
+  return out;
+}
+
+/// The default-domain opset of the model.
+int model_opset(const onnx::ModelProto& model) {
+  std::optional<int> opset;
+  for (int i = 0; i < model.opset_import_size(); ++i) {
+    const auto& entry = model.opset_import(i);
+    if (entry.domain() != "" && entry.domain() != "ai.onnx") continue;
+    const std::string where = "model.opset_import[" + std::to_string(i) + "]";
+    if (opset)
+      throw InvalidGraph(where + ": the default domain is imported twice (opsets " +
+                         std::to_string(*opset) + " and " + std::to_string(entry.version()) + ")");
+    if (entry.version() < 1 || entry.version() > onnx_import::kMaxOpset)
+      throw InvalidGraph(where + ": opset " + std::to_string(entry.version()) +
+                         " of the default domain is not supported (nodeflow reads opsets 1 to " +
+                         std::to_string(onnx_import::kMaxOpset) + ")");
+    opset = static_cast<int>(entry.version());
+  }
+  if (!opset)
+    throw InvalidGraph("model.opset_import: no opset of the default domain ('' or 'ai.onnx') is "
+                       "imported");
+  return *opset;
+}
+
+/// The training keys of metadata_props, by name.
+struct TrainingKeys {
+  std::map<std::string, bool> training;
+  std::map<std::string, double> lda_coeff;
+  std::map<std::string, bool> trainable;
+  std::map<std::string, std::string> where;  ///< metadata key -> its path, for messages
+};
+
+bool parse_bool(const std::string& value, const std::string& where) {
+  if (value == "true") return true;
+  if (value == "false") return false;
+  throw InvalidGraph(where + ": expected true or false, got " + quoted(value));
+}
+
+double parse_number(const std::string& value, const std::string& where) {
+  double d = 0;
+  const char* end = value.data() + value.size();
+  const auto [ptr, ec] = std::from_chars(value.data(), end, d);
+  // JSON number text: no leading '+', no 'inf'/'nan', no trailing bytes.
+  if (value.empty() || value.front() == '+' || ec != std::errc() || ptr != end || !std::isfinite(d))
+    throw InvalidGraph(where + ": expected a finite number (JSON text such as 0.25), got " +
+                       quoted(value));
+  return d;
+}
+
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+TrainingKeys read_metadata(const onnx::ModelProto& model) {
+  TrainingKeys keys;
+  std::set<std::string> seen;
+  for (int i = 0; i < model.metadata_props_size(); ++i) {
+    const auto& entry = model.metadata_props(i);
+    const std::string& key = entry.key();
+    if (key.compare(0, kMetadataPrefix.size(), kMetadataPrefix) != 0) continue;  // another tool's
+    const std::string where = "model.metadata_props[" + std::to_string(i) + "] (" +
+                              printable(key, 200) + ")";
+    if (!seen.insert(key).second) throw InvalidGraph(where + ": the key is given twice");
+    if (key == kGraphVersionKey) {
+      if (entry.value() != "1")
+        throw InvalidGraph(where + ": version " + quoted(entry.value()) +
+                           " of the nodeflow keys is not supported (this reader knows 1)");
+      continue;
+    }
+    const auto name_of = [&](std::string_view suffix) {
+      const std::string name = key.substr(kMetadataPrefix.size(),
+                                          key.size() - kMetadataPrefix.size() - suffix.size());
+      keys.where[key] = where;
+      return name;
+    };
+    if (ends_with(key, kTrainingSuffix) && key.size() > kMetadataPrefix.size() + kTrainingSuffix.size()) {
+      keys.training[name_of(kTrainingSuffix)] = parse_bool(entry.value(), where);
+    } else if (ends_with(key, kLdaCoeffSuffix) &&
+               key.size() > kMetadataPrefix.size() + kLdaCoeffSuffix.size()) {
+      keys.lda_coeff[name_of(kLdaCoeffSuffix)] = parse_number(entry.value(), where);
+    } else if (ends_with(key, kTrainableSuffix) &&
+               key.size() > kMetadataPrefix.size() + kTrainableSuffix.size()) {
+      keys.trainable[name_of(kTrainableSuffix)] = parse_bool(entry.value(), where);
+    } else {
+      throw InvalidGraph(where + ": unknown nodeflow key (known: nodeflow.graph.version, "
+                                 "nodeflow.<node>.training, nodeflow.<node>.lda_coeff, "
+                                 "nodeflow.<initializer>.trainable)");
+    }
+  }
+  return keys;
+}
+
+/// A graph input's dtype and shape from its ValueInfoProto.
+TensorInfo input_info(const onnx::ValueInfoProto& v, const std::string& where) {
+  if (!v.has_type() || !v.type().has_tensor_type()) {
+    const char* what = !v.has_type()                      ? "has no type"
+                       : v.type().has_sequence_type()     ? "is a sequence"
+                       : v.type().has_map_type()          ? "is a map"
+                       : v.type().has_optional_type()     ? "is an optional"
+                       : v.type().has_sparse_tensor_type() ? "is a sparse tensor"
+                                                           : "is not a tensor";
+    throw InvalidGraph(where + ".type: the input " + what + "; nodeflow's graph inputs are dense tensors");
+  }
+  const auto& tensor = v.type().tensor_type();
+  TensorInfo info;
+  const std::optional<DType> dtype = onnx_io::graph_dtype_of(tensor.elem_type());
+  if (!dtype) onnx_io::refuse_data_type(tensor.elem_type(), where + ".type.tensor_type.elem_type");
+  info.dtype = *dtype;
+  if (!tensor.has_shape())
+    throw InvalidGraph(where + ".type.tensor_type.shape: missing; nodeflow needs the rank of every "
+                               "graph input");
+  Shape known;
+  for (int k = 0; k < tensor.shape().dim_size(); ++k) {
+    const auto& dim = tensor.shape().dim(k);
+    if (dim.has_dim_value()) {
+      if (dim.dim_value() < 0)
+        throw InvalidGraph(where + ".type.tensor_type.shape.dim[" + std::to_string(k) +
+                           "]: dim_value " + std::to_string(dim.dim_value()) + " is negative");
+      info.shape.push_back(dim.dim_value());
+      known.push_back(dim.dim_value());
+    } else {
+      info.shape.push_back(kDynamicDim);  // dim_param, or nothing: fixed at run time
+    }
+  }
+  try {
+    element_count(known);
+  } catch (const ShapeMismatch&) {
+    throw ShapeMismatch(where + ".type.tensor_type.shape: element count of the known dimensions "
+                                "of " + to_string(info.shape) + " overflows int64");
+  }
+  return info;
+}
+
+/// Names unique among a set, made from hints: "w", "w_1", "w_2", ...
+class UniqueNames {
+ public:
+  bool taken(const std::string& name) const { return names_.count(name) > 0; }
+  void take(const std::string& name) { names_.insert(name); }
+  std::string make(const std::string& hint) {
+    std::string name = hint;
+    for (std::size_t k = 1; taken(name); ++k) name = hint + "_" + std::to_string(k);
+    names_.insert(name);
+    return name;
+  }
+
+ private:
+  std::unordered_set<std::string> names_;
+};
+
+std::string node_label(const std::string& name, const std::string& op_type, int opset) {
+  return "node " + quoted(name) + " (" + printable(op_type, 100) + ", opset " +
+         std::to_string(opset) + ")";
+}
+
+class ModelReader {
+ public:
+  ModelReader(const onnx::ModelProto& model, const fs::path& model_dir, const OpRegistry& registry,
+              const ReadOptions& options)
+      : model_(model),
+        graph_(model.graph()),
+        model_dir_(model_dir),
+        registry_(registry),
+        budget_(options.max_initializer_bytes) {}
+
+  GraphDef read() {
+    if (!model_.has_ir_version())
+      throw InvalidGraph("model.ir_version: missing (nodeflow reads IR version 3 or later)");
+    if (model_.ir_version() < kOnnxMinIrVersion)
+      throw InvalidGraph("model.ir_version: IR version " + std::to_string(model_.ir_version()) +
+                         " is not supported (nodeflow reads IR version 3 or later)");
+    opset_ = model_opset(model_);
+    if (model_.functions_size() > 0)
+      throw InvalidGraph("model.functions: the model defines local functions ('" +
+                         printable(model_.functions(0).name(), 100) +
+                         "'...), which nodeflow does not support");
+    if (model_.training_info_size() > 0)
+      throw InvalidGraph("model.training_info: ONNX training information is not supported");
+    if (!model_.has_graph()) throw InvalidGraph("model.graph: missing (the model has no graph)");
+    if (graph_.sparse_initializer_size() > 0)
+      throw InvalidGraph("graph.sparse_initializer: sparse initializers are not supported");
+    keys_ = read_metadata(model_);
+    def_.name = graph_.name();
+    collect_names();
+    read_initializers();
+    read_inputs();
+    read_outputs();
+    read_nodes();
+    apply_trainable();
+    check_keys_used();
+    return std::move(def_);
+  }
+
+ private:
+  /// Every tensor name the model uses, so that constants get fresh ones.
+  void collect_names() {
+    for (const auto& init : graph_.initializer()) tensor_names_.take(init.name());
+    for (const auto& in : graph_.input()) tensor_names_.take(in.name());
+    for (const auto& out : graph_.output()) tensor_names_.take(out.name());
+    for (const auto& node : graph_.node()) {
+      for (const auto& n : node.input()) tensor_names_.take(n);
+      for (const auto& n : node.output()) tensor_names_.take(n);
+      if (!node.name().empty()) node_names_.take(node.name());
+    }
+  }
+
+  /// Checked and charged to the budget all together, then built: nothing is
+  /// allocated before the model's total is known to fit.
+  void read_initializers() {
+    std::vector<onnx_io::TensorPlan> plans;
+    plans.reserve(static_cast<std::size_t>(graph_.initializer_size()));
+    for (int i = 0; i < graph_.initializer_size(); ++i) {
+      const auto& proto = graph_.initializer(i);
+      const std::string where = element("initializer", static_cast<std::size_t>(i), proto.name());
+      if (proto.name().empty()) throw InvalidGraph(where + ".name: an initializer needs a name");
+      plans.push_back(onnx_io::plan_tensor(proto, where, model_dir_));
+      budget_.charge(plans.back().shape, plans.back().dtype, where);
+    }
+    for (int i = 0; i < graph_.initializer_size(); ++i) {
+      const auto& proto = graph_.initializer(i);
+      const std::string where = element("initializer", static_cast<std::size_t>(i), proto.name());
+      Initializer init;
+      init.name = proto.name();
+      init.value = onnx_io::build_tensor(proto, plans[static_cast<std::size_t>(i)], where);
+      known_[init.name] = {TensorInfo{init.value.dtype(), init.value.shape()}, init.value};
+      initializer_names_.insert(init.name);
+      def_.initializers.push_back(std::move(init));
+    }
+  }
+
+  void read_inputs() {
+    for (int i = 0; i < graph_.input_size(); ++i) {
+      const auto& v = graph_.input(i);
+      // IR < 4 lists every initializer among the inputs too (a default value).
+      if (initializer_names_.count(v.name())) continue;
+      const std::string where = element("input", static_cast<std::size_t>(i), v.name());
+      GraphInput in;
+      in.name = v.name();
+      in.info = input_info(v, where);
+      known_[in.name] = {in.info, Tensor()};
+      def_.inputs.push_back(std::move(in));
+    }
+  }
+
+  void read_outputs() {
+    for (int i = 0; i < graph_.output_size(); ++i) {
+      const auto& v = graph_.output(i);
+      if (v.name().empty())
+        throw InvalidGraph(element("output", static_cast<std::size_t>(i), "") +
+                           ".name: a graph output needs a name");
+      def_.outputs.push_back(v.name());
+    }
+  }
+
+  std::string node_name(const onnx::NodeProto& node, std::size_t index) {
+    if (!node.name().empty()) return node.name();
+    return node_names_.make(node.op_type() + "_" + std::to_string(index));
+  }
+
+  void read_nodes() {
+    for (int i = 0; i < graph_.node_size(); ++i) {
+      const auto& proto = graph_.node(i);
+      const std::string name = node_name(proto, static_cast<std::size_t>(i));
+      const std::string label = node_label(name, proto.op_type(), opset_);
+      if (!proto.domain().empty() && proto.domain() != "ai.onnx")
+        throw InvalidGraph(label + ": domain " + quoted(proto.domain()) +
+                           " is not supported (nodeflow reads the default domain, '' or 'ai.onnx')");
+      if (proto.op_type() == "Constant") {
+        read_constant(proto, label);
+        continue;
+      }
+      read_node(proto, name, label);
+    }
+  }
+
+  /// A Constant node becomes the initializer of its output.
+  void read_constant(const onnx::NodeProto& proto, const std::string& label) {
+    if (proto.input_size() != 0 || proto.output_size() != 1 || proto.output(0).empty())
+      throw InvalidGraph(label + ": a Constant has no inputs and one output (" +
+                         std::to_string(proto.input_size()) + " inputs, " +
+                         std::to_string(proto.output_size()) + " outputs given)");
+    if (proto.attribute_size() != 1)
+      throw InvalidAttribute(label + ": a Constant has exactly one of the attributes value, "
+                                     "value_float, value_floats, value_int, value_ints (" +
+                             std::to_string(proto.attribute_size()) + " given)");
+    const auto& a = proto.attribute(0);
+    const std::string attr = label + ": attribute " + quoted(a.name());
+    if (a.name() != "value" && a.name() != "sparse_value" && opset_ < 12)
+      throw InvalidAttribute(attr + " exists from opset 12");
+    Tensor value;
+    const auto expect = [&](int type) {
+      if (a.has_type() && a.type() != type)
+        throw InvalidAttribute(attr + " must be a " + attribute_type_name(type) + ", got a " +
+                               (attribute_type_name(a.type()) ? attribute_type_name(a.type()) : "?"));
+    };
+    if (a.name() == "value") {
+      expect(onnx::AttributeProto::TENSOR);
+      if (!a.has_t()) throw InvalidAttribute(attr + " holds no tensor");
+      value = onnx_io::read_tensor(a.t(), label + ".attribute[0] (value)", model_dir_, budget_);
+    } else if (a.name() == "value_float") {
+      expect(onnx::AttributeProto::FLOAT);
+      const float f = a.f();
+      value = Tensor::from<float>({}, std::span<const float>(&f, 1));
+    } else if (a.name() == "value_floats") {
+      expect(onnx::AttributeProto::FLOATS);
+      const std::vector<float> fs(a.floats().begin(), a.floats().end());
+      budget_.charge({static_cast<std::int64_t>(fs.size())}, DType::Float32, label);
+      value = Tensor::from<float>({static_cast<std::int64_t>(fs.size())}, std::span<const float>(fs));
+    } else if (a.name() == "value_int") {
+      expect(onnx::AttributeProto::INT);
+      const std::int64_t v = a.i();
+      value = Tensor::from<std::int64_t>({}, std::span<const std::int64_t>(&v, 1));
+    } else if (a.name() == "value_ints") {
+      expect(onnx::AttributeProto::INTS);
+      const std::vector<std::int64_t> vs(a.ints().begin(), a.ints().end());
+      budget_.charge({static_cast<std::int64_t>(vs.size())}, DType::Int64, label);
+      value = Tensor::from<std::int64_t>({static_cast<std::int64_t>(vs.size())},
+                                         std::span<const std::int64_t>(vs));
+    } else if (a.name() == "sparse_value" || a.name() == "value_string" ||
+               a.name() == "value_strings") {
+      throw InvalidAttribute(attr + ": this form of Constant is not supported (nodeflow has no " +
+                             (a.name() == "sparse_value" ? "sparse" : "string") + " tensors)");
+    } else {
+      throw InvalidAttribute(attr + " is not an attribute of Constant (known: value, "
+                                    "value_float, value_floats, value_int, value_ints)");
+    }
+    Initializer init;
+    init.name = proto.output(0);
+    init.value = std::move(value);
+    known_[init.name] = {TensorInfo{init.value.dtype(), init.value.shape()}, init.value};
+    initializer_names_.insert(init.name);
+    def_.initializers.push_back(std::move(init));
+  }
+
+  void read_node(const onnx::NodeProto& proto, const std::string& name, const std::string& label) {
+    onnx_import::OnnxNode node;
+    node.op_type = proto.op_type();
+    node.name = name;
+    node.inputs.assign(proto.input().begin(), proto.input().end());
+    node.outputs.assign(proto.output().begin(), proto.output().end());
+    // An attribute kind nodeflow lacks is reported after an op it lacks:
+    // "op not supported" is the first thing to know about an If node.
+    std::optional<InvalidAttribute> refused_attribute;
+    for (int k = 0; k < proto.attribute_size(); ++k) {
+      const auto& a = proto.attribute(k);
+      try {
+        AttrValue value = onnx_io::attribute_value(a, label);
+        if (!node.attributes.emplace(a.name(), std::move(value)).second)
+          throw InvalidAttribute(label + ": attribute " + quoted(a.name()) + " is given twice");
+      } catch (const InvalidAttribute& e) {
+        if (!refused_attribute) refused_attribute = e;
+      }
+    }
+    if (refused_attribute) {
+      if (!registry_.find(node.op_type)) {
+        onnx_import::OnnxNode bare = node;
+        bare.attributes.clear();
+        upgrade(bare);  // throws for an op nodeflow lacks
+      }
+      throw *refused_attribute;
+    }
+    upgrade(node);
+
+    NodeDef def;
+    def.op_type = node.op_type;
+    def.name = node.name;
+    def.inputs = std::move(node.inputs);
+    def.attributes = std::move(node.attributes);
+    def.specified_outputs_name = output_names(node.outputs, def);
+    if (const auto it = keys_.training.find(def.name); it != keys_.training.end()) {
+      def.training = it->second;
+      used_keys_.insert(onnx_io::metadata_key(def.name, onnx_io::kTrainingSuffix));
+    }
+    if (const auto it = keys_.lda_coeff.find(def.name); it != keys_.lda_coeff.end()) {
+      def.lda_coeff = it->second;
+      used_keys_.insert(onnx_io::metadata_key(def.name, onnx_io::kLdaCoeffSuffix));
+    }
+    def_.nodes.push_back(std::move(def));
+  }
+
+  void upgrade(onnx_import::OnnxNode& node) {
+    const onnx_import::AddConstant add_constant = [this](const std::string& hint, Tensor value) {
+      budget_.charge(value.shape(), value.dtype(), "constant " + quoted(hint));
+      Initializer init;
+      init.name = tensor_names_.make(hint);
+      init.value = std::move(value);
+      known_[init.name] = {TensorInfo{init.value.dtype(), init.value.shape()}, init.value};
+      initializer_names_.insert(init.name);
+      def_.initializers.push_back(init);
+      return init.name;
+    };
+    const onnx_import::TensorLookup known =
+        [this](const std::string& tensor) -> std::optional<onnx_import::KnownTensor> {
+      if (const auto it = known_.find(tensor); it != known_.end()) return it->second;
+      return std::nullopt;
+    };
+    onnx_import::upgrade_node(node, opset_, add_constant, registry_, known);
+  }
+
+  /// The node's specified_outputs_name: unset when its outputs are exactly the
+  /// ones a document without the key gets (every output, default names).
+  /// Trailing absent outputs ("") are dropped; an absent one before a named
+  /// one gets a fresh name, since nodeflow's outputs are a prefix.
+  std::optional<std::vector<std::string>> output_names(std::vector<std::string> outputs,
+                                                       const NodeDef& def) {
+    while (!outputs.empty() && outputs.back().empty()) outputs.pop_back();
+    for (std::size_t k = 0; k < outputs.size(); ++k)
+      if (outputs[k].empty()) outputs[k] = tensor_names_.make(default_output_name(def.name, k));
+    const OpSchema* schema = registry_.find(def.op_type);
+    if (!schema) return outputs;
+    std::size_t count = schema->outputs.size();
+    if (!schema->outputs.empty() && schema->outputs.back().variadic) {
+      count = 0;
+      if (schema->default_output_count) {
+        try {
+          count = schema->default_output_count(checked_attributes(
+              def.op_type, schema->attributes, def.attributes, schema->check_attributes));
+        } catch (const Error&) {
+          count = 0;  // the Graph reports the attributes
+        }
+      }
+    }
+    bool defaults = count > 0 && outputs.size() == count;
+    for (std::size_t k = 0; defaults && k < outputs.size(); ++k)
+      defaults = outputs[k] == default_output_name(def.name, k);
+    if (defaults) return std::nullopt;
+    return outputs;
+  }
+
+  void apply_trainable() {
+    for (Initializer& init : def_.initializers)
+      if (const auto it = keys_.trainable.find(init.name); it != keys_.trainable.end()) {
+        init.trainable = it->second;
+        used_keys_.insert(onnx_io::metadata_key(init.name, onnx_io::kTrainableSuffix));
+      }
+  }
+
+  void check_keys_used() {
+    for (const auto& [key, where] : keys_.where) {
+      if (used_keys_.count(key)) continue;
+      const bool trainable = ends_with(key, onnx_io::kTrainableSuffix);
+      const std::size_t suffix = trainable ? onnx_io::kTrainableSuffix.size()
+                                 : ends_with(key, onnx_io::kTrainingSuffix)
+                                     ? onnx_io::kTrainingSuffix.size()
+                                     : onnx_io::kLdaCoeffSuffix.size();
+      const std::string name = key.substr(kMetadataPrefixSize, key.size() - kMetadataPrefixSize - suffix);
+      throw InvalidGraph(where + ": the model has no " + (trainable ? "initializer " : "node ") +
+                         quoted(name));
+    }
+  }
+
+  static constexpr std::size_t kMetadataPrefixSize = onnx_io::kMetadataPrefix.size();
+
+  const onnx::ModelProto& model_;
+  const onnx::GraphProto& graph_;
+  fs::path model_dir_;
+  const OpRegistry& registry_;
+  onnx_io::InitializerBudget budget_;
+  int opset_ = 0;
+  TrainingKeys keys_;
+  GraphDef def_;
+  UniqueNames tensor_names_, node_names_;
+  std::unordered_set<std::string> initializer_names_;
+  std::unordered_map<std::string, onnx_import::KnownTensor> known_;  ///< inputs, initializers
+  std::set<std::string> used_keys_;
+};
+
+}  // namespace
+}  // namespace onnx_io
+
+bool is_onnx_path(const std::filesystem::path& path) {
+  const std::string name = path.filename().string();
+  return name.size() > 5 && name.compare(name.size() - 5, 5, ".onnx") == 0;
+}
+
+GraphDef parse_onnx_def(std::string_view bytes, const std::filesystem::path& model_dir,
+                        const OpRegistry& registry, const ReadOptions& options) {
+  onnx::ModelProto model;
+  onnx_io::detail::parse_bounded(model, bytes, "model", "ModelProto");
+  return onnx_io::ModelReader(model, model_dir, registry, options).read();
+}
+
+Graph load_onnx(std::string_view bytes, const std::filesystem::path& model_dir,
+                const ReadOptions& options, const OpRegistry& registry) {
+  return Graph(parse_onnx_def(bytes, model_dir, registry, options), registry);
+}
+
+Graph load_onnx_file(const std::filesystem::path& path, const ReadOptions& options,
+                     const OpRegistry& registry) {
+  const std::string bytes = read_text_file(path, "ONNX model");
+  std::filesystem::path dir = path.parent_path();
+  if (dir.empty()) dir = ".";
+  return load_onnx(bytes, dir, options, registry);
+}
+
+}  // namespace nodeflow
