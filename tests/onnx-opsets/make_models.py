@@ -11,6 +11,7 @@ import json
 import pathlib
 import shutil
 import subprocess
+import tempfile
 import sys
 
 import numpy as np
@@ -31,12 +32,15 @@ def rand(shape, seed, dtype=np.float32):
     return rng.standard_normal(shape).astype(dtype)
 
 
-def case(name, opset, op, inputs, outputs, note, consts=None, rtol=1e-5, atol=1e-6, out_shape=None, **attrs):
+def case(name, opset, op, inputs, outputs, note, consts=None, rtol=1e-5, atol=1e-6, out_shape=None,
+         ort_as=None, **attrs):
     """One node `op` at `opset`; inputs: {name: array} fed as graph inputs; consts:
     {name: array} as initializers (the inputs attributes moved to; name '' leaves an
     optional input out); outputs: names. out_shape: the output's shape where onnx 1.12
-    has no shape inference for that version (the checker wants one)."""
-    CASES.append(dict(name=name, opset=opset, op=op, inputs=inputs, consts=consts or {}, out_shape=out_shape,
+    has no shape inference for that version (the checker wants one). ort_as: (opset,
+    attributes) of the same node at a later opset with the same meaning, which
+    onnxruntime runs for the expected values when it has no kernel for `opset`."""
+    CASES.append(dict(name=name, opset=opset, op=op, inputs=inputs, consts=consts or {}, out_shape=out_shape, ort_as=ort_as,
                       outputs=outputs, attrs=attrs, note=note, rtol=rtol, atol=atol))
 
 
@@ -47,9 +51,11 @@ i64 = lambda *v: np.array(v, dtype=np.int64)  # noqa: E731
 
 # --- AveragePool: 1 / 7 (count_include_pad) / 10 (ceil_mode) / 11 (pads forms) / 19 (dilations)
 case("averagepool_1_pads_excludes_pad", 1, "AveragePool", {"x": X}, ["y"],
-     "opset 1: no count_include_pad, so padding is never counted", kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+     "opset 1: no count_include_pad, so padding is never counted (expected: the same node at opset 7)",
+     kernel_shape=[3, 3], pads=[1, 1, 1, 1], ort_as=(7, {}))
 case("averagepool_1_auto_pad_same_upper", 1, "AveragePool", {"x": X}, ["y"],
-     "opset 1 auto_pad SAME_UPPER", kernel_shape=[3, 2], strides=[2, 2], auto_pad="SAME_UPPER")
+     "opset 1 auto_pad SAME_UPPER (expected: the same node at opset 7)", kernel_shape=[3, 2],
+     strides=[2, 2], auto_pad="SAME_UPPER", ort_as=(7, {}))
 case("averagepool_7_count_include_pad", 7, "AveragePool", {"x": X}, ["y"],
      "opset 7 count_include_pad=1 with asymmetric pads", kernel_shape=[3, 3], pads=[1, 0, 2, 1],
      count_include_pad=1)
@@ -95,8 +101,12 @@ case("maxpool_12_uint8_dilations", 12, "MaxPool", {"x": rand((1, 2, 6, 7), 5, np
      "opset 12 uint8 with dilations", kernel_shape=[2, 2], dilations=[2, 2])
 
 # --- LpPool: 1 (float p) / 2 (int p) / 11 (pads forms) / 18 (ceil_mode, dilations)
-case("lppool_1_float_p", 1, "LpPool", {"x": X}, ["y"], "LpPool-1: p is a float",
-     kernel_shape=[2, 2], p=3.0, out_shape=(1, 2, 5, 6))
+case("lppool_1_float_p", 1, "LpPool", {"x": X}, ["y"],
+     "LpPool-1: p is a float (expected: LpPool-2 with the int p 3)",
+     kernel_shape=[2, 2], p=3.0, out_shape=(1, 2, 5, 6), ort_as=(2, {"p": 3}))
+case("lppool_1_default_p", 1, "LpPool", {"x": X}, ["y"],
+     "LpPool-1: p absent is 2.0 (expected: LpPool-2 without p)",
+     kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], out_shape=(1, 2, 3, 4), ort_as=(2, {}))
 case("lppool_2_p3", 2, "LpPool", {"x": X}, ["y"], "opset 2: p is an int", kernel_shape=[3, 2],
      strides=[2, 1], pads=[1, 0, 1, 0], p=3)
 case("lppool_2_default_p", 2, "LpPool", {"x": X}, ["y"], "opset 2: p absent is 2", kernel_shape=[2, 2])
@@ -173,19 +183,20 @@ case("resize_13_nearest_round_prefer_ceil", 13, "Resize", {"x": U}, ["y"],
      nearest_mode="round_prefer_ceil")
 
 
-def build(c, out):
+def build(c, out, opset=None, attrs=None):
     inputs = [helper.make_tensor_value_info(n, NP2ONNX[a.dtype.type], a.shape) for n, a in c["inputs"].items()]
     inits = [numpy_helper.from_array(a, n) for n, a in c["consts"].items() if n]
     names = list(c["inputs"]) + list(c["consts"])
-    node = helper.make_node(c["op"], names, c["outputs"], name=c["op"].lower(), **c["attrs"])
+    opset = opset or c["opset"]
+    node = helper.make_node(c["op"], names, c["outputs"], name=c["op"].lower(), **{**c["attrs"], **(attrs or {})})
     x_type = NP2ONNX[next(iter(c["inputs"].values())).dtype.type]
     outs = [helper.make_tensor_value_info(n, TensorProto.INT64 if n == "indices" else x_type, c["out_shape"])
             for n in c["outputs"] if n]
-    ir = 4 if c["opset"] < 7 else (7 if c["opset"] <= 12 else 8)
+    ir = 4 if opset < 7 else (7 if opset <= 12 else 8)
     graph = helper.make_graph([node], c["name"], inputs, outs, initializer=inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", c["opset"])], ir_version=ir,
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=ir,
                               producer_name="tests/onnx-opsets/make_models.py")
-    if c["opset"] <= 17:  # onnx 1.12 knows opsets up to 17: type the outputs and check
+    if opset <= 17:  # onnx 1.12 knows opsets up to 17: type the outputs and check
         inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True)
         if c["out_shape"] is None:
             model.graph.ClearField("output")
@@ -207,14 +218,23 @@ def main():
         shutil.rmtree(out, ignore_errors=True)
         build(c, out)
         feeds = [f"{n}={out / 'inputs' / (n + '.npy')}" for n in c["inputs"]]
-        r = subprocess.run([args.node, str(RUN_ORT), str(out / "model.onnx"), str(out / "expected"), *feeds],
+        ort_model = out / "model.onnx"
+        if c["ort_as"]:
+            ort_model = pathlib.Path(tempfile.mkdtemp()) / "m"
+            build(c, ort_model, *c["ort_as"])
+            ort_model = ort_model / "model.onnx"
+        r = subprocess.run([args.node, str(RUN_ORT), str(ort_model), str(out / "expected"), *feeds],
                            capture_output=True, text=True)
+        if c["ort_as"]:
+            shutil.rmtree(ort_model.parent.parent)
         if r.returncode != 0:
             refused.append(f"{c['name']}: {r.stderr.strip()}")
             shutil.rmtree(out)
             continue
         spec = {"opset": c["opset"], "op": c["op"], "note": c["note"],
-                "reference": "onnxruntime-node 1.30.0 (CPU)", "rtol": c["rtol"], "atol": c["atol"],
+                "reference": "onnxruntime-node 1.30.0 (CPU)" + (
+                    f", running the same node at opset {c['ort_as'][0]} with attributes {c['ort_as'][1]}"
+                    if c["ort_as"] else ""), "rtol": c["rtol"], "atol": c["atol"],
                 "inputs": {n: f"inputs/{n}.npy" for n in c["inputs"]},
                 "expected": {n: f"expected/{n}.npy" for n in c["outputs"] if n}}
         (out / "case.json").write_text(json.dumps(spec, indent=1) + "\n")
