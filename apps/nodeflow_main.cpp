@@ -63,7 +63,9 @@ struct Arguments {
 
 // Every verb that reads a graph takes the reader's budget with it.
 void add_graph_argument(CLI::App& verb, Arguments& args) {
-  verb.add_option("GRAPH", args.graph, "Graph document (nodeflow.graph JSON; - for standard input)")
+  verb.add_option("GRAPH", args.graph,
+                  "Graph document (nodeflow.graph JSON), or ONNX model (.onnx); - for a document "
+                  "on standard input")
       ->required();
   nodeflow::cli::add_max_initializer_bytes(verb, args.read);
 }
@@ -168,10 +170,13 @@ int main(int argc, char** argv) {
   add_graph_argument(*check, args);
 
   CLI::App* convert = app.add_subcommand(
-      "convert", "Validate GRAPH and write it to OUT in normal form (replaced atomically)");
+      "convert",
+      "Validate GRAPH and write it to OUT: an ONNX model for .onnx, else the document in normal "
+      "form (replaced atomically)");
   add_graph_argument(*convert, args);
   convert->add_option("OUT", args.converted,
-                      "Graph document to write (may be GRAPH; - for standard output)")->required();
+                      "Graph document, or ONNX model (.onnx), to write (may be GRAPH; - for the "
+                      "document on standard output)")->required();
 
   CLI::App* ops = app.add_subcommand(
       "ops", "List the registered ops: one line each, or their schemas as one JSON document");

@@ -401,14 +401,16 @@ void add_training_verbs(CLI::App& app, TrainingVerbs& verbs) {
       "Train a graph on a dataset; save it, reload it and check its predictions bit for bit");
   verbs.train
       ->add_option("GRAPH", t.graph,
-                   "Graph document to train (nodeflow.graph JSON; - for standard input)")
+                   "Graph document to train (nodeflow.graph JSON), or ONNX model (.onnx); - for a "
+                   "document on standard input")
       ->required();
   verbs.train->add_option("--config", t.config, "Training configuration (docs/training-config.md)")
       ->required();
   verbs.train->add_option("--data", t.data.name, "Dataset")
       ->required()
       ->check(CLI::IsMember({"mnist"}));
-  verbs.train->add_option("-o,--output", t.output, "Where to save the trained graph")->required();
+  verbs.train->add_option("-o,--output", t.output, "Where to save the trained graph: an ONNX model for .onnx, else a graph "
+                          "document")->required();
   verbs.train->add_option("--metrics", t.metrics_csv, "Metrics CSV (default: OUT.metrics.csv)");
   verbs.train->add_option("--chart", t.chart,
                           "Loss/accuracy chart, .svg or .png (default: OUT.chart.svg)");
@@ -434,7 +436,9 @@ void add_training_verbs(CLI::App& app, TrainingVerbs& verbs) {
   verbs.eval = app.add_subcommand(
       "eval", "Evaluate a graph on a dataset: accuracy, per-class accuracy and confusion matrix");
   verbs.eval
-      ->add_option("GRAPH", e.graph, "Graph document (nodeflow.graph JSON; - for standard input)")
+      ->add_option("GRAPH", e.graph,
+                   "Graph document (nodeflow.graph JSON), or ONNX model (.onnx); - for a document "
+                   "on standard input")
       ->required();
   verbs.eval->add_option("--data", e.data.name, "Dataset")
       ->required()

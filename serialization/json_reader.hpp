@@ -18,13 +18,26 @@ namespace nodeflow {
 /// limit raised.
 inline constexpr std::uint64_t kDefaultMaxInitializerBytes = std::uint64_t{1} << 30;
 
-/// Limits of the graph-document reader: a document comes from anywhere, and a
-/// short one must not be able to make the reader allocate without bound.
+/// The default of ReadOptions::max_model_structure_bytes: 512 MiB, some twenty
+/// times what the structure of a 30,000-node transformer export takes, while
+/// the 10 MB of a crafted model made of nothing but empty attributes (1.4 GB
+/// once parsed) is refused before protobuf parses it.
+inline constexpr std::uint64_t kDefaultMaxModelStructureBytes = std::uint64_t{512} << 20;
+
+/// Limits of the graph-document and ONNX readers: a document comes from
+/// anywhere, and a short one must not be able to make the reader allocate
+/// without bound.
 struct ReadOptions {
   /// Bytes that all initializers of one document may hold together (`data`
-  /// lists, base64 and `init` rules alike). The command line's
+  /// lists, base64 and `init` rules alike; an ONNX model's initializers,
+  /// Constant values and external data). The command line's
   /// --max-initializer-bytes.
   std::uint64_t max_initializer_bytes = kDefaultMaxInitializerBytes;
+  /// ONNX models only: the memory protobuf's parse of a model's structure
+  /// (its messages, names and unknown fields, not the bytes of its tensors)
+  /// may take, estimated from the bytes before they are parsed
+  /// (docs/onnx.md, "Limits").
+  std::uint64_t max_model_structure_bytes = kDefaultMaxModelStructureBytes;
 };
 
 /// Parses a graph document into a GraphDef without building the Graph.

@@ -609,7 +609,8 @@ bool is_onnx_path(const std::filesystem::path& path) {
 GraphDef parse_onnx_def(std::string_view bytes, const std::filesystem::path& model_dir,
                         const OpRegistry& registry, const ReadOptions& options) {
   onnx::ModelProto model;
-  onnx_io::detail::parse_bounded(model, bytes, "model", "ModelProto");
+  onnx_io::detail::parse_bounded(model, bytes, "model", "ModelProto",
+                                 options.max_model_structure_bytes);
   return onnx_io::ModelReader(model, model_dir, registry, options).read();
 }
 

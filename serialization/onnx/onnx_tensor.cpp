@@ -7,18 +7,16 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
-#include <climits>
 #include <cstring>
 #include <limits>
-#include <memory>
 #include <system_error>
 #include <vector>
 
-#include <google/protobuf/io/coded_stream.h>
 #include <onnx/onnx_pb.h>  // onnx-ml.pb.h (ONNX_ML), with the ONNX_API it needs
 
 #include "core/attributes.hpp"
 #include "core/errors.hpp"
+#include "serialization/json_reader.hpp"
 #include "serialization/onnx/detail/proto_parse.hpp"
 
 namespace nodeflow::onnx_io {
@@ -480,7 +478,7 @@ void write_tensor(const Tensor& tensor, const std::string& name, onnx::TensorPro
 Tensor parse_tensor_proto(std::string_view bytes, const std::string& source, const fs::path& dir,
                           std::uint64_t max_bytes) {
   onnx::TensorProto proto;
-  detail::parse_bounded(proto, bytes, source, "TensorProto");
+  detail::parse_bounded(proto, bytes, source, "TensorProto", kDefaultMaxModelStructureBytes);
   InitializerBudget budget(max_bytes);
   return read_tensor(proto, source, dir, budget);
 }
@@ -491,44 +489,5 @@ std::string serialize_tensor_proto(const Tensor& tensor, const std::string& name
   return proto.SerializeAsString();
 }
 
-namespace detail {
-
-namespace {
-
-/// True when `bytes` parse as one `message` within `recursion_limit` levels.
-bool parse_with_limit(google::protobuf::MessageLite& message, std::string_view bytes,
-                      int recursion_limit) {
-  message.Clear();
-  google::protobuf::io::CodedInputStream in(reinterpret_cast<const std::uint8_t*>(bytes.data()),
-                                            static_cast<int>(bytes.size()));
-  in.SetRecursionLimit(recursion_limit);
-  in.SetTotalBytesLimit(static_cast<int>(bytes.size()));
-  return message.MergePartialFromCodedStream(&in) && in.ConsumedEntireMessage();
-}
-
-}  // namespace
-
-void parse_bounded(google::protobuf::MessageLite& message, std::string_view bytes,
-                   const std::string& what, const std::string& type) {
-  if (bytes.size() > static_cast<std::size_t>(INT_MAX))
-    throw InvalidGraph(what + ": " + std::to_string(bytes.size()) +
-                       " bytes, more than a protobuf message can hold (2 GiB - 1); keep large "
-                       "weights as external data");
-  if (parse_with_limit(message, bytes, kRecursionLimit)) return;
-  // Protobuf does not say why it stopped. A second try with a deeper (still
-  // small) limit tells a file that only nests too deeply apart.
-  const std::unique_ptr<google::protobuf::MessageLite> probe(message.New());
-  const bool deeper = parse_with_limit(*probe, bytes, 2 * kRecursionLimit);
-  message.Clear();
-  const std::string levels = std::to_string(kRecursionLimit) + " levels";
-  if (deeper)
-    throw InvalidGraph(what + ": not a valid " + type + " (it nests messages deeper than " +
-                       levels + ")");
-  throw InvalidGraph(what + ": not a valid " + type + " (" + std::to_string(bytes.size()) +
-                     " bytes that are truncated or malformed protobuf, or nest messages deeper "
-                     "than " + levels + ")");
-}
-
-}  // namespace detail
 
 }  // namespace nodeflow::onnx_io

@@ -54,13 +54,14 @@ static_assert(std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>
 const std::map<std::string, OpHistory>& tables() {
   static const std::map<std::string, OpHistory> all = [] {
     std::map<std::string, OpHistory> m;
-    for (auto family : {pooling_history, shape_history})
+    for (auto family : {activations_history, elementwise_history, linear_history, normalization_history,
+                        pooling_history, reduction_history, shape_history})
       for (OpHistory& h : family()) {
         for (OpVersion& v : h.versions)
           std::sort(v.attributes.begin(), v.attributes.end(),
                     [](const AttrInfo& a, const AttrInfo& b) { return a.name < b.name; });
-        std::string name = h.op_type;
-        m.emplace(std::move(name), std::move(h));
+        const std::string name = h.op_type;
+        if (!m.emplace(name, std::move(h)).second) throw Error("opset history: " + name + " has two tables");
       }
     return m;
   }();
@@ -245,7 +246,9 @@ void upgrade_node(OnnxNode& node, int opset, const AddConstant& add_constant,
               std::to_string(kMaxOpset) + ")");
   if (registry.find(node.op_type) == nullptr) up.refuse("op not supported");
   const OpHistory* h = detail::find_history(node.op_type);
-  if (h == nullptr) return;  // an op whose table is still to come passes as it is
+  // A registered op without a history (an op of the tests, a new op) has no
+  // known ONNX versions to read it at.
+  if (h == nullptr) up.refuse("op not supported (no ONNX opset history for it)");
   const OpVersion* v = detail::version_at(*h, opset);
   if (v == nullptr)
     up.refuse("op not supported at opset " + std::to_string(opset) + " (" + h->op_type +
@@ -285,7 +288,18 @@ bool holds(const OpHistory& h, int opset, const NodeDef& def, const std::vector<
 }
 
 VersionInfo info_of(const OpVersion& v) {
-  return {v.since, v.attributes, v.max_inputs, v.max_outputs, v.refused};
+  VersionInfo info{v.since, v.attributes, v.max_inputs, v.max_outputs, v.refused, {}, {}, {}};
+  for (const detail::Step& step : v.steps) {
+    if (const auto* d = std::get_if<detail::OldDefault>(&step)) info.old_defaults.emplace_back(d->attribute, d->value);
+    if (const auto* m = std::get_if<detail::ToInput>(&step)) info.moved_to_inputs.emplace_back(m->attribute, m->input);
+    if (const auto* d = std::get_if<detail::Drop>(&step)) info.notes.push_back("'" + d->attribute + "' dropped");
+    if (const auto* o = std::get_if<detail::Only>(&step))
+      info.notes.push_back("'" + o->attribute + "' only " + to_string(o->value));
+    if (const auto* m = std::get_if<detail::MoveInput>(&step))
+      info.notes.push_back("input " + std::to_string(m->from) + " becomes input " + std::to_string(m->to));
+    if (const auto* c = std::get_if<detail::Custom>(&step)) info.notes.push_back(c->doc);
+  }
+  return info;
 }
 
 }  // namespace

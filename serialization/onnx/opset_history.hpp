@@ -36,6 +36,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/attributes.hpp"
@@ -104,6 +105,13 @@ struct VersionInfo {
   std::size_t max_outputs = 1;       ///< SIZE_MAX: variadic
   /// Non-empty: a node of this version is refused, for this reason.
   std::string refused;
+  /// Defaults of this version that differ from the registered op's, made
+  /// explicit when the attribute is absent.
+  std::vector<std::pair<std::string, AttrValue>> old_defaults;
+  /// Attributes that become constant inputs: name and input index.
+  std::vector<std::pair<std::string, std::size_t>> moved_to_inputs;
+  /// What the other steps do, one line each (docs/onnx.md).
+  std::vector<std::string> notes;
 };
 
 /// The ops the history knows, sorted.

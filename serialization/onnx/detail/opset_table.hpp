@@ -131,7 +131,12 @@ inline AttrInfo strings_attr(std::string name) { return {std::move(name), AttrKi
 std::vector<AttrInfo> with(std::vector<AttrInfo> base, std::vector<AttrInfo> more);
 
 // The families' tables (serialization/onnx/opset/<family>.cpp).
+std::vector<OpHistory> activations_history();
+std::vector<OpHistory> elementwise_history();
+std::vector<OpHistory> linear_history();
+std::vector<OpHistory> normalization_history();
 std::vector<OpHistory> pooling_history();
+std::vector<OpHistory> reduction_history();
 std::vector<OpHistory> shape_history();
 
 }  // namespace nodeflow::onnx_import::detail

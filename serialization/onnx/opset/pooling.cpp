@@ -1,5 +1,5 @@
 // Opset history of the pooling ops (docs/onnx.md, "Opset history").
-#include "serialization/onnx/opset/common.hpp"
+#include "serialization/onnx/detail/opset_common.hpp"
 
 namespace nodeflow::onnx_import::detail {
 namespace {

@@ -243,6 +243,28 @@ TEST(OnnxReaderHostile, DeepNestingIsRefusedBeforeTheStackIsUsedUp) {
                   "levels)");
 }
 
+TEST(OnnxReaderHostile, AModelWhoseStructureWouldTakeTooMuchMemoryIsRefusedBeforeParsing) {
+  // 2 bytes per empty node in the file, a NodeProto object (~150 bytes) each once parsed.
+  std::string graph;
+  for (int i = 0; i < 100000; ++i) graph += std::string("\x0a\x00", 2);
+  const auto varint = [](std::uint64_t n) {
+    std::string out;
+    for (; n >= 0x80; n >>= 7) out += static_cast<char>((n & 0x7f) | 0x80);
+    return out + static_cast<char>(n);
+  };
+  const std::string file = "\x08\x09\x3a" + varint(graph.size()) + graph;  // ir_version 9, graph
+  ReadOptions small;
+  small.max_model_structure_bytes = 1 << 20;
+  EXPECT_EQ(error_of<InvalidGraph>([&] { parse_onnx_def(file, {}, OpRegistry::global(), small); }),
+            "model: parsing its 200006 bytes would take more than 1048576 bytes for the messages, "
+            "names and lists they hold, over the reader's limit "
+            "(ReadOptions::max_model_structure_bytes)");
+  // Within the default limit it parses, and is refused for what it is.
+  EXPECT_CONTAINS(error_of<InvalidGraph>([&] { parse_onnx_def(file, {}); }), "model.opset_import");
+  // A real model is far below the limit.
+  EXPECT_NO_THROW(parse_onnx_def(bytes(max_pool_model()), {}, OpRegistry::global(), small));
+}
+
 TEST(OnnxReaderHostile, WrongRawDataSizes) {
   onnx::ModelProto m = max_pool_model();
   add_float_initializer(m, "w", {2, 3}, {1, 2, 3, 4, 5});

@@ -1,0 +1,106 @@
+// Opset history of the elementwise math ops: unary, binary with the legacy
+// broadcast of opsets 1-6, variadic, Clip (docs/onnx.md, "Opset history").
+#include "serialization/onnx/detail/opset_common.hpp"
+
+namespace nodeflow::onnx_import::detail {
+namespace {
+
+/// Opsets 1-6 of Add, Sub, Mul, Div, Pow: `broadcast` (default 0: shapes
+/// equal) and `axis` (where B's shape lines up in A's when broadcasting). Equal
+/// shapes and a B lined up at A's end read the same under opset 7's numpy
+/// broadcasting, so the attributes go. B lined up at an inner axis is read when
+/// B is an initializer and A's rank is known (B becomes a constant reshaped
+/// with trailing 1s); otherwise refused (issue 24 maps the rest).
+Custom legacy_broadcast() {
+  return {[](Upgrade& up) {
+            auto& attrs = up.node().attributes;
+            const AttrValue* b = up.attribute("broadcast");
+            const AttrValue* a = up.attribute("axis");
+            const bool broadcast = b != nullptr && std::get<std::int64_t>(*b) != 0;
+            if (broadcast && a != nullptr) {
+              const std::int64_t axis = std::get<std::int64_t>(*a);
+              const std::optional<std::size_t> rank_a = known_rank(up, 0);
+              const std::optional<KnownTensor> known_b = up.known_input(1);
+              const std::string form = "broadcast = 1 with axis = " + std::to_string(axis) +
+                                       " lines B up at axis " + std::to_string(axis) +
+                                       " of A (legacy broadcasting), numpy broadcasting at its end";
+              if (!rank_a || !known_b)
+                up.refuse_attribute("attribute 'axis': " + form +
+                                    "; read only when A's rank and B's shape are known");
+              const auto ra = static_cast<std::int64_t>(*rank_a);
+              const auto rb = static_cast<std::int64_t>(known_b->info.shape.size());
+              const std::int64_t at = axis < 0 ? axis + ra : axis;
+              if (at < 0 || at + rb > ra)
+                up.refuse_attribute("attribute 'axis' = " + std::to_string(axis) + ": B of rank " +
+                                    std::to_string(rb) + " does not fit A of rank " + std::to_string(ra) +
+                                    " there");
+              if (at + rb != ra) {
+                if (known_b->value.empty())
+                  up.refuse_attribute("attribute 'axis': " + form + "; read only when B is an initializer");
+                Shape shape = known_b->info.shape;
+                shape.resize(static_cast<std::size_t>(ra - at), 1);
+                up.set_input(1, up.constant("B", known_b->value.clone().reshaped(shape)));
+              }
+            }
+            attrs.erase("broadcast");
+            attrs.erase("axis");
+          },
+          "legacy broadcast: equal shapes and B at A's end pass; B at an inner axis is reshaped when it is an "
+          "initializer and A's rank is known; else refused"};
+}
+
+OpVersion unary1() { return version(1, {kConsumedInputs}, 1, 1, {kDropConsumedInputs}); }
+
+/// Abs, Exp, Log, Neg, Reciprocal, Sqrt: consumed_inputs at 1, types at 6 and 13.
+OpHistory unary(const std::string& op) {
+  return {op, {unary1(), version(6, {}, 1, 1), version(13, {}, 1, 1)}, {}};
+}
+
+OpHistory binary(const std::string& op) {
+  const std::vector<AttrInfo> legacy = {int_attr("axis"), int_attr("broadcast")};
+  return {op,
+          {version(1, with(legacy, {kConsumedInputs}), 2, 1, {kDropConsumedInputs, legacy_broadcast()}),
+           version(6, legacy, 2, 1, {legacy_broadcast()}), version(7, {}, 2, 1), version(13, {}, 2, 1),
+           version(14, {}, 2, 1)},
+          {}};
+}
+
+/// Sum, Mean (and Max, Min with `extra`, their int types at 12): consumed_inputs
+/// at 1, equal shapes at 6, numpy broadcasting from 8.
+OpHistory variadic(const std::string& op, std::vector<int> extra) {
+  OpHistory h{op, {version(1, {kConsumedInputs}, kVariadic, 1, {kDropConsumedInputs}),
+                   version(6, {}, kVariadic, 1), version(8, {}, kVariadic, 1)},
+              {}};
+  for (int since : extra) h.versions.push_back(version(since, {}, kVariadic, 1));
+  h.versions.push_back(version(13, {}, kVariadic, 1));
+  return h;
+}
+
+}  // namespace
+
+std::vector<OpHistory> elementwise_history() {
+  // Clip-6's documented defaults, the float32 extremes, made explicit: from 11
+  // an absent bound is no bound (infinities pass), at 6 they were clipped.
+  constexpr double kFloatMax = 3.4028234663852886e38;
+  const std::vector<AttrInfo> bounds = {float_attr("max"), float_attr("min")};
+  std::vector<OpHistory> all = {
+      unary("Abs"), unary("Exp"), unary("Log"), unary("Neg"), unary("Reciprocal"), unary("Sqrt"),
+      {"Erf", {version(9, {}, 1, 1), version(13, {}, 1, 1)}, {}},
+      binary("Add"), binary("Sub"), binary("Mul"), binary("Div"),
+      {"Pow",
+       {version(1, {int_attr("axis"), int_attr("broadcast")}, 2, 1, {legacy_broadcast()}), version(7, {}, 2, 1),
+        version(12, {}, 2, 1), version(13, {}, 2, 1), version(15, {}, 2, 1)},
+       {}},
+      variadic("Sum", {}), variadic("Mean", {}), variadic("Max", {12}), variadic("Min", {12}),
+      {"Clip",
+       {version(1, with(bounds, {kConsumedInputs}), 1, 1,
+                {kDropConsumedInputs, ToInput{"min", 1}, ToInput{"max", 2}}),
+        version(6, bounds, 1, 1,
+                {OldDefault{"min", -kFloatMax}, OldDefault{"max", kFloatMax}, ToInput{"min", 1}, ToInput{"max", 2}}),
+        version(11, {}, 3, 1), version(12, {}, 3, 1), version(13, {}, 3, 1)},
+       {}},
+  };
+  return all;
+}
+
+}  // namespace nodeflow::onnx_import::detail
