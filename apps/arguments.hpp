@@ -45,8 +45,10 @@ struct RunRequest {
   std::filesystem::path outdir;         ///< -o
   ReadOptions read;                     ///< --max-initializer-bytes
   ExecutorOptions executor;             ///< --max-tensor-bytes, --threads
-  /// --seed (backward only): Executor::forward's seed, which draws the Dropout
-  /// masks. The same seed gives the same masks, another seed other masks.
+  /// --seed (run and backward): the seed of Executor::run / Executor::forward,
+  /// which draws the Dropout masks of a training-mode forward. The same seed
+  /// gives the same masks, another seed other masks; an inference run's
+  /// Dropout is the identity.
   std::uint64_t seed = 0;
 };
 

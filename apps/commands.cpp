@@ -60,6 +60,14 @@ Graph load_graph_argument(const std::filesystem::path& graph, const ReadOptions&
   return load_graph_file(graph, options);
 }
 
+std::string graph_file_bytes(const std::filesystem::path& path, const Graph& graph, std::ostream& warnings) {
+  if (!is_onnx_path(path)) return write_graph_json(graph.def());
+  OnnxModel model = write_onnx(graph);
+  for (const std::string& line : model.warnings)
+    warnings << "warning: " << printable(line, std::string::npos) << "\n";
+  return std::move(model.bytes);
+}
+
 void save_graph_argument(const std::filesystem::path& path, const Graph& graph,
                          std::ostream& warnings) {
   if (!is_onnx_path(path)) {
@@ -88,7 +96,7 @@ void run_inference(const RunRequest& request) {
   const OutputPlan plan = plan_output_files(request.outdir, graph.def().outputs, {});
   refuse_command_inputs(plan, request);
   const TensorMap feeds = read_inputs(graph, request.inputs);
-  const TensorMap outputs = Executor(graph, request.executor).run(feeds);
+  const TensorMap outputs = Executor(graph, request.executor).run(feeds, request.seed);
   write_planned_files(plan, outputs, {});
 }
 

@@ -24,7 +24,16 @@ Graph load_graph_argument(const std::filesystem::path& graph, const ReadOptions&
 void save_graph_argument(const std::filesystem::path& path, const Graph& graph,
                          std::ostream& warnings = std::cerr);
 
-/// `nodeflow run`: inference with request.threads threads; writes
+/// `graph` as the bytes of the file `path` names: the ModelProto (write_onnx,
+/// its warnings printed to `warnings` as save_graph_argument prints them) for a
+/// name ending in ".onnx", else the JSON document. For saves that commit
+/// several files as one set (train's final outputs).
+std::string graph_file_bytes(const std::filesystem::path& path, const Graph& graph,
+                             std::ostream& warnings = std::cerr);
+
+/// `nodeflow run`: inference with request.threads threads and request.seed
+/// (Executor::run: Dropout is the identity there, so no output depends on it
+/// today); writes
 /// OUTDIR/<output>.npy for every graph output. Nothing is written unless the
 /// whole run succeeds.
 void run_inference(const RunRequest& request);

@@ -57,7 +57,7 @@ struct Arguments {
   std::string converted;  ///< convert's OUT
   nodeflow::ReadOptions read;
   nodeflow::ExecutorOptions executor;
-  std::uint64_t seed = 0;  ///< backward's --seed
+  std::uint64_t seed = 0;  ///< run's and backward's --seed
   bool json = false;       ///< ops' --json
 };
 
@@ -148,6 +148,10 @@ int main(int argc, char** argv) {
   nodeflow::cli::add_max_tensor_bytes(*run, args.executor.max_tensor_bytes);
   nodeflow::cli::add_threads_option(*run, args.executor.threads,
                                     "Threads the kernels may use (default 1)");
+  nodeflow::cli::add_seed_option(
+      *run, args.seed,
+      "Seed of the random ops (default 0); inference's Dropout is the identity, so no output "
+      "depends on it today");
 
   CLI::App* backward = app.add_subcommand(
       "backward",

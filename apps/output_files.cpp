@@ -82,8 +82,11 @@ std::string manifest_json(std::vector<ManifestEntry> entries) {
   for (std::size_t i = 0; i < entries.size(); ++i) {
     out += i == 0 ? "\n" : ",\n";
     out += "  {\"name\": ";
-    // File names are of [A-Za-z0-9._-] (tensor_file_stem): always UTF-8.
-    json_text::append_string(out, entries[i].name);
+    // A run's file names are of [A-Za-z0-9._-] (tensor_file_stem); train
+    // checks its names before it trains (a JSON string holds only UTF-8).
+    if (!json_text::append_string(out, entries[i].name))
+      throw IoError("cannot list '" + printable(entries[i].name, std::string::npos) +
+                    "' in the manifest " + std::string(kManifestName) + ": not UTF-8");
     out += ", \"bytes\": " + std::to_string(entries[i].bytes) + ", \"sha256\": \"" +
            entries[i].sha256 + "\"}";
   }
@@ -203,6 +206,22 @@ void write_planned_files(const OutputPlan& plan, const TensorMap& outputs, const
       group.add(file, bytes);
     }
     group.set_marker(plan.outdir / kManifestName, manifest_json(std::move(manifest)));
+  } catch (const IoError& e) {
+    throw IoError(std::string(e.what()) + "; nothing was written");
+  }
+  group.commit();
+}
+
+void write_file_set(const std::filesystem::path& directory, const std::vector<SetFile>& files) {
+  AtomicFileGroup group(directory);
+  std::vector<ManifestEntry> manifest;
+  try {
+    for (const SetFile& file : files) {
+      manifest.push_back({final_target(file.path).filename().string(), file.bytes.size(),
+                          sha256_hex(file.bytes)});
+      group.add(file.path, file.bytes);
+    }
+    group.set_marker(directory / kManifestName, manifest_json(std::move(manifest)));
   } catch (const IoError& e) {
     throw IoError(std::string(e.what()) + "; nothing was written");
   }

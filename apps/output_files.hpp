@@ -51,6 +51,23 @@ inline constexpr std::string_view kManifestName = ".nodeflow-outputs.json";
 /// is missing from the maps.
 void write_planned_files(const OutputPlan& plan, const TensorMap& outputs, const TensorMap& grads);
 
+/// One file of a set written by write_file_set.
+struct SetFile {
+  std::filesystem::path path;  ///< in the set's directory (after links)
+  std::string bytes;
+};
+
+/// Writes `files` and the manifest of kManifestName (in `directory`, "" for
+/// the current one) listing them as one set (AtomicFileGroup), as
+/// write_planned_files writes a run's: every file is complete before the
+/// first is renamed into place, the manifest is removed before the first
+/// rename and written after the last, and a commit killed half-way is
+/// completed by the next save into `directory`. `train` writes its trained
+/// graph, metrics and chart this way. Throws IoError (the staging failures
+/// ending "; nothing was written") when a file cannot be written or is not in
+/// `directory` (after links).
+void write_file_set(const std::filesystem::path& directory, const std::vector<SetFile>& files);
+
 /// True when `a` and `b` name one file: after symbolic links (the last
 /// component too, even a dangling one), "." and ".." relative to the current
 /// directory, or, for existing files, the same inode (hard links, bind

@@ -1,6 +1,7 @@
 #include "apps/training_commands.hpp"
 
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -21,10 +22,12 @@
 #include "core/errors.hpp"
 #include "serialization/atomic_file.hpp"
 #include "serialization/json_reader.hpp"
+#include "serialization/json_text.hpp"
 #include "serialization/npy.hpp"
 #include "training/chart.hpp"
 #include "training/evaluation.hpp"
 #include "training/heap_tuning.hpp"
+#include "training/history.hpp"
 #include "training/mnist.hpp"
 #include "training/reload_check.hpp"
 #include "training/trainer.hpp"
@@ -223,8 +226,24 @@ void refuse_inputs_as_outputs(const TrainRequest& request, const TrainFiles& fil
   }
 }
 
+// The trained graph, the metrics and the chart: the final outputs, saved as
+// one set with a manifest per directory (final_sets).
+std::vector<OutputFile> final_outputs(const TrainFiles& files) {
+  return {files.output, files.metrics, files.chart};
+}
+
+// The manifest of the final set names its files in JSON, which holds only UTF-8.
+void check_manifest_name(const OutputFile& file) {
+  const std::string name = final_target(file.path).filename().string();
+  std::string quoted;
+  if (!json_text::append_string(quoted, name))
+    throw UsageError(file.named() + ": the file name is not UTF-8, and the manifest " +
+                     std::string(kManifestName) + " of train's outputs lists it in JSON");
+}
+
 void check_outputs(const TrainRequest& request, const TrainFiles& files) {
   refuse_shared_files(files.all());
+  for (const OutputFile& file : final_outputs(files)) check_manifest_name(file);
   refuse_inputs_as_outputs(request, files);
   try {
     check_chart_name(files.chart.path);
@@ -271,6 +290,44 @@ class CreatedDirectories {
   std::vector<fs::path> created_;
 };
 
+// The final outputs (docs/training-config.md, "Saving and reloading"), by
+// directory (after links; the default names all share -o's): each
+// directory's files are saved as one set with the manifest of run's output
+// sets (write_file_set). The first set holds -o's trained graph. A chart
+// gnuplot cannot draw is a warning and is left out.
+struct FinalSet {
+  fs::path directory;
+  dev_t device;
+  ino_t inode;
+  std::vector<SetFile> files;
+};
+
+std::vector<FinalSet> final_sets(const TrainFiles& files, const Graph& graph,
+                                 const std::vector<EpochMetrics>& history) {
+  std::vector<SetFile> set{{files.output.path, graph_file_bytes(files.output.path, graph)},
+                           {files.metrics.path, metrics_csv(history)}};
+  try {
+    set.push_back({files.chart.path, render_chart(history, files.chart.path)});
+  } catch (const IoError& e) {
+    spdlog::warn("no chart: {}", e.what());
+  }
+  std::vector<FinalSet> sets;
+  for (SetFile& file : set) {
+    const fs::path dir = final_target(file.path).parent_path();
+    struct stat st {};
+    if (::stat(dir.empty() ? "." : dir.c_str(), &st) != 0)
+      throw IoError("cannot write " + file.path.string() + ": its directory " +
+                    (dir.empty() ? std::string(".") : dir.string()) + ": " +
+                    std::strerror(errno));
+    auto it = std::find_if(sets.begin(), sets.end(), [&](const FinalSet& d) {
+      return d.device == st.st_dev && d.inode == st.st_ino;
+    });
+    if (it == sets.end()) it = sets.insert(sets.end(), FinalSet{dir, st.st_dev, st.st_ino, {}});
+    it->files.push_back(std::move(file));
+  }
+  return sets;
+}
+
 std::string percent(double fraction) {
   char text[32];
   std::snprintf(text, sizeof text, "%.2f%%", 100.0 * fraction);
@@ -298,9 +355,9 @@ void train_model(const TrainRequest& request, std::ostream& out) {
   check_bindings_of(graph, config.bindings, request.config);  // before the data are read
   const MnistData data = load_data(request.data);
 
+  // Only the checkpoint is saved after every epoch; the metrics and the chart
+  // join the trained graph's set at the end.
   TrainOutputs outputs;
-  outputs.metrics_csv = files.metrics.path;
-  outputs.chart = files.chart.path;
   outputs.checkpoint = files.checkpoint.path;
   // Created before training, so that an unusable location fails at once; for
   // a link, the directory of the file it points to.
@@ -312,8 +369,9 @@ void train_model(const TrainRequest& request, std::ostream& out) {
   const std::vector<EpochMetrics> history = trainer.fit(data.train, data.test, outputs);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const std::vector<FinalSet> sets = final_sets(files, graph, history);
   try {
-    save_graph_argument(request.output, graph);
+    write_file_set(sets.front().directory, sets.front().files);
   } catch (const IoError& e) {
     // The weights in memory die with the process: say where a copy is.
     throw IoError(std::string("the trained graph was not saved: ") + e.what() + "; " +
@@ -322,6 +380,7 @@ void train_model(const TrainRequest& request, std::ostream& out) {
                        ? ": a graph document like -o's, usable in its place"
                        : ": the trained weights are lost; make room and train again"));
   }
+  for (std::size_t k = 1; k < sets.size(); ++k) write_file_set(sets[k].directory, sets[k].files);
 
   const ReloadCheck check =
       check_reload(graph, load_graph_argument(request.output, request.read), data.test,
@@ -344,8 +403,8 @@ void train_model(const TrainRequest& request, std::ostream& out) {
   out << "saved " << shown_path(request.output) << "; reloaded: predictions identical bit for bit ("
       << check.reloaded.predictions.numel() << " " << dtype_name(check.reloaded.predictions.dtype())
       << " values), accuracy " << percent(check.reloaded.confusion.accuracy()) << "\n";
-  out << "metrics " << shown_path(outputs.metrics_csv) << ", chart " << shown_path(outputs.chart)
-      << ", checkpoint " << shown_path(outputs.checkpoint) << "\n";
+  out << "metrics " << shown_path(files.metrics.path) << ", chart "
+      << shown_path(files.chart.path) << ", checkpoint " << shown_path(outputs.checkpoint) << "\n";
   out << check.reloaded.confusion.format();
 }
 

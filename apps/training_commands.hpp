@@ -51,10 +51,11 @@ struct TrainRequest {
 /// graph and configuration, checks the bindings against the graph before the
 /// data are read (InvalidGraph naming the graph's tensors and --config's
 /// "bindings"), trains on the training split (logging progress on stderr),
-/// keeps the metrics CSV, chart and checkpoint up to date (one that cannot be
-/// written is a warning: Trainer::fit), saves the trained graph to `output`
-/// (atomically; IoError naming the last good checkpoint and its epoch, or that
-/// none was saved, when that fails), reloads it and checks that it predicts
+/// keeps the checkpoint up to date (one that cannot be written is a warning:
+/// Trainer::fit), saves the trained graph to `output` with the metrics CSV and
+/// the chart as one set per directory with a manifest (write_file_set;
+/// IoError naming the last good checkpoint and its epoch, or that none was
+/// saved, when -o's set fails), reloads it and checks that it predicts
 /// the held-out set exactly as the network in memory (Error when not), then
 /// prints a summary and the held-out confusion matrix to `out`.
 void train_model(const TrainRequest& request, std::ostream& out);

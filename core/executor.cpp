@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <numeric>
 #include <set>
-#include <type_traits>
 
+#include "core/accumulate.hpp"
 #include "core/errors.hpp"
 
 namespace nodeflow {
@@ -15,21 +15,6 @@ namespace {
 /// consumers of a tensor (docs/operators.md, "Choices where ONNX is silent").
 DType sum_dtype(DType dtype) {
   return dtype == DType::Float16 || dtype == DType::BFloat16 ? DType::Float32 : dtype;
-}
-
-/// dst += src element by element, for any two float dtypes of one element count.
-void add_into(Tensor& dst, const Tensor& src) {
-  visit_float_dtype(dst.dtype(), [&](auto dst_tag) {
-    using D = decltype(dst_tag);
-    visit_float_dtype(src.dtype(), [&](auto src_tag) {
-      using S = decltype(src_tag);
-      using A = std::conditional_t<std::is_same_v<D, double> || std::is_same_v<S, double>, double, float>;
-      D* d = dst.data<D>();
-      const S* v = src.data<S>();
-      for (std::int64_t i = 0; i < dst.numel(); ++i)
-        d[i] = static_cast<D>(static_cast<A>(d[i]) + static_cast<A>(v[i]));
-    });
-  });
 }
 
 std::string step_path(const Graph& g, const Graph::Step& s) {
@@ -249,8 +234,8 @@ Executor::Executor(const Graph& graph, ExecutorOptions options)
   }
 }
 
-TensorMap Executor::run(const TensorMap& feeds) const {
-  return forward_pass(graph_, plan_, feeds, nullptr, nullptr, nullptr, 0, nullptr, options_);
+TensorMap Executor::run(const TensorMap& feeds, std::uint64_t seed) const {
+  return forward_pass(graph_, plan_, feeds, nullptr, nullptr, nullptr, seed, nullptr, options_);
 }
 
 TrainingRun Executor::forward(const TensorMap& feeds, std::uint64_t seed) const {
@@ -322,10 +307,10 @@ TensorMap Executor::backward(TrainingRun& run, const TensorMap& grad_outputs) co
     auto it = grads.find(name);
     if (it == grads.end()) {
       grads[name] = Tensor(sum_dtype(seed.dtype()), seed.shape());
-      add_into(grads[name], seed);
+      add_scaled(grads[name], seed, 1.0);
     } else {  // an output that is also a graph input or initializer
       Tensor sum = it->second.clone();
-      add_into(sum, seed);
+      add_scaled(sum, seed, 1.0);
       it->second = sum;
     }
   }
@@ -378,7 +363,7 @@ TensorMap Executor::backward(TrainingRun& run, const TensorMap& grad_outputs) co
     BackwardContext ctx{infos, saved, dy, dx, step.node->config().lda_coeff, parameters,
                         options_.threads, options_.max_tensor_bytes};
     with_lazy_context([&] { return step_path(g, step); }, [&] { step.node->backward(ctx); });
-    for (auto& [k, sum] : narrowed) add_into(sum, dx[k]);
+    for (auto& [k, sum] : narrowed) add_scaled(sum, dx[k], 1.0);
   }
   run.input_infos_.clear();
 

@@ -87,8 +87,11 @@ class Executor {
   /// [1, 1, 200006, 200006] and dtype float32 would take 160009600144 bytes,
   /// over the limit of 4294967296 bytes per tensor (...)". Shape inference
   /// runs again for the nodes whose output shapes depend on the run, so its
-  /// errors (ShapeMismatch, ...) may come before the node's own.
-  TensorMap run(const TensorMap& feeds) const;
+  /// errors (ShapeMismatch, ...) may come before the node's own. `seed` reaches
+  /// each node's ForwardContext::seed as forward()'s does; the random nodes
+  /// there are today (Dropout) are the identity in inference, so outputs do
+  /// not depend on it.
+  TensorMap run(const TensorMap& feeds, std::uint64_t seed = 0) const;
 
   /// Training-mode forward: nodes with training=true save what backward needs.
   /// `seed` drives the random nodes (Dropout): the same seed gives the same masks.

@@ -8,7 +8,7 @@
 set -euo pipefail
 
 packages=(cmake g++ ccache libeigen3-dev nlohmann-json3-dev libspdlog-dev libgtest-dev
-          libbenchmark-dev libcli11-dev libssl-dev python3-numpy gnuplot-nox
+          libbenchmark-dev libcli11-dev libssl-dev python3-numpy python3-onnx gnuplot-nox
           strace libprotobuf-dev libonnx-dev)
 for arg in "$@"; do
   case $arg in

@@ -8,6 +8,12 @@ build=${NODEFLOW_BUILD_DIR:-$root/build}
 jobs=$(nproc)
 
 "$root/scripts/setup.sh"
+# onnxruntime-node for tests/onnxruntime (the cross-check of exported models),
+# pinned by its package-lock.json; ONNXRUNTIME_NODE_INSTALL=skip keeps its
+# bundled CPU library and skips a download that fails offline.
+if [[ ! -d "$root/tests/onnxruntime/node_modules/onnxruntime-node" ]]; then
+  (cd "$root/tests/onnxruntime" && ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund)
+fi
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release
 cmake --build "$build" -j"$jobs"
 ctest --test-dir "$build" --output-on-failure -j"$jobs"

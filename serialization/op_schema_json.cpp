@@ -7,24 +7,12 @@
 #include <variant>
 
 #include "core/dtype.hpp"
+#include "serialization/onnx/opset_history.hpp"
 
 namespace nodeflow {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-// ONNX's names of the attribute kinds (AttributeProto.AttributeType).
-const char* kind_name(AttrKind kind) {
-  switch (kind) {
-    case AttrKind::Int: return "INT";
-    case AttrKind::Float: return "FLOAT";
-    case AttrKind::String: return "STRING";
-    case AttrKind::Ints: return "INTS";
-    case AttrKind::Floats: return "FLOATS";
-    case AttrKind::Strings: return "STRINGS";
-  }
-  return "UNKNOWN";
-}
 
 Json value_json(const AttrValue& value) {
   return std::visit([](const auto& v) { return Json(v); }, value);
@@ -35,7 +23,7 @@ Json bound_json(const FloatBound& bound) { return {{"value", bound.value}, {"ope
 Json attribute_json(const AttrSpec& spec) {
   Json a;
   a["name"] = spec.name;
-  a["kind"] = kind_name(spec.kind);
+  a["kind"] = onnx_import::onnx_attribute_type(spec.kind);
   a["required"] = spec.required;
   a["default"] = spec.default_value ? value_json(*spec.default_value) : Json(nullptr);
   // The rule in words, as the graph's messages say it ("expected <rule>").

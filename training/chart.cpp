@@ -174,15 +174,20 @@ std::string chart_script(const std::vector<EpochMetrics>& history,
   return s;
 }
 
-void write_chart(const std::vector<EpochMetrics>& history, const std::filesystem::path& output) {
+std::string render_chart(const std::vector<EpochMetrics>& history,
+                         const std::filesystem::path& output) {
   const std::string text = chart_script(history, output);  // refuses a wrong extension first
   MemoryFile script("nodeflow-chart-script");
   script.write_and_rewind(text);
   MemoryFile picture("nodeflow-chart-picture");
   run_gnuplot(script, picture);
-  const std::string bytes = picture.contents();
+  std::string bytes = picture.contents();
   check_complete(bytes, output);
-  write_file_atomically(output, bytes);
+  return bytes;
+}
+
+void write_chart(const std::vector<EpochMetrics>& history, const std::filesystem::path& output) {
+  write_file_atomically(output, render_chart(history, output));
 }
 
 }  // namespace nodeflow::training

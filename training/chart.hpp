@@ -38,4 +38,10 @@ std::string chart_script(const std::vector<EpochMetrics>& history,
 /// when its own writes fail), or when the picture cannot be saved.
 void write_chart(const std::vector<EpochMetrics>& history, const std::filesystem::path& output);
 
+/// The picture write_chart saves, drawn by gnuplot, without saving it (for a
+/// caller that saves it with other files as one set). Throws as write_chart
+/// does, but for the save.
+std::string render_chart(const std::vector<EpochMetrics>& history,
+                         const std::filesystem::path& output);
+
 }  // namespace nodeflow::training

@@ -8,8 +8,8 @@
 // arithmetic (inference of 256 digits: about 48 ms with it, 12 ms without).
 namespace nodeflow::training {
 
-/// Keeps freed blocks of up to 32 MiB in the heap for reuse (glibc's
-/// M_MMAP_THRESHOLD at 32 MiB, M_TRIM_THRESHOLD at 256 MiB). Affects the
+/// Keeps freed blocks in the heap for reuse, whatever their size (glibc's
+/// M_MMAP_THRESHOLD at 32 MiB, M_MMAP_MAX at 0, M_TRIM_THRESHOLD at 256 MiB). Affects the
 /// whole process, so it is for programs (nodeflow train/eval, benchmarks), not
 /// for library code. Returns false where the C library has no such setting.
 bool keep_freed_buffers_in_heap();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/accumulate.hpp"
 #include "core/errors.hpp"
 
 namespace nodeflow {
@@ -64,18 +65,7 @@ void accumulate_gradient(Tensor& dst, const Tensor& src, double scale) {
   if (dst.numel() != src.numel())
     throw RunError("gradient of shape " + to_string(src.shape()) + " does not fit input of shape " +
                    to_string(dst.shape()));
-  visit_float_dtype(dst.dtype(), [&](auto dst_tag) {
-    using D = decltype(dst_tag);
-    visit_float_dtype(src.dtype(), [&](auto src_tag) {
-      using S = decltype(src_tag);
-      using A = accumulator_t<D>;
-      D* d = dst.data<D>();
-      const S* s = src.data<S>();
-      const auto k = static_cast<A>(scale);
-      for (std::int64_t i = 0; i < dst.numel(); ++i)
-        d[i] = static_cast<D>(static_cast<A>(d[i]) + k * static_cast<A>(s[i]));
-    });
-  });
+  add_scaled(dst, src, scale);
 }
 
 std::int64_t dims_product(const Shape& shape, std::size_t begin, std::size_t end) {

@@ -51,9 +51,11 @@ Tensor as_dtype(const Tensor& t, DType dtype);
 /// `t` in compute_dtype(t.dtype()) (shares the buffer when no conversion is needed).
 inline Tensor to_compute(const Tensor& t) { return as_dtype(t, compute_dtype(t.dtype())); }
 
-/// dst += scale * src element by element. Both are float tensors with the same
-/// element count (their shapes may differ, e.g. Flatten); src is converted.
-/// An empty dst (gradient not wanted) or an empty src (zero gradient) is a no-op.
+/// dst += scale * src element by element (core/accumulate.hpp's add_scaled:
+/// in float64 when either is float64, else float32). Both are float tensors
+/// with the same element count (their shapes may differ, e.g. Flatten), else
+/// RunError. An empty dst (gradient not wanted) or an empty src (zero
+/// gradient) is a no-op.
 void accumulate_gradient(Tensor& dst, const Tensor& src, double scale);
 
 /// Throws RunError unless backward received at least `count` saved tensors

@@ -50,9 +50,39 @@ void div_apply(const Tensor& a, const Tensor& b, Tensor& c, int threads) {
   apply_any<DivOp>(a, b, c, threads);
 }
 
+// dA += sA * dC * B and dB += sB * dC * A in one pass over dC, A and B when
+// all five have one shape and dtype: 7 arrays moved instead of 8, vectorised.
+// The same products as add_gradient's, so the same bits.
+template <typename T> bool mul_backward_same_shape(const GradientArgs& args) {
+  const Tensor& g = args.dy;
+  const BackwardContext& ctx = args.ctx;
+  for (std::size_t k = 0; k < 2; ++k) {
+    const Tensor& d = ctx.grad_inputs[k];
+    if (d.empty() || d.dtype() != g.dtype() || d.shape() != g.shape() || args.x[k].shape() != g.shape() ||
+        args.x[k].dtype() != g.dtype())
+      return false;
+  }
+  using Array = Eigen::Array<T, Eigen::Dynamic, 1>;
+  using In = Eigen::Map<const Array>;
+  const T *gp = g.data<T>(), *a = args.x[0].data<T>(), *b = args.x[1].data<T>();
+  T *da = ctx.grad_inputs[0].data<T>(), *db = ctx.grad_inputs[1].data<T>();
+  const auto sa = static_cast<T>(ctx.scale_for(0)), sb = static_cast<T>(ctx.scale_for(1));
+  constexpr std::int64_t kBlock = 4096;
+  parallel_ranges(g.numel() < kParallelElements ? 1 : ctx.threads, g.numel(), [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t i = lo; i < hi; i += kBlock) {
+      const std::int64_t n = std::min(kBlock, hi - i);
+      const In gi(gp + i, n);
+      Eigen::Map<Array>(da + i, n) += sa * (gi * In(b + i, n));
+      Eigen::Map<Array>(db + i, n) += sb * (gi * In(a + i, n));
+    }
+  });
+  return true;
+}
+
 void mul_backward(const GradientArgs& args) {
   visit_compute_dtype(args.dy.dtype(), [&](auto tag) {
     using T = decltype(tag);
+    if (mul_backward_same_shape<T>(args)) return;
     const T* g = args.dy.data<T>();
     for (std::size_t k = 0; k < 2; ++k)
       add_input_gradient<T, 1>(args, k, {&args.x[1 - k]},

@@ -5,6 +5,7 @@
 
 #include "core/errors.hpp"
 #include "core/registry.hpp"
+#include "nodes/common/constant_inputs.hpp"
 #include "nodes/common/layer_common.hpp"
 #include "nodes/reduction/reduce_common.hpp"
 #include "nodes/reduction/reduce_kernels.hpp"
@@ -41,7 +42,7 @@ class ReduceNode final : public Node {
   void forward(const ForwardContext& ctx) const override {
     const Tensor& input = ctx.inputs[0];
     check_reduce_dtype(op_, input.dtype(), dtypes_);
-    const std::vector<bool> reduced = mask(input.rank(), ctx.inputs.size() > 1 ? &ctx.inputs[1] : nullptr);
+    const std::vector<bool> reduced = mask(input.rank(), present(ctx.inputs, 1));
     const ReducePlan plan = make_reduce_plan(input.shape(), reduced);
     const Tensor x = to_compute(input);
     const Tensor y = reduce_forward(kind_, plan, x, reduced_shape(input.shape(), reduced, keepdims_), ctx.threads);
@@ -79,8 +80,10 @@ class ReduceNode final : public Node {
   }
 
  private:
+  // `axes` null or empty: absent.
   std::vector<bool> mask(std::size_t rank, const Tensor* axes) const {
-    return reduced_axes(axes_values(op_, axes), rank, noop_);
+    const bool given = axes != nullptr && !axes->empty();
+    return reduced_axes(given ? int64_list(op_, 1, "axes", *axes) : std::span<const std::int64_t>{}, rank, noop_);
   }
 
   ReduceKind kind_;

@@ -1,33 +1,16 @@
 #include "nodes/reduction/reduce_axes.hpp"
 
 #include <algorithm>
-#include <string>
+#include <utility>
 
-#include "core/errors.hpp"
+#include "nodes/common/constant_inputs.hpp"
 
 namespace nodeflow {
 
 std::vector<bool> reduced_axes(std::span<const std::int64_t> axes, std::size_t rank,
                                bool noop_with_empty_axes) {
   if (axes.empty()) return std::vector<bool>(rank, !noop_with_empty_axes);
-  std::vector<bool> reduced(rank, false);
-  std::vector<std::size_t> given_at(rank, 0);
-  const auto r = static_cast<std::int64_t>(rank);
-  for (std::size_t i = 0; i < axes.size(); ++i) {
-    const std::int64_t a = axes[i];
-    const std::string where = "input 1 (axes): axes[" + std::to_string(i) + "] = " + std::to_string(a);
-    if (a < -r || a >= r)
-      throw InvalidAttribute(where + " is outside [" + std::to_string(-r) + ", " + std::to_string(r - 1) +
-                             "] for input rank " + std::to_string(rank));
-    const auto axis = static_cast<std::size_t>(a < 0 ? a + r : a);
-    if (reduced[axis])
-      throw InvalidAttribute(where + " repeats axis " + std::to_string(axis) + " (axes[" +
-                             std::to_string(given_at[axis]) + "] = " + std::to_string(axes[given_at[axis]]) +
-                             ")");
-    reduced[axis] = true;
-    given_at[axis] = i;
-  }
-  return reduced;
+  return axis_mask(axes, rank, 1, "axes");
 }
 
 Shape reduced_shape(const Shape& input, const std::vector<bool>& reduced, bool keepdims) {

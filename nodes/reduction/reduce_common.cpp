@@ -31,13 +31,4 @@ AttrSpec keepdims_spec(std::string doc) {
   return s;
 }
 
-std::span<const std::int64_t> axes_values(const std::string& op, const Tensor* axes) {
-  if (axes == nullptr || axes->empty()) return {};
-  check_int64_input(op, 1, "axes", axes->dtype());
-  if (axes->rank() != 1)
-    throw ShapeMismatch("input 1 (axes) has shape " + to_string(axes->shape()) + "; " + op +
-                        " needs a 1-D int64 tensor");
-  return axes->values<std::int64_t>();
-}
-
 }  // namespace nodeflow

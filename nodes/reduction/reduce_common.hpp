@@ -1,15 +1,12 @@
 #pragma once
 // What the reduction nodes (Reduce*, ArgMax) share besides the traversal:
-// their dtype sets and dtype check, the keepdims attribute, and the reading of
-// the `axes` input.
-#include <cstdint>
-#include <span>
+// their dtype sets and dtype check and the keepdims attribute. The `axes`
+// input is read by nodes/common/constant_inputs.hpp.
 #include <string>
 #include <vector>
 
 #include "core/attributes.hpp"
 #include "core/dtype.hpp"
-#include "core/tensor.hpp"
 
 namespace nodeflow {
 
@@ -24,10 +21,5 @@ void check_reduce_dtype(const std::string& op, DType dtype, const std::vector<DT
 
 /// keepdims: Int 0 or 1, default 1.
 AttrSpec keepdims_spec(std::string doc);
-
-/// The values of Reduce*'s optional `axes` input (nullptr or an empty tensor:
-/// absent). Throws UnsupportedDType unless it is int64 and ShapeMismatch unless
-/// it is 1-D: "input 1 (axes) has shape [2, 1]; ReduceSum needs a 1-D int64 tensor".
-std::span<const std::int64_t> axes_values(const std::string& op, const Tensor* axes);
 
 }  // namespace nodeflow

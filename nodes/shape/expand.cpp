@@ -6,6 +6,7 @@
 #include "core/errors.hpp"
 #include "core/registry.hpp"
 #include "nodes/common/broadcast.hpp"
+#include "nodes/common/constant_inputs.hpp"
 #include "nodes/common/layer_common.hpp"
 #include "nodes/shape/mapped_copy_node.hpp"
 #include "nodes/shape/shape_ops.hpp"

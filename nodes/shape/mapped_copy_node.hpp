@@ -4,7 +4,8 @@
 // scatter-add through the same maps. An op supplies its shape inference and
 // its maps; the maps depend on the input's shape and the op's other inputs
 // (starts, pads, repeats, indices, ...), which training-mode forwards save
-// so that backward rebuilds the same maps.
+// so that backward rebuilds the same maps. The ops read those inputs with
+// nodes/common/constant_inputs.hpp.
 #include <span>
 #include <string>
 #include <vector>
@@ -33,23 +34,5 @@ class MappedCopyNode : public Node {
   /// The element kFill positions take (Pad's constant_value); null: zero.
   virtual const Tensor* fill_value(const Tensor& data, std::span<const Tensor> args) const;
 };
-
-/// The values of input k (`name`), which must be a 1-D int64 tensor (or a
-/// TensorInfo saying so): "input 1 (starts) has shape [2, 2]; Slice needs a
-/// 1-D int64 tensor".
-std::span<const std::int64_t> int64_list(const std::string& op, std::size_t k, const std::string& name,
-                                         const Tensor& t);
-void check_int64_list(const std::string& op, std::size_t k, const std::string& name, const TensorInfo& t);
-
-/// ONNX axes values (input k, `name`) normalized to [0, rank): refused when
-/// one is outside [-rank, rank - 1] or repeats.
-std::vector<std::size_t> normalized_axes(std::span<const std::int64_t> axes, std::size_t rank, std::size_t k,
-                                         const std::string& name);
-
-/// args[i] when present (not absent, not beyond the inputs given), else null.
-const Tensor* present(std::span<const Tensor> args, std::size_t i);
-
-/// "input 1 (starts)": how the messages of these ops name an input.
-std::string input_name(std::size_t k, const std::string& name);
 
 }  // namespace nodeflow

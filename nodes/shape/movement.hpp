@@ -1,11 +1,9 @@
 #pragma once
 // What the data-movement nodes of this folder share: the gradient of a node
-// that only relabels the shape, and reading their constant int64 inputs
-// (Split's split, Squeeze's and Unsqueeze's axes).
+// that only relabels the shape and kernels instantiated per element size.
+// Their constant int64 inputs are read by nodes/common/constant_inputs.hpp.
 #include <cstddef>
 #include <cstdint>
-#include <string>
-#include <vector>
 
 #include "core/node.hpp"
 
@@ -15,18 +13,6 @@ namespace nodeflow {
 /// read with the input's shape, added into the input's (docs/operators.md,
 /// "Gradient conventions": the exact inverse movement).
 void relabel_gradient(const BackwardContext& ctx);
-
-/// The values of input k (`name`) of `op`, a 1-D int64 tensor: throws
-/// UnsupportedDType for another dtype, ShapeMismatch for another rank
-/// ("input 1 (axes) has shape [2, 2]; Squeeze needs a 1-D int64 tensor").
-std::vector<std::int64_t> int64_values(const std::string& op, std::size_t k, const std::string& name,
-                                       const Tensor& t);
-
-/// ONNX axes (input k, `name`) in [-rank, rank - 1] as a mask over [0, rank).
-/// Throws ShapeMismatch naming the input and the values when one is out of
-/// range or repeats.
-std::vector<bool> axis_mask(const std::vector<std::int64_t>& axes, std::size_t rank, std::size_t k,
-                            const std::string& name);
 
 /// The element size in bytes of `dtype` as an unsigned type of that size
 /// (std::uint8_t ... std::uint64_t): kernels that only move elements are

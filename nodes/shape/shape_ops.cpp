@@ -6,6 +6,7 @@
 
 #include "core/errors.hpp"
 #include "core/registry.hpp"
+#include "nodes/common/constant_inputs.hpp"
 #include "nodes/common/layer_common.hpp"
 #include "nodes/layer_ops.hpp"
 #include "nodes/shape/movement.hpp"
@@ -124,12 +125,12 @@ class ReshapeNode final : public Node {
     const Tensor* shape = ctx.constants[1];
     if (shape == nullptr) throw InvalidGraph("input 1 (shape) must be a non-trainable initializer");
     const TensorInfo& data = *ctx.inputs[0];
-    return {TensorInfo{data.dtype, reshaped_shape(data.shape, int64_values("Reshape", 1, "shape", *shape), allowzero_)}};
+    return {TensorInfo{data.dtype, reshaped_shape(data.shape, int64_list("Reshape", 1, "shape", *shape), allowzero_)}};
   }
 
   void forward(const ForwardContext& ctx) const override {
     const Tensor& data = ctx.inputs[0];
-    ctx.outputs[0] = data.reshaped(reshaped_shape(data.shape(), int64_values("Reshape", 1, "shape", ctx.inputs[1]), allowzero_));
+    ctx.outputs[0] = data.reshaped(reshaped_shape(data.shape(), int64_list("Reshape", 1, "shape", ctx.inputs[1]), allowzero_));
   }
 
   void backward(const BackwardContext& ctx) const override { relabel_gradient(ctx); }

@@ -6,8 +6,8 @@
 // gradient is the output gradients joined back, zero where one is absent.
 #include "core/errors.hpp"
 #include "core/registry.hpp"
+#include "nodes/common/constant_inputs.hpp"
 #include "nodes/common/layer_common.hpp"
-#include "nodes/shape/movement.hpp"
 #include "nodes/shape/pieces.hpp"
 #include "nodes/shape/shape_ops.hpp"
 
@@ -83,7 +83,8 @@ class SplitNode final : public Node {
  private:
   // The `split` values, one per output.
   static std::vector<std::int64_t> given_sizes(const Tensor& split, std::size_t outputs) {
-    std::vector<std::int64_t> sizes = int64_values("Split", 1, "split", split);
+    const auto given = int64_list("Split", 1, "split", split);
+    std::vector<std::int64_t> sizes(given.begin(), given.end());
     if (sizes.size() != outputs)
       throw ShapeMismatch("input 1 (split): " + to_string(AttrValue{sizes}) + " has " +
                           std::to_string(sizes.size()) + " sizes for " + std::to_string(outputs) + " outputs");

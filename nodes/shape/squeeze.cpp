@@ -6,6 +6,7 @@
 // output shares the input's buffer, any dtype.
 #include "core/errors.hpp"
 #include "core/registry.hpp"
+#include "nodes/common/constant_inputs.hpp"
 #include "nodes/common/layer_common.hpp"
 #include "nodes/shape/movement.hpp"
 #include "nodes/shape/shape_ops.hpp"
@@ -21,9 +22,7 @@ const Tensor* axes_input(const InferContext& ctx) {
   return ctx.constants[1];
 }
 
-const Tensor* axes_input(const ForwardContext& ctx) {
-  return ctx.inputs.size() > 1 && !ctx.inputs[1].empty() ? &ctx.inputs[1] : nullptr;
-}
+const Tensor* axes_input(const ForwardContext& ctx) { return present(ctx.inputs, 1); }
 
 Shape squeezed(const Shape& in, const Tensor* axes) {
   Shape out;
@@ -36,7 +35,8 @@ Shape squeezed(const Shape& in, const Tensor* axes) {
     }
     return out;
   }
-  const std::vector<std::int64_t> given = int64_values("Squeeze", 1, "axes", *axes);
+  const auto values = int64_list("Squeeze", 1, "axes", *axes);
+  const std::vector<std::int64_t> given(values.begin(), values.end());
   const std::vector<bool> removed = axis_mask(given, in.size(), 1, "axes");
   for (std::size_t a = 0; a < in.size(); ++a) {
     if (!removed[a]) {
@@ -50,9 +50,9 @@ Shape squeezed(const Shape& in, const Tensor* axes) {
 }
 
 Shape unsqueezed(const Shape& in, const Tensor& axes) {
-  const std::vector<std::int64_t> given = int64_values("Unsqueeze", 1, "axes", axes);
+  const auto given = int64_list("Unsqueeze", 1, "axes", axes);
   const std::size_t rank = in.size() + given.size();
-  const std::vector<bool> inserted = axis_mask(given, rank, 1, "axes");
+  const std::vector<bool> inserted = axis_mask(given, rank, 1, "axes", "output");
   Shape out;
   auto next = in.begin();
   for (std::size_t a = 0; a < rank; ++a) out.push_back(inserted[a] ? 1 : *next++);

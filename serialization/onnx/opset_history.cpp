@@ -31,18 +31,6 @@ std::string where_of(const OnnxNode& node, int opset) {
          ", opset " + std::to_string(opset) + ")";
 }
 
-const char* kind_name(AttrKind kind) {
-  switch (kind) {
-    case AttrKind::Int: return "INT";
-    case AttrKind::Float: return "FLOAT";
-    case AttrKind::String: return "STRING";
-    case AttrKind::Ints: return "INTS";
-    case AttrKind::Floats: return "FLOATS";
-    case AttrKind::Strings: return "STRINGS";
-  }
-  return "?";
-}
-
 AttrKind kind_of(const AttrValue& v) { return static_cast<AttrKind>(v.index()); }
 
 static_assert(std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(AttrKind::Int), AttrValue>,
@@ -131,9 +119,9 @@ void check_attributes(Upgrade& up, const OpHistory& h, const OpVersion& v) {
                           std::to_string(up.opset()) + ": " + attr_names(v) + ")");
     }
     if (kind_of(value) != info->kind)
-      up.refuse_attribute("attribute " + quoted(name) + " must be " + kind_name(info->kind) +
+      up.refuse_attribute("attribute " + quoted(name) + " must be " + onnx_attribute_type(info->kind) +
                           " at opset " + std::to_string(up.opset()) + ", got " +
-                          kind_name(kind_of(value)));
+                          onnx_attribute_type(kind_of(value)));
   }
 }
 
@@ -324,6 +312,18 @@ std::vector<VersionInfo> op_versions(const std::string& op_type) {
     for (const OpVersion& v : h->versions)
       if (v.since <= kMaxOpset) out.push_back(info_of(v));
   return out;
+}
+
+const char* onnx_attribute_type(AttrKind kind) {
+  switch (kind) {
+    case AttrKind::Int: return "INT";
+    case AttrKind::Float: return "FLOAT";
+    case AttrKind::String: return "STRING";
+    case AttrKind::Ints: return "INTS";
+    case AttrKind::Floats: return "FLOATS";
+    case AttrKind::Strings: return "STRINGS";
+  }
+  return "UNKNOWN";
 }
 
 }  // namespace nodeflow::onnx_import

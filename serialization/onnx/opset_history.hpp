@@ -15,6 +15,7 @@
 //                     const OpRegistry& registry = OpRegistry::global(),
 //                     const TensorLookup& known = {});
 //   int lowest_opset(const NodeDef& def, const std::vector<DType>& input_dtypes);
+
 //
 // `known` is optional: the dtype and shape of a tensor when the reader knows
 // them (graph inputs, initializers, outputs of earlier nodes if it infers
@@ -88,6 +89,10 @@ void upgrade_node(OnnxNode& node, int opset, const AddConstant& add_constant,
 /// pooling 22, Gelu 20, ... kMaxOpset when no table knows the op.
 /// input_dtypes[k] is the dtype of def.inputs[k] (ignored for an absent "" one).
 int lowest_opset(const NodeDef& def, const std::vector<DType>& input_dtypes);
+
+/// ONNX's name of an attribute kind (AttributeProto.AttributeType): "INT",
+/// "FLOAT", "STRING", "INTS", "FLOATS", "STRINGS".
+const char* onnx_attribute_type(AttrKind kind);
 
 // Introspection, for tests and documentation.
 

@@ -24,18 +24,6 @@ using onnx_import::VersionInfo;
 
 constexpr int kLibOnnxMaxOpset = 17;
 
-const char* kind_name(AttrKind kind) {
-  switch (kind) {
-    case AttrKind::Int: return "INT";
-    case AttrKind::Float: return "FLOAT";
-    case AttrKind::String: return "STRING";
-    case AttrKind::Ints: return "INTS";
-    case AttrKind::Floats: return "FLOATS";
-    case AttrKind::Strings: return "STRINGS";
-  }
-  return "?";
-}
-
 std::string onnx_kind(onnx::AttributeProto::AttributeType t) {
   switch (t) {
     case onnx::AttributeProto::INT: return "INT";
@@ -114,7 +102,7 @@ TEST(OpsetSchemas, TheTableAgreesWithOnnxForEveryOpAndOpsetUpTo17) {
       if (distinct.insert({op, mine->since}).second) ++versions_checked;
       std::map<std::string, std::string> theirs, ours;
       for (const auto& [name, a] : schema->attributes()) theirs[name] = onnx_kind(a.type);
-      for (const auto& a : mine->attributes) ours[a.name] = kind_name(a.kind);
+      for (const auto& a : mine->attributes) ours[a.name] = onnx_import::onnx_attribute_type(a.kind);
       EXPECT_EQ(ours, theirs);
       EXPECT_EQ(mine->max_inputs, count(schema->max_input()));
       EXPECT_EQ(mine->max_outputs, count(schema->max_output()));

@@ -1,6 +1,6 @@
 // The `nodeflow` binary of this build tree: GRAPH from standard input (`-`),
-// from a pipe or a FIFO; --version; run's and backward's --threads; backward's
-// --seed for Dropout; and messages that quote a hostile path escaped.
+// from a pipe or a FIFO; --version; run's and backward's --threads and
+// --seed (Dropout); and messages that quote a hostile path escaped.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -166,6 +166,35 @@ TEST_F(CliGraphInput, BackwardSeedDrawsTheDropoutMask) {
                                           "-o", "max", "--seed", "18446744073709551615"});
   EXPECT_EQ(largest.exit_code, 0) << largest.describe();
   EXPECT_FALSE(fs::exists(dir() / "refused"));
+}
+
+TEST_F(CliGraphInput, RunTakesASeedAndItsDropoutIsTheIdentity) {
+  write_text("drop.json", kDropoutGraph);
+  write_floats("x.npy", {256}, 1.0f, 0.5f);
+  const auto outputs = [&](const std::vector<std::string>& seed, const std::string& out) {
+    std::vector<std::string> args{"run", "drop.json", "-i", "x=x.npy", "-o", out};
+    args.insert(args.end(), seed.begin(), seed.end());
+    const ProcessResult r = nodeflow(args);
+    EXPECT_EQ(r.exit_code, 0) << r.describe();
+    return read_floats(fs::path(out) / "y.npy");
+  };
+  // Inference: the output is x whatever the seed (docs/cli.md, "Threads and seed").
+  const std::vector<float> x = read_floats("x.npy");
+  EXPECT_EQ(outputs({}, "a"), x);
+  EXPECT_EQ(outputs({"--seed", "7"}, "b"), x);
+  EXPECT_EQ(outputs({"--seed", "18446744073709551615", "--threads", "2"}, "c"), x);
+  // The same parser as backward's --seed (add_seed_option).
+  for (const char* bad : {"-1", "x", "0x10", "18446744073709551616"}) {
+    SCOPED_TRACE(bad);
+    const ProcessResult r = nodeflow({"run", "drop.json", "-i", "x=x.npy", "-o", "refused", "--seed", bad});
+    EXPECT_EQ(r.exit_code, kUsage) << r.describe();
+    EXPECT_NE(r.err.find("--seed: expected an integer from 0 to 18446744073709551615"),
+              std::string::npos)
+        << r.describe();
+  }
+  EXPECT_FALSE(fs::exists(dir() / "refused"));
+  const ProcessResult help = nodeflow({"run", "--help"});
+  EXPECT_NE(help.out.find("--seed"), std::string::npos) << help.describe();
 }
 
 TEST_F(CliGraphInput, AHostilePathIsQuotedEscaped) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "serialization/atomic_file.hpp"
 #include "support/cli_fixture.hpp"
 #include "support/files.hpp"
 #include "support/mnist_fixtures.hpp"
@@ -143,6 +144,7 @@ TEST_F(TrainChartCommand, ANewlineInTheOutputNameRunsNothingAndTheChartIsWritten
   std::vector<std::string> want = inputs();
   for (const char* suffix : {".json", ".metrics.csv", ".chart.svg", ".checkpoint.json"})
     want.push_back(kInjection + suffix);
+  want.emplace_back(kOutputsManifestName);  // of the final set
   std::sort(want.begin(), want.end());
   EXPECT_EQ(names_under(dir()), want);
 }
@@ -189,6 +191,7 @@ void TrainChartCommand::expect_planted_names_left_alone(const std::string& kind)
   for (const char* name :
        {"victim", "planted", "m.json", "m.metrics.csv", "m.chart.svg", "m.checkpoint.json"})
     want.push_back(name);
+  want.emplace_back(kOutputsManifestName);  // of the final set
   std::sort(want.begin(), want.end());
   EXPECT_EQ(names_under(dir()), want);
 }

@@ -1,24 +1,28 @@
-// `nodeflow train` SIGKILLed at random moments and inside a checkpoint save,
-// over the complete outputs of an earlier run (docs/training-config.md,
-// "Saving and reloading").
+// `nodeflow train` SIGKILLed at random moments, inside a checkpoint save and
+// at each rename of its final set, over the complete outputs of an earlier
+// run (docs/training-config.md, "Saving and reloading").
 //
-// train's outputs are not one atomic set: they are separate files replaced at
-// different times, the checkpoint, the metrics CSV and the chart after every
-// epoch (in that order) and the trained graph once at the end, each replaced
-// atomically on its own. What a reader may rely on, per file, whatever moment
-// train is killed at:
-// - OUT.json is the previous file or the trained graph of this run, whole;
-// - OUT.checkpoint.json is the previous file or the weights after one of this
-//   run's epochs, whole (a graph document that loads);
-// - OUT.metrics.csv is the previous file or this run's history up to one of
-//   its epochs, in whole lines;
-// - OUT.chart.svg is the previous picture or a complete one of this run;
-// and nothing about how the files pair up (a checkpoint of epoch 3 may sit
-// beside the CSV of epoch 2 and the trained graph of the previous run). A
-// killed save may leave its staging directory `.nodeflow-stage-*` beside the
-// files, and nothing else; the next train into that directory removes it.
+// train saves two things: the checkpoint after every epoch, a file replaced
+// atomically on its own, and at the end its final outputs, the trained graph
+// OUT.json, the metrics OUT.metrics.csv and the chart OUT.chart.svg, as one
+// set with the manifest .nodeflow-outputs.json (the mechanism of run's output
+// sets). What a reader may rely on, whatever moment train is killed at:
+// - every file is whole: OUT.checkpoint.json the previous file or the
+//   weights after one of this run's epochs (a graph document that loads),
+//   each final output the previous file or this run's;
+// - the final outputs are all of the earlier run or, after the renames of
+//   this run's set began, a mix without manifest beside a commit record
+//   .nodeflow-commit, which the next save into the directory completes: after
+//   it they are all of the earlier run or all of this one; while the manifest
+//   exists, they are those it lists;
+// - a killed save may leave its staging directory `.nodeflow-stage-*`, and
+//   the next train into that directory removes it.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/mount.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
 #include <chrono>
@@ -60,6 +64,10 @@ constexpr int kRounds = 20;
 #endif
 const std::vector<std::string> kOutputs{"o.chart.svg", "o.checkpoint.json", "o.json",
                                         "o.metrics.csv"};
+// The final set, and everything a complete train leaves in its directory.
+const std::vector<std::string> kFinalOutputs{"o.chart.svg", "o.json", "o.metrics.csv"};
+const std::vector<std::string> kEntries{std::string(kOutputsManifestName), "o.chart.svg",
+                                        "o.checkpoint.json", "o.json", "o.metrics.csv"};
 constexpr const char* kCsvHeader =
     "epoch,lr,train_loss,train_accuracy,test_loss,test_accuracy,seconds,samples_per_second";
 
@@ -217,8 +225,8 @@ class TrainKill : public ::testing::Test {
     return v;
   }
 
-  /// Per file, what the header comment promises; returns how many of the
-  /// files are of this run.
+  /// Per file, what the header comment promises: each is the earlier
+  /// run's or this run's, whole. Returns how many of the files are of this run.
   int expect_whole_files(const fs::path& out, const Versions& v) const {
     const std::map<std::string, std::string> now = outputs_of(out);
     EXPECT_EQ(now.size(), kOutputs.size()) << "a file of the earlier set is gone";
@@ -229,17 +237,15 @@ class TrainKill : public ::testing::Test {
       if (name == "o.json") ours = bytes == v.trained;
       if (name == "o.checkpoint.json")
         ours = std::find(v.checkpoints.begin(), v.checkpoints.end(), bytes) != v.checkpoints.end();
-      if (name == "o.chart.svg")
-        ours = std::find(v.charts.begin(), v.charts.end(), bytes) != v.charts.end();
+      if (name == "o.chart.svg") ours = bytes == v.charts.back();  // drawn once, at the end
       if (name == "o.metrics.csv") {
         std::string why;
         const auto rows = csv_rows(bytes, why);
         EXPECT_TRUE(rows) << name << ": " << why;
         old = rows == v.old_csv_rows;  // the timing columns vary from run to run
-        ours = rows && !rows->empty() && rows->size() <= v.csv_rows.size() &&
-               std::equal(rows->begin(), rows->end(), v.csv_rows.begin());
+        ours = rows == v.csv_rows;     // every epoch: written once, at the end
       }
-      EXPECT_TRUE(old || ours) << name << " is neither the earlier file nor one of this run ("
+      EXPECT_TRUE(old || ours) << name << " is neither the earlier file nor this run's ("
                                << bytes.size() << " bytes)";
       fresh += ours;
       // What a reader does with the file works.
@@ -253,11 +259,78 @@ class TrainKill : public ::testing::Test {
     return fresh;
   }
 
-  /// Besides the outputs, only staging directories of killed saves; returns their number.
+  enum class SetState { Old, New, Mixed };
+
+  /// Whose the final outputs are: all the earlier run's, all this run's, or a mix.
+  SetState final_state(const fs::path& out, const Versions& v) const {
+    const std::map<std::string, std::string> now = outputs_of(out);
+    int old = 0, fresh = 0;
+    for (const std::string& name : kFinalOutputs) {
+      const auto it = now.find(name);
+      if (it == now.end()) continue;
+      std::string why;
+      if (name == "o.metrics.csv") {
+        const auto rows = csv_rows(it->second, why);
+        old += rows == v.old_csv_rows;
+        fresh += rows == v.csv_rows;
+      } else {
+        old += it->second == v.old.at(name);
+        fresh += it->second == (name == "o.json" ? v.trained : v.charts.back());
+      }
+    }
+    const int all = static_cast<int>(kFinalOutputs.size());
+    return old == all ? SetState::Old : fresh == all ? SetState::New : SetState::Mixed;
+  }
+
+  static const char* named(SetState s) {
+    return s == SetState::Old ? "the earlier run's" : s == SetState::New ? "this run's" : "mixed";
+  }
+
+  /// Right after a kill: the files are whole, and the final set is one run's
+  /// while the manifest exists (and lists it), a mix only beside a commit
+  /// record. Returns the set's state.
+  SetState expect_set_after_kill(const fs::path& out, const Versions& v) const {
+    expect_whole_files(out, v);
+    const SetState state = final_state(out, v);
+    const OutdirState reader = inspect_outdir(out, dir());
+    const bool record = fs::exists(out / kCommitRecordName);
+    if (reader.manifest) {
+      EXPECT_TRUE(reader.matches) << reader.report;
+      EXPECT_EQ(reader.listed, kFinalOutputs) << reader.report;
+    }
+    if (state == SetState::Mixed) {
+      EXPECT_FALSE(reader.manifest) << "a mixed set beside a manifest\n" << reader.report;
+      EXPECT_TRUE(record) << "a mixed set without a commit record\n" << reader.report;
+    }
+    return state;
+  }
+
+  /// The next save into `out` (not a train: a convert into the directory,
+  /// whose document is removed again) completes a set whose renames were
+  /// killed: the final outputs are then one run's, listed by the manifest, and
+  /// no commit record is left. Returns whose.
+  SetState complete_by_next_save(const fs::path& out, const Versions& v) const {
+    const ProcessResult r =
+        run_process({NODEFLOW_BUILT_CLI, "convert", "g.json", (out / "probe.json").string()}, dir());
+    EXPECT_EQ(r.exit_code, 0) << r.describe();
+    fs::remove(out / "probe.json");
+    expect_whole_files(out, v);
+    const SetState state = final_state(out, v);
+    EXPECT_NE(state, SetState::Mixed) << "the next save left a mixed set";
+    const OutdirState reader = inspect_outdir(out, dir());
+    EXPECT_TRUE(reader.manifest && reader.matches) << reader.report;
+    EXPECT_EQ(reader.listed, kFinalOutputs) << reader.report;
+    EXPECT_FALSE(fs::exists(out / kCommitRecordName));
+    return state;
+  }
+
+  /// Besides the outputs and the manifest, only staging directories of
+  /// killed saves and a commit record; returns the number of staging directories.
   static int expect_only_stages_left(const fs::path& out) {
     int stages = 0;
     for (const std::string& name : entries(out)) {
-      if (std::find(kOutputs.begin(), kOutputs.end(), name) != kOutputs.end()) continue;
+      if (std::find(kEntries.begin(), kEntries.end(), name) != kEntries.end()) continue;
+      if (name == kCommitRecordName) continue;
       EXPECT_TRUE(is_stage(name) && fs::is_directory(out / name)) << "left behind: " << name;
       stages += is_stage(name);
     }
@@ -265,20 +338,22 @@ class TrainKill : public ::testing::Test {
   }
 
   /// The next train into `out` (the earlier run's configuration, restoring
-  /// its set): it succeeds and leaves the four files and nothing else.
+  /// its set): it succeeds and leaves its files and manifest and nothing
+  /// else: no staging directory, no commit record.
   void next_train(const fs::path& out, const Versions& v) const {
     const ProcessResult r = train("old.json", out);
     ASSERT_EQ(r.exit_code, 0) << r.describe();
-    EXPECT_EQ(entries(out), kOutputs);
+    EXPECT_EQ(entries(out), kEntries);
     EXPECT_EQ(outputs_of(out).at("o.json"), v.old.at("o.json"));
     EXPECT_EQ(outputs_of(out).at("o.checkpoint.json"), v.old.at("o.checkpoint.json"));
+    EXPECT_EQ(final_state(out, v), SetState::Old);
   }
 
  private:
   ScratchDir scratch_{"nodeflow-train-kill"};
 };
 
-TEST_F(TrainKill, KilledAtRandomMomentsEachFileIsAWholeVersionAndTheNextTrainLeavesNothing) {
+TEST_F(TrainKill, KilledAtRandomMomentsTheFinalOutputsAreOneRunsAndTheNextTrainLeavesNothing) {
   const Versions& v = versions();
   ASSERT_TRUE(v.complete) << "the reference runs failed";
   const fs::path out = dir() / "out";
@@ -287,29 +362,36 @@ TEST_F(TrainKill, KilledAtRandomMomentsEachFileIsAWholeVersionAndTheNextTrainLea
   // The first third of a run reads the digits, where a kill can change nothing.
   std::mt19937 rng(17);
   std::uniform_int_distribution<long long> when(v.duration.count() / 3, v.duration.count());
-  int killed = 0, changed = 0, stages = 0;
+  int killed = 0, changed = 0, stages = 0, replaced = 0, mixed = 0;
   for (int round = 0; round < kRounds; ++round) {
     ProcessOptions options;
     options.kill_after = std::chrono::microseconds(when(rng));
     const ProcessResult r = train("new.json", out, options);
     ASSERT_TRUE(r.exit_code == 0 || r.signal == SIGKILL) << r.describe();
     killed += r.signal == SIGKILL;
-    const int fresh = expect_whole_files(out, v);
-    changed += fresh > 0;
+    changed += expect_whole_files(out, v) > 0;
+    const SetState after_kill = expect_set_after_kill(out, v);
+    mixed += after_kill == SetState::Mixed;
     if (r.exit_code == 0) {
-      EXPECT_EQ(fresh, static_cast<int>(kOutputs.size()));
-      EXPECT_EQ(outputs_of(out).at("o.json"), v.trained);
+      EXPECT_EQ(after_kill, SetState::New);
     }
     stages += expect_only_stages_left(out);
+    const SetState completed = complete_by_next_save(out, v);
+    if (after_kill != SetState::Mixed) {
+      EXPECT_EQ(completed, after_kill) << "the next save changed a complete set";
+    }
+    replaced += completed == SetState::New;
     next_train(out, v);
     if (HasFailure()) {
       ADD_FAILURE() << "round " << round << ", killed after " << options.kill_after->count()
-                    << " us";
+                    << " us; the final set was " << named(after_kill) << " after the kill";
       break;
     }
   }
   RecordProperty("killed", killed);
   RecordProperty("killed_with_files_replaced", changed);
+  RecordProperty("final_set_replaced", replaced);
+  RecordProperty("final_set_mixed_until_the_next_save", mixed);
   RecordProperty("staging_directories_left", stages);
 }
 
@@ -342,7 +424,7 @@ TEST_F(TrainKill, KilledInsideACheckpointSaveTheNextTrainRemovesItsStagingDirect
     const ProcessResult r = run_traced({"-e", std::string("inject=") + point.inject},
                                        NODEFLOW_BUILT_CLI, train_args("new.json", out), dir());
     EXPECT_NE(r.exit_code, 0) << point.inject << "\n" << r.describe();
-    expect_whole_files(out, v);
+    EXPECT_EQ(expect_set_after_kill(out, v), SetState::Old) << point.inject;
     EXPECT_EQ(outputs_of(out).at("o.checkpoint.json"),
               point.replaced ? v.checkpoints.front() : v.old.at("o.checkpoint.json"))
         << point.inject;
@@ -354,6 +436,115 @@ TEST_F(TrainKill, KilledInsideACheckpointSaveTheNextTrainRemovesItsStagingDirect
       break;
     }
   }
+}
+
+TEST_F(TrainKill, KilledAtEachRenameOfItsFinalSetTheNextSaveLeavesOneRunsSet) {
+  // strace kills the run exactly at its n-th rename, before the rename is
+  // done. A 3-epoch run renames its checkpoint after each epoch (renames 1 to
+  // 3), then its final set (serialization/atomic_file.cpp, install): the
+  // commit record (4), then, after removing the manifest, o.json,
+  // o.metrics.csv and o.chart.svg (5 to 7) and the new manifest (8). Killed
+  // up to the record's rename, the run changed none of the final outputs;
+  // killed after it, the set is torn (no manifest, the record beside it)
+  // until the next save into the directory completes this run's set.
+  if (!strace_works(dir())) GTEST_SKIP() << "strace cannot trace here";
+  const Versions& v = versions();
+  ASSERT_TRUE(v.complete) << "the reference runs failed";
+  const fs::path out = dir() / "out";
+  constexpr int kCheckpointRenames = kEpochs, kSetRenames = 5;
+#ifdef __SANITIZE_ADDRESS__
+  const std::vector<int> renames{kCheckpointRenames + 1, kCheckpointRenames + 3};
+#else
+  std::vector<int> renames;
+  for (int n = kCheckpointRenames; n <= kCheckpointRenames + kSetRenames + 1; ++n)
+    renames.push_back(n);
+#endif
+  ASSERT_EQ(train("old.json", out).exit_code, 0);
+  for (const int n : renames) {
+    const std::string inject = "rename,renameat,renameat2:signal=SIGKILL:when=" + std::to_string(n);
+    const ProcessResult r =
+        run_traced({"-e", "inject=" + inject}, NODEFLOW_BUILT_CLI, train_args("new.json", out), dir());
+    const bool killed = n <= kCheckpointRenames + kSetRenames;
+    if (killed) {
+      EXPECT_NE(r.exit_code, 0) << inject << "\n" << r.describe();
+    } else {
+      EXPECT_EQ(r.exit_code, 0) << inject << "\n" << r.describe();
+    }
+    const SetState after_kill = expect_set_after_kill(out, v);
+    const int record = kCheckpointRenames + 1;
+    const bool torn = killed && n > record;
+    EXPECT_EQ(fs::exists(out / kCommitRecordName), torn) << inject;
+    EXPECT_EQ(fs::exists(out / kOutputsManifestName), !torn) << inject;
+    // Files renamed so far: none up to the first file's rename, all at the manifest's.
+    const SetState want = n <= record + 1 ? SetState::Old
+                          : n <= record + 3 && killed ? SetState::Mixed
+                                                      : SetState::New;
+    EXPECT_EQ(after_kill, want) << inject << ": " << named(after_kill);
+    EXPECT_EQ(complete_by_next_save(out, v), n <= record ? SetState::Old : SetState::New)
+        << inject;
+    next_train(out, v);
+    if (HasFailure()) {
+      ADD_FAILURE() << "killed at " << inject;
+      break;
+    }
+  }
+}
+
+// A checkpoint that cannot be written (docs/training-config.md, "Saving and
+// reloading"): on a tmpfs with room for one checkpoint but not for a second
+// one staged beside it, epoch 1's is saved and the later ones fail with a
+// full disk. Each failure is a warning naming the last good checkpoint and
+// its epoch, training goes on to the end, the final outputs (on another file
+// system) are saved, and the tmpfs holds epoch 1's checkpoint and nothing
+// else. Needs root (mount); CI runs as root.
+using TrainFullDisk = TrainKill;
+
+TEST_F(TrainFullDisk, ACheckpointOnAFullTmpfsIsAWarningAndTrainingGoesOn) {
+  const Versions& v = versions();
+  ASSERT_TRUE(v.complete) << "the reference runs failed";
+  const fs::path small = dir() / "small";
+  fs::create_directories(small);
+  constexpr std::size_t kPage = 4096;
+  const std::size_t pages = (v.checkpoints.front().size() + kPage - 1) / kPage;
+  ASSERT_GE(pages, 2u) << "a checkpoint of one page leaves no room to tell one from two";
+  const std::string size = "size=" + std::to_string((2 * pages - 1) * kPage);
+  if (::mount("tmpfs", small.c_str(), "tmpfs", 0, size.c_str()) != 0)
+    GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
+  struct Unmount {
+    fs::path dir;
+    ~Unmount() { ::umount2(dir.c_str(), MNT_DETACH); }
+  } unmount{small};
+
+  const fs::path out = dir() / "out";
+  const fs::path checkpoint = small / "ck.json";
+  std::vector<std::string> args = train_args("new.json", out);
+  args.insert(args.begin(), NODEFLOW_BUILT_CLI);
+  args.insert(args.end(), {"--checkpoint", checkpoint.string()});
+  const ProcessResult r = run_process(args, dir());
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  for (int epoch = 2; epoch <= kEpochs; ++epoch) {
+    const std::string warning = "epoch " + std::to_string(epoch) + "/" + std::to_string(kEpochs) +
+                                ": the checkpoint was not saved: ";
+    const std::size_t at = r.err.find(warning);
+    ASSERT_NE(at, std::string::npos) << r.describe();
+    const std::string line = r.err.substr(at, r.err.find('\n', at) - at);
+    EXPECT_NE(line.find("No space left on device"), std::string::npos) << line;
+    EXPECT_NE(line.find("the last good checkpoint is " + checkpoint.string() + " (epoch 1 of " +
+                        std::to_string(kEpochs) + ")"),
+              std::string::npos)
+        << line;
+    EXPECT_EQ(line.find("training goes on") != std::string::npos, epoch < kEpochs) << line;
+  }
+  EXPECT_EQ(r.err.find("epoch 1/" + std::to_string(kEpochs) + ": the checkpoint was not saved"),
+            std::string::npos)
+      << r.describe();
+  // Training went on to the end: the final set is this run's, whole.
+  EXPECT_EQ(read_bytes(out / "o.json"), v.trained);
+  EXPECT_EQ(final_state(out, v), SetState::New);
+  // The tmpfs holds epoch 1's checkpoint, a loadable document, and no staging directory.
+  EXPECT_EQ(entries(small), std::vector<std::string>{"ck.json"});
+  EXPECT_EQ(read_bytes(checkpoint), v.checkpoints.front());
+  EXPECT_NO_THROW(load_graph_file(checkpoint));
 }
 
 }  // namespace

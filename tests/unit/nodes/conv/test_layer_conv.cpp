@@ -12,12 +12,13 @@
 #include "support/error_of.hpp"
 #include "support/gradcheck.hpp"
 #include "support/layer_fixtures.hpp"
+#include "unit/nodes/conv/conv_test_sweeps.hpp"
 
 namespace nodeflow {
 namespace {
 
 using testing::as_doubles;
-using testing::check_gradient;
+using testing::case_inputs;
 using testing::error_of;
 using testing::make_node;
 using testing::pattern;
@@ -77,6 +78,7 @@ struct ConvCase {
   std::string auto_pad = "NOTSET";
   bool bias = true;
 
+  std::int64_t bias_length() const { return w[0]; }
   Attributes attributes() const {
     Attributes a{{"group", group}, {"auto_pad", auto_pad}};
     if (!strides.empty()) a["strides"] = strides;
@@ -147,34 +149,12 @@ std::vector<ConvCase> gradient_cases() {
   };
 }
 
-std::vector<Tensor> case_inputs(const ConvCase& c, std::mt19937_64& rng) {
-  std::vector<Tensor> in{testing::random_uniform(c.x, rng), testing::random_uniform(c.w, rng)};
-  if (c.bias) in.push_back(testing::random_uniform({c.w[0]}, rng));
-  return in;
-}
-
 TEST(LayerConv, AgreesWithNaiveOracleOverAttributeSweep) {
-  std::mt19937_64 rng(7);
-  for (const ConvCase& c : gradient_cases()) {
-    auto node = make_node("Conv", c.attributes());
-    const std::vector<Tensor> in = case_inputs(c, rng);
-    const Tensor y = run_forward(*node, in, 1, false).outputs[0];
-    const Tensor want = naive_conv(c, in[0], in[1], c.bias ? &in[2] : nullptr);
-    ASSERT_EQ(y.shape(), want.shape()) << c.describe();
-    for (std::int64_t i = 0; i < y.numel(); ++i)
-      ASSERT_NEAR(y.data<double>()[i], want.data<double>()[i], 1e-12) << c.describe() << " element " << i;
-  }
+  testing::expect_agrees_with_oracle("Conv", gradient_cases(), naive_conv);
 }
 
 TEST(LayerConv, GradientsForXWAndBMatchFiniteDifferences) {
-  std::mt19937_64 rng(11);
-  for (const ConvCase& c : gradient_cases()) {
-    for (double lda : {1.0, 0.5}) {
-      auto node = make_node("Conv", c.attributes(), true, lda);
-      const testing::GradCheckResult r = check_gradient(*node, case_inputs(c, rng));
-      EXPECT_TRUE(r.ok) << c.describe() << " lda " << lda << "\n" << r.failures;
-    }
-  }
+  testing::expect_gradients_match("Conv", gradient_cases());
 }
 
 // With W and B marked as the node's parameters, lda_coeff scales dX only.

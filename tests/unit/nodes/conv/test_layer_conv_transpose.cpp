@@ -14,12 +14,13 @@
 #include "support/error_of.hpp"
 #include "support/gradcheck.hpp"
 #include "support/layer_fixtures.hpp"
+#include "unit/nodes/conv/conv_test_sweeps.hpp"
 
 namespace nodeflow {
 namespace {
 
 using testing::as_doubles;
-using testing::check_gradient;
+using testing::case_inputs;
 using testing::error_of;
 using testing::make_node;
 using testing::run_forward;
@@ -36,6 +37,7 @@ struct TransposeCase {
   std::size_t rank() const { return x.size() - 2; }
   std::int64_t at(const Ints& v, std::size_t a, std::int64_t fallback) const { return v.empty() ? fallback : v[a]; }
   std::int64_t out_channels() const { return w[1] * group; }
+  std::int64_t bias_length() const { return out_channels(); }
 
   Attributes attributes() const {
     Attributes a{{"group", group}, {"auto_pad", auto_pad}};
@@ -152,33 +154,12 @@ std::vector<TransposeCase> sweep() {
   return cases;
 }
 
-std::vector<Tensor> case_inputs(const TransposeCase& c, std::mt19937_64& rng) {
-  std::vector<Tensor> in{testing::random_uniform(c.x, rng), testing::random_uniform(c.w, rng)};
-  if (c.bias) in.push_back(testing::random_uniform({c.out_channels()}, rng));
-  return in;
-}
-
 TEST(LayerConvTranspose, AgreesWithNaiveScatterOverAttributeSweep) {
-  std::mt19937_64 rng(7);
-  for (const TransposeCase& c : sweep()) {
-    auto node = make_node("ConvTranspose", c.attributes());
-    const std::vector<Tensor> in = case_inputs(c, rng);
-    const Tensor y = run_forward(*node, in, 1, false).outputs[0];
-    const Tensor want = naive_conv_transpose(c, in[0], in[1], c.bias ? &in[2] : nullptr);
-    ASSERT_EQ(y.shape(), want.shape()) << c.describe();
-    for (std::int64_t i = 0; i < y.numel(); ++i)
-      ASSERT_NEAR(y.data<double>()[i], want.data<double>()[i], 1e-12) << c.describe() << " element " << i;
-  }
+  testing::expect_agrees_with_oracle("ConvTranspose", sweep(), naive_conv_transpose);
 }
 
 TEST(LayerConvTranspose, GradientsForXWAndBMatchFiniteDifferences) {
-  std::mt19937_64 rng(11);
-  for (const TransposeCase& c : sweep())
-    for (double lda : {1.0, 0.5}) {
-      auto node = make_node("ConvTranspose", c.attributes(), true, lda);
-      const testing::GradCheckResult r = check_gradient(*node, case_inputs(c, rng));
-      EXPECT_TRUE(r.ok) << c.describe() << " lda " << lda << "\n" << r.failures;
-    }
+  testing::expect_gradients_match("ConvTranspose", sweep());
 }
 
 // The X gradient is the Conv of dY with W (same strides, dilations, group and

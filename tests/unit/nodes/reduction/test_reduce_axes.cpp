@@ -29,13 +29,13 @@ TEST(ReduceAxes, NormalisesNegativeAxesAndEmptyLists) {
 }
 
 TEST(ReduceAxes, RefusesAxesOutOfRangeAndRepeats) {
-  EXPECT_EQ(error_of<InvalidAttribute>([] { mask({0, 3}, 3); }),
+  EXPECT_EQ(error_of<ShapeMismatch>([] { mask({0, 3}, 3); }),
             "input 1 (axes): axes[1] = 3 is outside [-3, 2] for input rank 3");
-  EXPECT_EQ(error_of<InvalidAttribute>([] { mask({-4}, 3); }),
+  EXPECT_EQ(error_of<ShapeMismatch>([] { mask({-4}, 3); }),
             "input 1 (axes): axes[0] = -4 is outside [-3, 2] for input rank 3");
-  EXPECT_EQ(error_of<InvalidAttribute>([] { mask({0}, 0); }),
+  EXPECT_EQ(error_of<ShapeMismatch>([] { mask({0}, 0); }),
             "input 1 (axes): axes[0] = 0 is outside [0, -1] for input rank 0");
-  EXPECT_EQ(error_of<InvalidAttribute>([] { mask({1, 0, -2}, 3); }),
+  EXPECT_EQ(error_of<ShapeMismatch>([] { mask({1, 0, -2}, 3); }),
             "input 1 (axes): axes[2] = -2 repeats axis 1 (axes[0] = 1)");
 }
 

@@ -44,10 +44,12 @@ TEST(ReduceGraph, RefusesBadAxesAtLoadNamingTheNode) {
   b.add_initializer("twice", i64({2}, {0, -2}));
   b.add_initializer("matrix", i64({1, 1}, {0}));
   b.add_initializer("floats", Tensor::from<float>({1}, {0.0f}));
-  EXPECT_EQ(error_of<InvalidAttribute>([&] { b.add_node("ReduceSum", "r1", {"x", "far"}); }),
-            "nodes[0] (r1): input 1 (axes): axes[0] = 2 is outside [-2, 1] for input rank 2");
-  EXPECT_EQ(error_of<InvalidAttribute>([&] { b.add_node("ReduceL2", "r2", {"x", "twice"}); }),
-            "nodes[0] (r2): input 1 (axes): axes[1] = -2 repeats axis 0 (axes[0] = 0)");
+  EXPECT_EQ(error_of<ShapeMismatch>([&] { b.add_node("ReduceSum", "r1", {"x", "far"}); }),
+            "nodes[0] (r1): input 1 (axes): axes[0] = 2 is outside [-2, 1] for input rank 2 "
+            "(inputs: 'x' float32 [2, 3], 'far' int64 [1])");
+  EXPECT_EQ(error_of<ShapeMismatch>([&] { b.add_node("ReduceL2", "r2", {"x", "twice"}); }),
+            "nodes[0] (r2): input 1 (axes): axes[1] = -2 repeats axis 0 (axes[0] = 0) "
+            "(inputs: 'x' float32 [2, 3], 'twice' int64 [2])");
   EXPECT_EQ(error_of<ShapeMismatch>([&] { b.add_node("ReduceMin", "r3", {"x", "matrix"}); }),
             "nodes[0] (r3): input 1 (axes) has shape [1, 1]; ReduceMin needs a 1-D int64 tensor "
             "(inputs: 'x' float32 [2, 3], 'matrix' int64 [1, 1])");

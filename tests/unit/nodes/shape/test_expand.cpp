@@ -3,8 +3,6 @@
 // dtype, shape inference, refusals, and the gradient summed over the copies.
 #include <gtest/gtest.h>
 
-#include <random>
-
 #include "core/errors.hpp"
 #include "support/error_of.hpp"
 #include "support/gradcheck.hpp"
@@ -70,16 +68,10 @@ TEST(Expand, InfersAndRefusesShapes) {
 }
 
 TEST(Expand, GradientSumsOverTheCopies) {
-  std::mt19937_64 rng(13);
-  const std::vector<std::pair<Shape, std::vector<std::int64_t>>> cases{
-      {{3, 1}, {2, 1, 4}},    {{1, 3, 1}, {2, 3, 5}}, {{4}, {3, 1}},
-      {{2, 1, 3}, {2, 4, 1}}, {{1}, {1, 1, 7}},       {{2, 3}, {2, 3}}};
-  for (std::size_t k = 0; k < cases.size(); ++k) {
-    auto node = make_node("Expand", {}, true, k % 2 ? 0.5 : 1.0);
-    const testing::GradCheckResult r = testing::check_gradient(
-        *node, {testing::random_uniform(cases[k].first, rng), int64_list(cases[k].second)});
-    EXPECT_TRUE(r.ok) << "case " << k << "\n" << r.failures;
-  }
+  testing::expect_data_gradients("Expand",
+                                 {{{3, 1}, {2, 1, 4}}, {{1, 3, 1}, {2, 3, 5}}, {{4}, {3, 1}},
+                                  {{2, 1, 3}, {2, 4, 1}}, {{1}, {1, 1, 7}}, {{2, 3}, {2, 3}}},
+                                 13);
 }
 
 }  // namespace

@@ -121,7 +121,7 @@ TEST(Pad, RefusesImpossiblePads) {
   EXPECT_EQ(error_of<ShapeMismatch>([&] {
               pad("constant", x, {1, 1, 1, 1}, {}, {0, -2});
             }),
-            "input 3 (axes): axes[1] = -2 names axis 0 twice");
+            "input 3 (axes): axes[1] = -2 repeats axis 0 (axes[0] = 0)");
   EXPECT_EQ(error_of<UnsupportedDType>([&] {
               pad("constant", x, {1, 1, 1, 1}, testing::f64({}, {1}));
             }),

@@ -115,9 +115,9 @@ TEST(Slice, RefusesBadStartsEndsAxesAndSteps) {
   EXPECT_EQ(error_of<ShapeMismatch>([&] {
               slice(x, {0, 0}, {4, 4}, {1, -1});
             }),
-            "input 3 (axes): axes[1] = -1 names axis 1 twice");
+            "input 3 (axes): axes[1] = -1 repeats axis 1 (axes[0] = 1)");
   EXPECT_EQ(error_of<ShapeMismatch>([&] { slice(x, {0}, {4}, {2}); }),
-            "input 3 (axes): axes[0] = 2 is outside [-2, 1] for data of rank 2");
+            "input 3 (axes): axes[0] = 2 is outside [-2, 1] for input rank 2");
   EXPECT_EQ(error_of<ShapeMismatch>([&] {
               slice(x, {0, 1}, {4});
             }),

@@ -39,9 +39,9 @@ TEST(Squeeze, RemovesTheNamedOrEveryUnitAxis) {
   EXPECT_EQ(error_of<ShapeMismatch>([] { run_shape("Squeeze", {1, 3}, {1}); }),
             "input 1 (axes) [1]: axis 1 of the input [1, 3] has length 3, not 1");
   EXPECT_EQ(error_of<ShapeMismatch>([] { run_shape("Squeeze", {1, 3}, {2}); }),
-            "input 1 (axes) [2]: axis 2 is outside [-2, 1] (rank 2)");
+            "input 1 (axes): axes[0] = 2 is outside [-2, 1] for input rank 2");
   EXPECT_EQ(error_of<ShapeMismatch>([] { run_shape("Squeeze", {1, 3}, {0, -2}); }),
-            "input 1 (axes) [0, -2]: axis 0 is given twice");
+            "input 1 (axes): axes[1] = -2 repeats axis 0 (axes[0] = 0)");
   EXPECT_EQ(error_of<ShapeMismatch>([&] { testing::infer(*node, {{DType::Float32, {1, kDynamicDim}}}); }),
             "Squeeze without axes needs the input's dimensions, and dimension 1 of [1, ?] is known only at run time "
             "(give axes)");
@@ -52,7 +52,7 @@ TEST(Unsqueeze, InsertsAxesCountedInTheOutputRank) {
   EXPECT_EQ(run_shape("Unsqueeze", {3, 4}, {1}), (Shape{3, 1, 4}));
   EXPECT_EQ(run_shape("Unsqueeze", {}, {0, 1}), (Shape{1, 1}));
   EXPECT_EQ(error_of<ShapeMismatch>([] { run_shape("Unsqueeze", {3}, {2}); }),
-            "input 1 (axes) [2]: axis 2 is outside [-2, 1] (rank 2)");
+            "input 1 (axes): axes[0] = 2 is outside [-2, 1] for output rank 2");
   EXPECT_EQ(error_of<UnsupportedDType>([] {
               testing::run_forward(*make_node("Unsqueeze", {}), {Tensor(DType::Float32, {2}), Tensor(DType::Float32, {1})},
                                    1, false);

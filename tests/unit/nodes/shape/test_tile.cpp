@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <limits>
-#include <random>
 
 #include "core/errors.hpp"
 #include "support/error_of.hpp"
@@ -64,15 +63,8 @@ TEST(Tile, InfersAndRefusesRepeats) {
 }
 
 TEST(Tile, GradientSumsOverTheCopies) {
-  std::mt19937_64 rng(17);
-  const std::vector<std::pair<Shape, std::vector<std::int64_t>>> cases{
-      {{2, 3}, {2, 3}}, {{3}, {4}}, {{2, 1, 3}, {1, 3, 2}}, {{1, 2}, {3, 1}}, {{2, 2}, {1, 1}}};
-  for (std::size_t k = 0; k < cases.size(); ++k) {
-    auto node = make_node("Tile", {}, true, k % 2 ? 0.5 : 1.0);
-    const testing::GradCheckResult r = testing::check_gradient(
-        *node, {testing::random_uniform(cases[k].first, rng), int64_list(cases[k].second)});
-    EXPECT_TRUE(r.ok) << "case " << k << "\n" << r.failures;
-  }
+  testing::expect_data_gradients(
+      "Tile", {{{2, 3}, {2, 3}}, {{3}, {4}}, {{2, 1, 3}, {1, 3, 2}}, {{1, 2}, {3, 1}}, {{2, 2}, {1, 1}}}, 17);
 }
 
 }  // namespace
