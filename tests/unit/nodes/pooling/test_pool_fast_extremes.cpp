@@ -23,11 +23,15 @@
 #include "core/errors.hpp"
 #include "nodes/pooling/fast/pool_fast.hpp"
 #include "nodes/pooling/reference/pool_kernels.hpp"
+#include "support/layer_fixtures.hpp"
 #include "unit/nodes/pooling/test_pool_fast_util.hpp"
 
 namespace nodeflow {
 namespace {
 
+using testing::as_doubles;
+using testing::pool_fast::absolute;
+using testing::pool_fast::sum_tolerance;
 using testing::pool_fast::window_attrs;
 using ints = std::vector<std::int64_t>;
 
@@ -115,29 +119,6 @@ std::string describe(const ExtremeCase& c, DType dtype, Range x_range, Range dy_
   for (const auto& [name, value] : c.attrs) s << " " << name << "=" << to_string(value);
   s << " x " << range_name(x_range) << ", dy " << range_name(dy_range) << ", scale " << scale;
   return s.str();
-}
-
-template <typename T>
-Tensor absolute(const Tensor& t) {
-  Tensor out = t.clone();
-  for (T& v : out.values<T>()) v = v < T(0) ? T(-v) : v;
-  return out;
-}
-
-std::vector<double> as_doubles(const Tensor& t) {
-  std::vector<double> out;
-  visit_dtype(t.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    for (T v : t.values<T>()) out.push_back(static_cast<double>(v));
-  });
-  return out;
-}
-
-// The documented tolerance of sums in another order (test_pool_fast_sweep.cpp).
-double sum_tolerance(const PoolGeometry& g) {
-  double taps = 1;
-  for (const WindowAxis& a : g.axes) taps *= static_cast<double>(a.kernel);
-  return std::max(2.0, taps - 1);
 }
 
 /// What the sweep found beyond its assertions.

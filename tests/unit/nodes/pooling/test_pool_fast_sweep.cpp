@@ -17,28 +17,18 @@
 #include "core/errors.hpp"
 #include "nodes/pooling/fast/pool_fast.hpp"
 #include "nodes/pooling/reference/pool_kernels.hpp"
+#include "support/layer_fixtures.hpp"
 #include "unit/nodes/pooling/test_pool_fast_util.hpp"
 
 namespace nodeflow {
 namespace {
 
 using testing::pool_fast::Draw;
+using testing::as_doubles;
+using testing::pool_fast::absolute;
+using testing::pool_fast::sum_tolerance;
 using testing::pool_fast::window_attrs;
 using ints = std::vector<std::int64_t>;
-
-// The fast sums add the same terms as the reference in another (separable)
-// order. Two orders of an n-term float sum can differ by up to n - 1 units of
-// eps * magnitude (each rounds n - 1 times, by at most half an eps of the
-// magnitude), and n is at most the window's taps, both for a window's sum and
-// for the windows an input's gradient collects. Typical differences stay
-// below 2 units (the sweeps print their worst); a missing or wrong term is
-// off by a good fraction of the magnitude, far beyond either.
-constexpr double kUlps = 2.0;
-double sum_tolerance(const PoolGeometry& g) {
-  double taps = 1;
-  for (const WindowAxis& a : g.axes) taps *= static_cast<double>(a.kernel);
-  return std::max(kUlps, taps - 1);
-}
 
 struct SweepCase {
   PoolKind kind = PoolKind::Max;
@@ -107,22 +97,6 @@ SweepCase random_case(std::mt19937_64& rng) {
   if (c.kind == PoolKind::Max) c.attrs["storage_order"] = uniform(rng, 0, 1);
   if (c.kind == PoolKind::Lp) c.attrs["p"] = uniform(rng, 1, 3);
   return c;
-}
-
-std::vector<double> as_doubles(const Tensor& t) {
-  std::vector<double> out;
-  visit_dtype(t.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    for (T v : t.values<T>()) out.push_back(static_cast<double>(v));
-  });
-  return out;
-}
-
-template <typename T>
-Tensor absolute(const Tensor& t) {
-  Tensor out = t.clone();
-  for (T& v : out.values<T>()) v = v < T(0) ? T(-v) : v;
-  return out;
 }
 
 // One case at one level and thread count; gtest failures carry the case.

@@ -5,6 +5,7 @@
 // rich in ties, signed zeros, NaN and infinities.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -140,6 +141,28 @@ void fill_random(std::span<T> values, std::mt19937_64& rng, Draw draw, bool spec
       v = static_cast<T>(x);
     }
   }
+}
+
+/// |t| elementwise, in t's dtype T: the magnitude the order tolerance scales.
+template <typename T>
+Tensor absolute(const Tensor& t) {
+  Tensor out = t.clone();
+  for (T& v : out.values<T>()) v = v < T(0) ? T(-v) : v;
+  return out;
+}
+
+// The fast sums add the same terms as the reference in another (separable)
+// order. Two orders of an n-term float sum can differ by up to n - 1 units of
+// eps * magnitude (each rounds n - 1 times, by at most half an eps of the
+// magnitude), and n is at most the window's taps, both for a window's sum and
+// for the windows an input's gradient collects. Typical differences stay
+// below 2 units (the sweeps print their worst); a missing or wrong term is
+// off by a good fraction of the magnitude, far beyond either.
+constexpr double kUlps = 2.0;
+inline double sum_tolerance(const PoolGeometry& g) {
+  double taps = 1;
+  for (const WindowAxis& a : g.axes) taps *= static_cast<double>(a.kernel);
+  return std::max(kUlps, taps - 1);
 }
 
 }  // namespace nodeflow::testing::pool_fast
