@@ -14,8 +14,8 @@
 #include "core/errors.hpp"
 #include "core/executor.hpp"
 #include "serialization/atomic_file.hpp"
+#include "serialization/graph_file.hpp"
 #include "serialization/json_writer.hpp"
-#include "serialization/onnx.hpp"
 #include "serialization/op_schema_json.hpp"
 #include "serialization/text_file.hpp"
 
@@ -56,27 +56,27 @@ std::string described(const TensorInfo& info) {
 
 Graph load_graph_argument(const std::filesystem::path& graph, const ReadOptions& options) {
   if (graph == "-") return load_graph(read_standard_input("graph"), options);
-  if (is_onnx_path(graph)) return load_onnx_file(graph, options);
-  return load_graph_file(graph, options);
+  return load_graph_path(graph, options);
 }
 
+namespace {
+
+void print_warnings(const std::vector<std::string>& lines, std::ostream& warnings) {
+  for (const std::string& line : lines) warnings << "warning: " << printable(line, std::string::npos) << "\n";
+}
+
+}  // namespace
+
 std::string graph_file_bytes(const std::filesystem::path& path, const Graph& graph, std::ostream& warnings) {
-  if (!is_onnx_path(path)) return write_graph_json(graph.def());
-  OnnxModel model = write_onnx(graph);
-  for (const std::string& line : model.warnings)
-    warnings << "warning: " << printable(line, std::string::npos) << "\n";
-  return std::move(model.bytes);
+  std::vector<std::string> lines;
+  std::string bytes = nodeflow::graph_file_bytes(path, graph, &lines);
+  print_warnings(lines, warnings);
+  return bytes;
 }
 
 void save_graph_argument(const std::filesystem::path& path, const Graph& graph,
                          std::ostream& warnings) {
-  if (!is_onnx_path(path)) {
-    save_graph_file(path, graph.def());
-    return;
-  }
-  const OnnxModel model = save_onnx_file(path, graph);
-  for (const std::string& line : model.warnings)
-    warnings << "warning: " << printable(line, std::string::npos) << "\n";
+  print_warnings(save_graph_path(path, graph), warnings);
 }
 
 namespace {

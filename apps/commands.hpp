@@ -11,23 +11,18 @@
 
 namespace nodeflow::cli {
 
-/// The GRAPH argument of every verb: load_onnx_file(graph) for a name ending
-/// in ".onnx" (is_onnx_path), else load_graph_file(graph), or for "-" the
-/// document on standard input (a file named "-" is given as ./-). The one
-/// place that picks the reader.
+/// The GRAPH argument of every verb: load_graph_path(graph) (ONNX for a name
+/// ending in ".onnx", else JSON; serialization/graph_file.hpp), or for "-" the
+/// document on standard input (a file named "-" is given as ./-).
 Graph load_graph_argument(const std::filesystem::path& graph, const ReadOptions& options = {});
 
-/// Saves `graph` in the format `path` names: save_onnx_file for a name ending
-/// in ".onnx", printing each of its warnings to `warnings` as one line
-/// "warning: ..."; else save_graph_file (the JSON document). The one place
-/// that picks the writer.
+/// save_graph_path, printing each ONNX writer warning to `warnings` as one
+/// line "warning: ...".
 void save_graph_argument(const std::filesystem::path& path, const Graph& graph,
                          std::ostream& warnings = std::cerr);
 
-/// `graph` as the bytes of the file `path` names: the ModelProto (write_onnx,
-/// its warnings printed to `warnings` as save_graph_argument prints them) for a
-/// name ending in ".onnx", else the JSON document. For saves that commit
-/// several files as one set (train's final outputs).
+/// nodeflow::graph_file_bytes, printing its warnings as save_graph_argument
+/// does. For saves that commit several files as one set (train's final outputs).
 std::string graph_file_bytes(const std::filesystem::path& path, const Graph& graph,
                              std::ostream& warnings = std::cerr);
 

@@ -36,13 +36,35 @@ Tensor Tensor::uninitialized(DType dtype, Shape shape) {
   return Tensor(dtype, std::move(shape), false);
 }
 
-Tensor::Tensor(DType dtype, Shape shape, bool zero_fill) : dtype_(dtype), shape_(std::move(shape)) {
+Tensor::Tensor(DType dtype, Shape shape, bool zero_fill) : dtype_(dtype) {
+  set_shape(std::move(shape));
+  buffer_ = allocate(nbytes(), zero_fill);
+}
+
+void Tensor::set_shape(Shape shape) {
+  shape_ = std::move(shape);
   numel_ = element_count(shape_);
   const auto esize = static_cast<std::int64_t>(dtype_size(dtype_));
   if (numel_ > (std::numeric_limits<std::int64_t>::max() - 64) / esize)
     throw ShapeMismatch("tensor of shape " + to_string(shape_) + " and dtype " +
                         std::string(dtype_name(dtype_)) + " overflows the byte count");
-  buffer_ = allocate(static_cast<std::size_t>(numel_ * esize), zero_fill);
+}
+
+bool Tensor::can_borrow(DType dtype, const void* data) {
+  return data != nullptr && reinterpret_cast<std::uintptr_t>(data) % dtype_size(dtype) == 0;
+}
+
+Tensor Tensor::borrow(DType dtype, Shape shape, void* data, std::shared_ptr<const void> owner) {
+  if (!can_borrow(dtype, data))
+    throw Error("Tensor::borrow: the " + std::string(dtype_name(dtype)) + " data at " +
+                          (data ? "an address not aligned to " + std::to_string(dtype_size(dtype)) + " bytes"
+                                : "a null address") +
+                          " cannot be used without a copy");
+  Tensor t;
+  t.dtype_ = dtype;
+  t.set_shape(std::move(shape));
+  t.buffer_ = std::shared_ptr<std::byte[]>(std::move(owner), static_cast<std::byte*>(data));
+  return t;
 }
 
 void Tensor::check_type(DType requested) const {

@@ -29,6 +29,17 @@ class Tensor {
   /// much of the time of a memory-bound kernel. Throws as Tensor(dtype, shape).
   static Tensor uninitialized(DType dtype, Shape shape);
 
+  /// A tensor over memory someone else owns (a NumPy array, a C host's
+  /// buffer), without a copy: the handle keeps `owner` alive, and the bytes
+  /// must stay valid and unmodified while any handle to the tensor lives.
+  /// `data` holds numel * dtype_size bytes, row-major, aligned to the dtype's
+  /// size (no kernel assumes more; the library's own tensors are 64-byte
+  /// aligned). Throws ShapeMismatch as Tensor(dtype, shape), Error
+  /// for a null or misaligned `data` (can_borrow says beforehand).
+  static Tensor borrow(DType dtype, Shape shape, void* data, std::shared_ptr<const void> owner);
+  /// True when borrow accepts `data` for `dtype`.
+  static bool can_borrow(DType dtype, const void* data);
+
   /// Tensor filled from typed values (size must equal the element count).
   template <typename T> static Tensor from(Shape shape, std::span<const T> values) {
     Tensor t(dtype_of_v<T>, std::move(shape));
@@ -76,6 +87,8 @@ class Tensor {
 
  private:
   Tensor(DType dtype, Shape shape, bool zero_fill);
+  // Sets shape_ and numel_, refusing a byte count that overflows.
+  void set_shape(Shape shape);
   void check_type(DType requested) const;
   DType dtype_ = DType::Float32;
   Shape shape_;

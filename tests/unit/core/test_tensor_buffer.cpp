@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/tensor.hpp"
@@ -25,6 +26,30 @@ TEST(TensorBuffer, EveryBufferStartsOnA64ByteBoundary) {
   }
   for (const Tensor& t : live)
     EXPECT_EQ(reinterpret_cast<std::uintptr_t>(t.raw()) % 64, 0u) << to_string(t.shape());
+}
+
+TEST(TensorBuffer, ABorrowedBufferIsUsedInPlaceAndKeepsItsOwnerAlive) {
+  auto owner = std::make_shared<std::vector<float>>(std::vector<float>{1, 2, 3, 4, 5, 6});
+  const std::weak_ptr<std::vector<float>> watch = owner;
+  float* data = owner->data();
+  Tensor t = Tensor::borrow(DType::Float32, Shape{2, 3}, data, std::move(owner));
+  EXPECT_EQ(t.data<float>(), data);
+  EXPECT_EQ(t.values<float>()[5], 6.0f);
+  const Tensor copy = t.reshaped(Shape{6});
+  t = Tensor();
+  EXPECT_FALSE(watch.expired()) << "a handle to the tensor still lives";
+  EXPECT_EQ(copy.data<float>(), data);
+  EXPECT_EQ(copy.values<float>()[0], 1.0f);
+}
+
+TEST(TensorBuffer, BorrowRefusesNullMisalignedAndOverflowingBuffers) {
+  alignas(8) std::byte bytes[16] = {};
+  EXPECT_TRUE(Tensor::can_borrow(DType::Float32, bytes + 4));
+  EXPECT_FALSE(Tensor::can_borrow(DType::Float32, bytes + 2));
+  EXPECT_FALSE(Tensor::can_borrow(DType::Float32, nullptr));
+  EXPECT_THROW(Tensor::borrow(DType::Float32, Shape{1}, bytes + 2, nullptr), Error);
+  EXPECT_THROW(Tensor::borrow(DType::Float32, Shape{1}, nullptr, nullptr), Error);
+  EXPECT_THROW(Tensor::borrow(DType::Float64, Shape{std::int64_t{1} << 62, 4}, bytes, nullptr), ShapeMismatch);
 }
 
 TEST(TensorBuffer, ZeroFilledAndSharedByCopies) {
