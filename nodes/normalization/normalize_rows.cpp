@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include <Eigen/Core>
@@ -19,6 +21,143 @@ namespace {
 template <typename T> using Arr = Eigen::Array<T, Eigen::Dynamic, 1>;
 template <typename T> using CMap = Eigen::Map<const Arr<T>>;
 template <typename T> using MMap = Eigen::Map<Arr<T>>;
+
+// Eight lanes of T as one GCC vector: the partial sums of a row. The order of
+// every float sum is fixed by this source, whatever vector width the compiler
+// maps the lanes to, so each clone below gives the same bits.
+constexpr std::int64_t kLanes = 8;
+template <typename T> struct LanesOf {
+  typedef T type __attribute__((vector_size(kLanes * sizeof(T))));
+};
+template <typename T> using Lanes = typename LanesOf<T>::type;
+// These helpers are always inlined, so the ABI of passing such vectors, which
+// GCC warns would differ between instruction sets, never comes into play.
+#if !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+template <typename T> [[gnu::always_inline]] inline Lanes<T> load_lanes(const T* p) {
+  Lanes<T> v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <typename T> [[gnu::always_inline]] inline void store_lanes(T* p, const Lanes<T>& v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+// One LayerNormalization row (one parameter per column) of row_sums: s1 =
+// sum(dy * scale), s2 = sum(dy * scale * xhat) in kLanes partial sums (the
+// columns past the last whole group go to lane 0), and ds += dy * xhat, db +=
+// dy when wanted. Row_sums' loops kept Eigen's SSE2 packets busy with
+// compute; these lanes let a clone for a wider instruction set do the pass at
+// memory speed.
+template <typename T, bool WantScale, bool WantBias>
+[[gnu::always_inline]] inline void column_row_sums(const T* x, const T* dy, const T* scale, T mu, T is, T* ds, T* db,
+                                                   std::int64_t cols, T& s1, T& s2) {
+  Lanes<T> a1 = {}, a2 = {};
+  const std::int64_t full = cols / kLanes * kLanes;
+  for (std::int64_t i = 0; i < full; i += kLanes) {
+    const Lanes<T> d = load_lanes(dy + i);
+    const Lanes<T> h = (load_lanes(x + i) - mu) * is;
+    const Lanes<T> gd = d * load_lanes(scale + i);
+    a1 += gd;
+    a2 += gd * h;
+    if constexpr (WantScale) store_lanes(ds + i, load_lanes(ds + i) + d * h);
+    if constexpr (WantBias) store_lanes(db + i, load_lanes(db + i) + d);
+  }
+  T l1[kLanes], l2[kLanes];
+  store_lanes(l1, a1);
+  store_lanes(l2, a2);
+  for (std::int64_t i = full; i < cols; ++i) {
+    const T h = (x[i] - mu) * is;
+    const T gd = dy[i] * scale[i];
+    l1[0] += gd;
+    l2[0] += gd * h;
+    if constexpr (WantScale) ds[i] += dy[i] * h;
+    if constexpr (WantBias) db[i] += dy[i];
+  }
+  s1 = 0;
+  s2 = 0;
+  for (std::int64_t lane = 0; lane < kLanes; ++lane) {
+    s1 += l1[lane];
+    s2 += l2[lane];
+  }
+}
+
+// One such row of row_dx: dx += k * (dy * scale - m1 - (x - mu) * m2).
+template <typename T>
+[[gnu::always_inline]] inline void column_row_dx(const T* x, const T* dy, const T* scale, T mu, T m1, T m2, T k, T* dx,
+                                                 std::int64_t cols) {
+  const std::int64_t full = cols / kLanes * kLanes;
+  for (std::int64_t i = 0; i < full; i += kLanes)
+    store_lanes(dx + i, load_lanes(dx + i) + k * (load_lanes(dy + i) * load_lanes(scale + i) - m1 -
+                                                   (load_lanes(x + i) - mu) * m2));
+  for (std::int64_t i = full; i < cols; ++i) dx[i] = dx[i] + k * (dy[i] * scale[i] - m1 - (x[i] - mu) * m2);
+}
+
+// The instantiations, each compiled for AVX2 and for the baseline, the AVX2
+// one chosen when the CPU has it (an explicit choice rather than
+// target_clones: an ifunc resolver runs before the sanitizers' runtime is up).
+// AVX2 brings no FMA with it, so no product is fused into a sum.
+#define NODEFLOW_ROW_SUMS(T, S, B, SUFFIX, ...)                                                               \
+  __VA_ARGS__ void column_row_sums_##T##_##S##B##SUFFIX(const T* x, const T* dy, const T* scale, T mu, T is, \
+                                                         T* ds, T* db, std::int64_t cols, T& s1, T& s2) {      \
+    column_row_sums<T, S, B>(x, dy, scale, mu, is, ds, db, cols, s1, s2);                                      \
+  }
+#define NODEFLOW_ROW_DX(T, SUFFIX, ...)                                                                    \
+  __VA_ARGS__ void column_row_dx_##T##SUFFIX(const T* x, const T* dy, const T* scale, T mu, T m1, T m2, T k, \
+                                              T* dx, std::int64_t cols) {                                   \
+    column_row_dx(x, dy, scale, mu, m1, m2, k, dx, cols);                                                   \
+  }
+#define NODEFLOW_ROW_ALL(T, SUFFIX, ...)                                                          \
+  NODEFLOW_ROW_SUMS(T, 0, 0, SUFFIX, __VA_ARGS__) NODEFLOW_ROW_SUMS(T, 0, 1, SUFFIX, __VA_ARGS__) \
+  NODEFLOW_ROW_SUMS(T, 1, 0, SUFFIX, __VA_ARGS__) NODEFLOW_ROW_SUMS(T, 1, 1, SUFFIX, __VA_ARGS__) \
+  NODEFLOW_ROW_DX(T, SUFFIX, __VA_ARGS__)
+NODEFLOW_ROW_ALL(float, _base, )
+NODEFLOW_ROW_ALL(double, _base, )
+#if defined(__x86_64__)
+NODEFLOW_ROW_ALL(float, _avx2, __attribute__((target("avx2"))))
+NODEFLOW_ROW_ALL(double, _avx2, __attribute__((target("avx2"))))
+bool row_avx2() {
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has;
+}
+#define NODEFLOW_ROW_PICK(name) (row_avx2() ? name##_avx2 : name##_base)
+#else
+#define NODEFLOW_ROW_PICK(name) name##_base
+#endif
+
+// The column_row_sums for T and the wanted parameter gradients.
+template <typename T>
+void column_row_sums_of(const T* x, const T* dy, const T* scale, T mu, T is, T* ds, T* db, std::int64_t cols, T& s1,
+                        T& s2) {
+  using F = void (*)(const T*, const T*, const T*, T, T, T*, T*, std::int64_t, T&, T&);
+  F f;
+  if constexpr (std::is_same_v<T, float>)
+    f = ds ? (db ? NODEFLOW_ROW_PICK(column_row_sums_float_11) : NODEFLOW_ROW_PICK(column_row_sums_float_10))
+           : (db ? NODEFLOW_ROW_PICK(column_row_sums_float_01) : NODEFLOW_ROW_PICK(column_row_sums_float_00));
+  else
+    f = ds ? (db ? NODEFLOW_ROW_PICK(column_row_sums_double_11) : NODEFLOW_ROW_PICK(column_row_sums_double_10))
+           : (db ? NODEFLOW_ROW_PICK(column_row_sums_double_01) : NODEFLOW_ROW_PICK(column_row_sums_double_00));
+  f(x, dy, scale, mu, is, ds, db, cols, s1, s2);
+}
+
+// The column_row_dx for T.
+template <typename T>
+void column_row_dx_of(const T* x, const T* dy, const T* scale, T mu, T m1, T m2, T k, T* dx, std::int64_t cols) {
+  if constexpr (std::is_same_v<T, float>)
+    NODEFLOW_ROW_PICK(column_row_dx_float)(x, dy, scale, mu, m1, m2, k, dx, cols);
+  else
+    NODEFLOW_ROW_PICK(column_row_dx_double)(x, dy, scale, mu, m1, m2, k, dx, cols);
+}
+#undef NODEFLOW_ROW_PICK
+#undef NODEFLOW_ROW_ALL
+#undef NODEFLOW_ROW_DX
+#undef NODEFLOW_ROW_SUMS
+#if !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
 
 template <typename T>
 void forward_rows(const RowLayout& l, const T* x, const T* scale, const T* bias, T epsilon, T* y, T* mean, T* inv_std,
@@ -63,30 +202,8 @@ void row_sums(const RowLayout& l, std::int64_t r, const T* x, T mu, T is, const 
   s1 = 0;
   s2 = 0;
   if (l.span == 1) {
-    // One pass for the two sums and the two parameter updates (four Eigen
-    // expressions would each stream the row again); the lanes of partial
-    // sums let the compiler vectorise without reassociating.
-    constexpr std::int64_t kLanes = 8;
-    T a1[kLanes] = {}, a2[kLanes] = {};
-    const T* xp = x + r * l.cols;
-    const T* dp = dy + r * l.cols;
-    const T* gp = scale + p0;
-    const std::int64_t full = l.cols / kLanes * kLanes;
-    const auto step = [&](std::int64_t i, std::int64_t lane) {
-      const T h = (xp[i] - mu) * is;
-      const T gd = dp[i] * gp[i];
-      a1[lane] += gd;
-      a2[lane] += gd * h;
-      if (ds) ds[p0 + i] += dp[i] * h;
-      if (db) db[p0 + i] += dp[i];
-    };
-    for (std::int64_t i = 0; i < full; i += kLanes)
-      for (std::int64_t lane = 0; lane < kLanes; ++lane) step(i + lane, lane);
-    for (std::int64_t i = full; i < l.cols; ++i) step(i, 0);
-    for (std::int64_t lane = 0; lane < kLanes; ++lane) {
-      s1 += a1[lane];
-      s2 += a2[lane];
-    }
+    column_row_sums_of(x + r * l.cols, dy + r * l.cols, scale + p0, mu, is, ds ? ds + p0 : nullptr,
+                       db ? db + p0 : nullptr, l.cols, s1, s2);
     return;
   }
   for (std::int64_t j = 0; j < per_row; ++j) {
@@ -121,7 +238,7 @@ void row_dx(const RowLayout& l, std::int64_t r, const T* x, T mu, T is, const T*
   }
   const CMap<T> dr(dy + r * l.cols, l.cols);
   if (l.span == 1) {
-    out += k * (dr * CMap<T>(scale + p0, l.cols) - m1 - (xr - mu) * m2);
+    column_row_dx_of(x + r * l.cols, dy + r * l.cols, scale + p0, mu, m1, m2, k, dx + r * l.cols, l.cols);
     return;
   }
   for (std::int64_t j = 0; j < per_row; ++j)

@@ -6,8 +6,11 @@
 // 1), so NCHW -> NHWC is a batch of [C, H*W] matrix transposes. When the
 // innermost axis stays innermost it copies contiguous runs; otherwise it
 // copies square tiles, so that both the strided reads and the contiguous
-// writes of a tile stay in cache.
+// writes of a tile stay in cache; 4-byte elements (and float32 gradients) go
+// through the register tiles of nodes/shape/transpose_tiles.hpp where the CPU
+// has them.
 #include <algorithm>
+#include <functional>
 #include <numeric>
 
 #include "core/errors.hpp"
@@ -16,6 +19,7 @@
 #include "nodes/common/parallel.hpp"
 #include "nodes/shape/movement.hpp"
 #include "nodes/shape/shape_ops.hpp"
+#include "nodes/shape/transpose_tiles.hpp"
 
 namespace nodeflow {
 namespace {
@@ -25,6 +29,16 @@ namespace {
 constexpr std::int64_t kTile = 32;
 // Below this many elements the copy stays on the calling thread.
 constexpr std::int64_t kParallelElements = std::int64_t{1} << 16;
+// The register tiles' edge, and the output size from which their copy streams
+// its stores past the cache (half the last-level cache of the machines this
+// runs on: a smaller output is likely read again soon, from cache).
+constexpr std::int64_t kBlockTile = 16;
+constexpr std::size_t kStreamBytes = std::size_t{16} << 20;
+
+// A block of the tiled copy at once: block(src, src_ld, dst, dst_ld, rows,
+// cols) does dst[i * dst_ld + j] op= src[j * src_ld + i] for i < rows, j < cols.
+template <typename S, typename D>
+using BlockKernel = std::function<void(const S*, std::int64_t, D*, std::int64_t, std::int64_t, std::int64_t)>;
 
 // The copy dst[o] = src[sum_k o_k * src_stride[k]] over an output of
 // (collapsed) dims `dims`, written row-major.
@@ -83,8 +97,11 @@ struct Walk {
 };
 
 // dst (row-major over plan.dims) op= src permuted; op(D&, S) assigns or adds.
+// `block`, when set, does the blocks of the tiled path (16 rows and columns
+// at least) as op would.
 template <typename S, typename D, typename Op>
-void permute(const PermutePlan& plan, const S* src, D* dst, int threads, Op op) {
+void permute(const PermutePlan& plan, const S* src, D* dst, int threads, Op op,
+             const BlockKernel<S, D>& block = {}) {
   if (plan.numel == 0) return;
   if (plan.numel < kParallelElements) threads = 1;
   const std::size_t m = plan.dims.size();
@@ -125,11 +142,27 @@ void permute(const PermutePlan& plan, const S* src, D* dst, int threads, Op op) 
       walk.src_step.push_back(plan.src_stride[k]);
       walk.dst_step.push_back(dst_stride[k]);
     }
+  const std::int64_t outer = plan.numel / (na * nb);
+  if (block && na >= kBlockTile && nb >= kBlockTile) {
+    // Blocks of whole rows along b, as long as possible (the block kernel
+    // streams along them) while giving each thread about four blocks.
+    const std::int64_t wanted = std::max<std::int64_t>(1, (4 * threads + outer - 1) / outer);
+    const std::int64_t rows = std::max(kBlockTile, ((nb + wanted - 1) / wanted + kBlockTile - 1) / kBlockTile * kBlockTile);
+    walk.dims.push_back((nb + rows - 1) / rows);
+    walk.src_step.push_back(rows);
+    walk.dst_step.push_back(rows * db);
+    parallel_ranges(threads, outer * walk.dims.back(), [&](std::int64_t begin, std::int64_t end) {
+      Walk w = walk;
+      w.seek(begin);
+      for (std::int64_t item = begin; item < end; ++item, w.next())
+        block(src + w.src, sa, dst + w.dst, db, std::min(rows, nb - w.index.back() * rows), na);
+    });
+    return;
+  }
   walk.dims.push_back((nb + kTile - 1) / kTile);
   walk.src_step.push_back(kTile);
   walk.dst_step.push_back(kTile * db);
-  const std::int64_t items = plan.numel / (na * nb) * walk.dims.back();
-  parallel_ranges(threads, items, [&](std::int64_t begin, std::int64_t end) {
+  parallel_ranges(threads, outer * walk.dims.back(), [&](std::int64_t begin, std::int64_t end) {
     Walk w = walk;
     w.seek(begin);
     for (std::int64_t item = begin; item < end; ++item, w.next()) {
@@ -165,8 +198,15 @@ class TransposeNode final : public Node {
     Tensor y = Tensor::uninitialized(x.dtype(), out_shape);
     visit_element_size(x.dtype(), [&](auto tag) {
       using E = decltype(tag);
+      BlockKernel<E, E> block;
+      if constexpr (sizeof(E) == 4)
+        if (transpose_tiles::available())
+          block = [stream = y.nbytes() >= kStreamBytes](const E* s, std::int64_t sa, E* d, std::int64_t db,
+                                                       std::int64_t rows, std::int64_t cols) {
+            transpose_tiles::copy(s, sa, d, db, rows, cols, stream);
+          };
       permute(plan_permute(x.shape(), perm), static_cast<const E*>(static_cast<const void*>(x.raw())),
-              static_cast<E*>(static_cast<void*>(y.raw())), ctx.threads, [](E& d, E s) { d = s; });
+              static_cast<E*>(static_cast<void*>(y.raw())), ctx.threads, [](E& d, E s) { d = s; }, block);
     });
     ctx.outputs[0] = std::move(y);
   }
@@ -184,8 +224,13 @@ class TransposeNode final : public Node {
       using T = decltype(tag);
       using A = accumulator_t<T>;
       const auto k = static_cast<A>(ctx.scale_for(0));
+      BlockKernel<T, T> block;
+      if constexpr (std::is_same_v<T, float>)
+        if (transpose_tiles::available())
+          block = [k](const float* s, std::int64_t sa, float* d, std::int64_t db, std::int64_t rows,
+                      std::int64_t cols) { transpose_tiles::add(s, sa, d, db, rows, cols, k); };
       permute(plan, dy.data<T>(), dx.data<T>(), ctx.threads,
-              [k](T& d, T s) { d = static_cast<T>(static_cast<A>(d) + k * static_cast<A>(s)); });
+              [k](T& d, T s) { d = static_cast<T>(static_cast<A>(d) + k * static_cast<A>(s)); }, block);
     });
   }
 
