@@ -81,30 +81,35 @@ void describe(const std::string& what, DType dtype, const Shape& shape, nf_dtype
                              shape.size(), dims_capacity, "dims"));
 }
 
-void copy_bytes_out(const std::string& what, std::string_view bytes, void* buffer,
-                    std::size_t capacity, std::size_t* size) {
-  if (size) *size = bytes.size();
+namespace {
+
+// Checks (buffer, capacity) for `needed` bytes; false for a size query (a NULL
+// buffer with capacity 0), which copies nothing.
+bool room_for(const std::string& what, std::size_t needed, const void* buffer,
+              std::size_t capacity, const char* unit) {
   if (buffer == nullptr) {
-    if (capacity == 0) return;
+    if (capacity == 0) return false;
     throw ApiError(NF_ERR_INVALID_ARGUMENT,
                    what + ": the buffer is NULL with a capacity of " + std::to_string(capacity));
   }
-  if (capacity < bytes.size())
-    throw ApiError(NF_ERR_BUFFER_TOO_SMALL, too_small(what, bytes.size(), capacity, "bytes"));
-  if (!bytes.empty()) std::memcpy(buffer, bytes.data(), bytes.size());
+  if (capacity < needed)
+    throw ApiError(NF_ERR_BUFFER_TOO_SMALL, too_small(what, needed, capacity, unit));
+  return true;
+}
+
+}  // namespace
+
+void copy_bytes_out(const std::string& what, std::string_view bytes, void* buffer,
+                    std::size_t capacity, std::size_t* size) {
+  if (size) *size = bytes.size();
+  if (room_for(what, bytes.size(), buffer, capacity, "bytes") && !bytes.empty())
+    std::memcpy(buffer, bytes.data(), bytes.size());
 }
 
 void copy_string_out(const std::string& what, std::string_view text, char* buffer,
                      std::size_t capacity, std::size_t* length) {
   if (length) *length = text.size();
-  if (buffer == nullptr) {
-    if (capacity == 0) return;
-    throw ApiError(NF_ERR_INVALID_ARGUMENT,
-                   what + ": the buffer is NULL with a capacity of " + std::to_string(capacity));
-  }
-  if (capacity < text.size() + 1)
-    throw ApiError(NF_ERR_BUFFER_TOO_SMALL,
-                   too_small(what, text.size() + 1, capacity, "bytes (with the NUL)"));
+  if (!room_for(what, text.size() + 1, buffer, capacity, "bytes (with the NUL)")) return;
   std::memcpy(buffer, text.data(), text.size());
   buffer[text.size()] = '\0';
 }

@@ -16,6 +16,9 @@ using nodeflow::training::Progress;
 
 namespace {
 
+// No limit on epochs or steps.
+constexpr std::int64_t kUnlimited = std::numeric_limits<std::int64_t>::max();
+
 nf_trainer& trainer_of(nf_trainer* trainer) {
   nf_trainer& t = *require(trainer, "trainer");
   if (t.data.size() == 0)
@@ -38,8 +41,8 @@ std::int64_t class_count(const Graph& g, const training::Bindings& b,
 void train(nf_trainer& t, std::int64_t epochs, std::int64_t steps, nf_progress_fn progress,
            void* user_data, double* loss, double* accuracy) {
   training::Trainer& trainer = *t.trainer;
-  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
-  const std::int64_t last_step = steps > kMax - trainer.steps() ? kMax : trainer.steps() + steps;
+  const std::int64_t last_step =
+      steps > kUnlimited - trainer.steps() ? kUnlimited : trainer.steps() + steps;
   bool stop = false;
   trainer.set_progress_callback([&](const Progress& p) {
     if (progress && progress(user_data, p.epoch, p.step, p.loss, p.accuracy, p.lr) == 0)
@@ -57,6 +60,14 @@ void train(nf_trainer& t, std::int64_t epochs, std::int64_t steps, nf_progress_f
     last = trainer.train_epoch(t.data, t.next_epoch++);
   if (loss) *loss = last.train_loss;
   if (accuracy) *accuracy = last.train_accuracy;
+}
+
+// `count` (epochs or steps), or InvalidArgument when it is < 1.
+std::int64_t at_least_one(std::int64_t count, const char* what) {
+  if (count < 1)
+    throw ApiError(NF_ERR_INVALID_ARGUMENT,
+                   std::string(what) + " is " + std::to_string(count) + ", must be >= 1");
+  return count;
 }
 
 }  // namespace
@@ -100,11 +111,8 @@ NF_API nf_status nf_trainer_train_epochs(nf_trainer* trainer, int64_t epochs,
                                          nf_progress_fn progress, void* user_data, double* loss,
                                          double* accuracy) {
   return guard([&] {
-    nf_trainer& t = trainer_of(trainer);
-    if (epochs < 1)
-      throw ApiError(NF_ERR_INVALID_ARGUMENT, "epochs is " + std::to_string(epochs) + ", must be >= 1");
-    train(t, epochs, std::numeric_limits<std::int64_t>::max(), progress, user_data, loss,
-          accuracy);
+    train(trainer_of(trainer), at_least_one(epochs, "epochs"), kUnlimited, progress, user_data,
+          loss, accuracy);
   });
 }
 
@@ -112,11 +120,8 @@ NF_API nf_status nf_trainer_train_steps(nf_trainer* trainer, int64_t steps,
                                         nf_progress_fn progress, void* user_data, double* loss,
                                         double* accuracy) {
   return guard([&] {
-    nf_trainer& t = trainer_of(trainer);
-    if (steps < 1)
-      throw ApiError(NF_ERR_INVALID_ARGUMENT, "steps is " + std::to_string(steps) + ", must be >= 1");
-    train(t, std::numeric_limits<std::int64_t>::max(), steps, progress, user_data, loss,
-          accuracy);
+    train(trainer_of(trainer), kUnlimited, at_least_one(steps, "steps"), progress, user_data,
+          loss, accuracy);
   });
 }
 
