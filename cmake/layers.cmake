@@ -1,6 +1,7 @@
 # The layers of the library and what each may use (docs/architecture.md):
 #
-#   core <- nodes <- training -> serialization -> core;  apps on top of all.
+#   core <- nodes <- training -> serialization -> core;  apps and capi (the C
+#   API of libnodeflow.so) on top of all.
 #
 # A layer may include the headers of the layers it uses and its own; a layer's
 # detail/ folder is private to it. The build checks every layer's includes
@@ -13,6 +14,7 @@ set(NODEFLOW_LAYER_USES_nodes core)
 set(NODEFLOW_LAYER_USES_serialization core)
 set(NODEFLOW_LAYER_USES_training core nodes serialization)
 set(NODEFLOW_LAYER_USES_apps core nodes serialization training)
+set(NODEFLOW_LAYER_USES_capi core nodes serialization training)
 
 # "core/ and nodes/": what `layer` may include, for messages.
 function(nodeflow_layer_allowed_text layer out)
@@ -43,7 +45,7 @@ endfunction()
 # refused: includes name their layer from the source root.
 function(nodeflow_layer_include_errors root layer out)
   nodeflow_layer_allowed_text(${layer} allowed_text)
-  set(known ${NODEFLOW_LAYERS} apps)
+  set(known ${NODEFLOW_LAYERS} apps capi)
   set(errors "")
   file(GLOB_RECURSE files "${root}/${layer}/*.cpp" "${root}/${layer}/*.hpp")
   list(SORT files)
