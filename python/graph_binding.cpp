@@ -1,6 +1,7 @@
 // nodeflow.Graph: load and save, the graph's tensors, inference, training-mode
 // forward and backward, the weights as arrays (docs/python.md).
 #include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
 
 #include <cstdint>
 #include <memory>
@@ -117,7 +118,7 @@ py::dict backward(const State& s, PyTrainingRun& r, const py::args& args,
   return to_arrays(grads, seeds, s->graph);
 }
 
-State load(const std::string& path) {
+State load(const std::filesystem::path& path) {
   py::gil_scoped_release release;
   return std::make_shared<GraphState>(load_graph_path(path));
 }
@@ -196,6 +197,10 @@ void bind_graph(py::module_& m) {
       .def_readonly("dtype", &TensorInfoView::dtype)
       .def_readonly("shape", &TensorInfoView::shape)
       .def_readonly("trainable", &TensorInfoView::trainable, "initializers: True when trained")
+      .def("__eq__", [](const TensorInfoView& a, const TensorInfoView& b) {
+        return a.name == b.name && a.dtype == b.dtype && a.shape.equal(b.shape) &&
+               a.trainable == b.trainable;
+      })
       .def("__repr__", [](const TensorInfoView& t) {
         std::string text = "TensorInfo(name=" + py::repr(py::str(t.name)).cast<std::string>() +
                            ", dtype='" + t.dtype + "', shape=" + py::repr(t.shape).cast<std::string>();
@@ -236,7 +241,7 @@ void bind_graph(py::module_& m) {
            "The initializer's value: a read-only array over the graph's tensor (no copy)")
       .def("set_initializer", &set_initializer, py::arg("name"), py::arg("value"),
            "Replaces the initializer's value by a copy of `value` (same dtype and shape)")
-      .def("save", [](const State& s, const std::string& path) {
+      .def("save", [](const State& s, const std::filesystem::path& path) {
              return reading(*s, [&] { return save_graph_path(path, s->graph); });
            }, py::arg("path"),
            "Saves atomically: an ONNX model for a name ending in .onnx, else the JSON document; "
