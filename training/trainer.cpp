@@ -120,6 +120,7 @@ EpochMetrics Trainer::train_epoch(const Dataset& train, std::int64_t epoch) {
   const std::size_t batches = (order.size() + batch - 1) / batch;
   if (planned_samples_ == 0.0) planned_samples_ = static_cast<double>(train.size());
 
+  stopped_ = false;
   EpochMetrics m;
   m.epoch = epoch + 1;
   m.lr = lr;
@@ -144,6 +145,19 @@ EpochMetrics Trainer::train_epoch(const Dataset& train, std::int64_t epoch) {
           epoch + 1, config_.epochs, k + 1, batches, loss_sum / static_cast<double>(seen),
           100.0 * static_cast<double>(correct) / static_cast<double>(seen), rate,
           duration_text(left));
+    }
+    if (progress_) {
+      const Progress p{epoch + 1,
+                       static_cast<std::int64_t>(k + 1),
+                       static_cast<std::int64_t>(batches),
+                       steps_,
+                       loss_sum / static_cast<double>(seen),
+                       static_cast<double>(correct) / static_cast<double>(seen),
+                       lr};
+      if (!progress_(p)) {
+        stopped_ = true;
+        break;
+      }
     }
   }
   m.seconds = seconds_since(start);
@@ -186,6 +200,7 @@ std::vector<EpochMetrics> Trainer::fit(const Dataset& train, const Dataset& test
       config_.threads);
   for (std::int64_t e = 0; e < config_.epochs; ++e) {
     EpochMetrics m = train_epoch(train, e);
+    const bool stopped = stopped_;
     const Clock::time_point eval_start = Clock::now();
     const Evaluation ev = evaluate(graph_, test, config_.bindings, config_.eval_batch_size,
                                    config_.executor_options());
@@ -203,7 +218,7 @@ std::vector<EpochMetrics> Trainer::fit(const Dataset& train, const Dataset& test
                       std::max(rate, 1e-9)));
     // A file that cannot be written (a full disk) must not end the run: the
     // weights in memory would be lost with it.
-    const bool last = m.epoch == config_.epochs;
+    const bool last = m.epoch == config_.epochs || stopped;
     if (!outputs.checkpoint.empty()) {
       try {
         save_graph_file(outputs.checkpoint, graph_.def());
@@ -231,6 +246,11 @@ std::vector<EpochMetrics> Trainer::fit(const Dataset& train, const Dataset& test
         chart_failed = true;  // gnuplot missing or failing would fail every epoch
         spdlog::warn("no chart: {}", err.what());
       }
+    }
+    if (stopped) {
+      spdlog::info("epoch {}/{}: stopped by the progress callback after step {}", m.epoch,
+                   config_.epochs, steps_);
+      break;
     }
   }
   return history;

@@ -4,6 +4,7 @@
 // spdlog, and the metrics CSV, chart and checkpoint written after every epoch.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -33,6 +34,24 @@ struct StepResult {
   std::int64_t correct = 0;  ///< samples whose argmax prediction equals the label
   std::int64_t samples = 0;
 };
+
+/// What the progress callback is told after each optimizer step of train_epoch.
+struct Progress {
+  std::int64_t epoch = 0;    ///< 1-based epoch
+  std::int64_t batch = 0;    ///< 1-based batch within the epoch
+  std::int64_t batches = 0;  ///< batches of this epoch
+  std::int64_t step = 0;     ///< 1-based optimizer step of this Trainer (steps())
+  double loss = 0.0;         ///< mean loss over the epoch's samples so far
+  double accuracy = 0.0;     ///< fraction of the epoch's samples so far predicted right
+  double lr = 0.0;           ///< learning rate of this epoch
+};
+
+/// Called after every step of train_epoch (and so of fit) on the training
+/// thread; returning false stops training after that step: train_epoch returns
+/// the metrics of the steps taken, fit evaluates and writes that last partial
+/// epoch as usual and returns. An exception it throws propagates out of
+/// train_epoch / fit (the step's weights are kept).
+using ProgressCallback = std::function<bool(const Progress&)>;
 
 /// Trains `graph` in place (its initializers change). Reproducible: the same
 /// graph, data, configuration and thread count give the same weights bit for
@@ -68,6 +87,12 @@ class Trainer {
   std::vector<EpochMetrics> fit(const Dataset& train, const Dataset& test,
                                 const TrainOutputs& outputs = {});
 
+  /// Sets (or, with an empty function, clears) the progress callback.
+  void set_progress_callback(ProgressCallback callback) { progress_ = std::move(callback); }
+  /// True when the progress callback stopped training (returned false); the
+  /// next train_epoch or fit clears it.
+  bool stopped() const { return stopped_; }
+
   /// The 1-based epoch whose weights the last checkpoint fit() saved holds;
   /// empty before the first one was saved (or without a checkpoint file).
   std::optional<std::int64_t> checkpoint_epoch() const { return checkpoint_epoch_; }
@@ -95,6 +120,8 @@ class Trainer {
   Rng shuffle_rng_;
   std::uint64_t dropout_seed_;
   std::int64_t steps_ = 0;
+  ProgressCallback progress_;
+  bool stopped_ = false;
   std::filesystem::path checkpoint_;  // fit()'s outputs.checkpoint
   std::optional<std::int64_t> checkpoint_epoch_;
   // Progress estimate across fit(): samples planned, trained and time spent so

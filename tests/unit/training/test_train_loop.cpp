@@ -120,6 +120,36 @@ TEST(TrainLoop, SameSeedSameWeightsOtherSeedOtherWeights) {
   EXPECT_FALSE(same_bits(a, c));
 }
 
+TEST(TrainLoop, ProgressCallbackSeesEveryStepAndStopsTraining) {
+  // Batches of 3 over 8 samples: 3 batches per epoch.
+  Graph g(toy_graph());
+  Trainer trainer(g, toy_config(3, 5));
+  std::vector<Progress> seen;
+  trainer.set_progress_callback([&](const Progress& p) {
+    seen.push_back(p);
+    return p.step < 4;  // stop after the 4th step, the 1st of epoch 2
+  });
+  const Dataset data = toy_data();
+  const std::vector<EpochMetrics> history = trainer.fit(data, data);
+  EXPECT_TRUE(trainer.stopped());
+  EXPECT_EQ(trainer.steps(), 4);
+  ASSERT_EQ(seen.size(), 4u);
+  ASSERT_EQ(history.size(), 2u);  // the partial epoch is evaluated and kept
+  EXPECT_EQ(seen[2].epoch, 1);
+  EXPECT_EQ(seen[2].batch, 3);
+  EXPECT_EQ(seen[2].batches, 3);
+  EXPECT_EQ(seen[3].epoch, 2);
+  EXPECT_EQ(seen[3].batch, 1);
+  EXPECT_DOUBLE_EQ(seen[2].loss, history[0].train_loss);
+  EXPECT_DOUBLE_EQ(seen[2].accuracy, history[0].train_accuracy);
+  EXPECT_DOUBLE_EQ(seen[3].lr, history[1].lr);
+  // The next epoch clears the stop; a cleared callback sees nothing.
+  trainer.set_progress_callback({});
+  trainer.train_epoch(data, 2);
+  EXPECT_FALSE(trainer.stopped());
+  EXPECT_EQ(trainer.steps(), 7);
+}
+
 TEST(TrainLoop, DropoutMaskChangesEveryStepAndReplaysForTheSeed) {
   // lr 0: the weights stay put, so the loss differs between steps only through the mask.
   auto losses = [](std::uint64_t seed) {
