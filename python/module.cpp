@@ -10,5 +10,6 @@ PYBIND11_MODULE(nodeflow, m) {
   m.attr("__version__") = NODEFLOW_VERSION;
   nodeflow::python::bind_errors(m);
   nodeflow::python::bind_graph(m);
+  nodeflow::python::bind_training(m);
   nodeflow::python::bind_ops(m);
 }
