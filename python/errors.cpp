@@ -1,9 +1,10 @@
 // Library errors as Python exceptions with the library's message:
 // nodeflow.Error and one subclass per class of core/errors.hpp (and the
 // training configuration's InvalidConfig).
+#include "core/errors.hpp"
+
 #include <exception>
 
-#include "core/errors.hpp"
 #include "python/bindings.hpp"
 #include "training/train_config.hpp"
 
@@ -22,8 +23,8 @@ ErrorTypes& types() {
 }
 
 py::object subclass(py::module_& m, const char* name, const py::object& base, const char* doc) {
-  py::object type = py::reinterpret_steal<py::object>(
-      PyErr_NewExceptionWithDoc((std::string("nodeflow.") + name).c_str(), doc, base.ptr(), nullptr));
+  py::object type = py::reinterpret_steal<py::object>(PyErr_NewExceptionWithDoc(
+      (std::string("nodeflow.") + name).c_str(), doc, base.ptr(), nullptr));
   if (!type) throw py::error_already_set();
   m.attr(name) = type;
   return type;
@@ -35,17 +36,16 @@ void bind_errors(py::module_& m) {
   ErrorTypes& t = types();
   const py::object exception = py::reinterpret_borrow<py::object>(PyExc_Exception);
   t.base = subclass(m, "Error", exception, "Base of every nodeflow error (core/errors.hpp).");
-  t.invalid_graph = subclass(m, "InvalidGraph", t.base,
-                             "The graph document or its wiring is wrong.");
-  t.invalid_attribute = subclass(m, "InvalidAttribute", t.base,
-                                 "An attribute or setting has a wrong type or value.");
+  t.invalid_graph =
+      subclass(m, "InvalidGraph", t.base, "The graph document or its wiring is wrong.");
+  t.invalid_attribute =
+      subclass(m, "InvalidAttribute", t.base, "An attribute or setting has a wrong type or value.");
   t.shape_mismatch = subclass(m, "ShapeMismatch", t.base, "Shapes do not fit.");
   t.unsupported_dtype = subclass(m, "UnsupportedDType", t.base,
                                  "A dtype the operator or the request does not support.");
   t.io_error = subclass(m, "IoError", t.base, "Reading or writing a file failed.");
   t.run_error = subclass(m, "RunError", t.base, "A failure while running a valid graph.");
-  t.invalid_config = subclass(m, "InvalidConfig", t.base,
-                              "The training configuration is wrong.");
+  t.invalid_config = subclass(m, "InvalidConfig", t.base, "The training configuration is wrong.");
   py::register_exception_translator([](std::exception_ptr p) {
     if (!p) return;
     const ErrorTypes& e = types();

@@ -25,8 +25,8 @@ using State = std::shared_ptr<GraphState>;
 /// A graph tensor as Python sees it.
 struct TensorInfoView {
   std::string name;
-  std::string dtype;  ///< nodeflow's name ("bfloat16" too)
-  py::tuple shape;    ///< None for a dimension fixed at run time
+  std::string dtype;              ///< nodeflow's name ("bfloat16" too)
+  py::tuple shape;                ///< None for a dimension fixed at run time
   std::optional<bool> trainable;  ///< initializers only
 };
 
@@ -91,7 +91,8 @@ std::optional<DType> tensor_dtype(const Graph& graph, const std::string& name) {
 }
 
 TensorMap feeds_of(const Graph& graph, const py::dict& arrays) {
-  return tensors_of(arrays, "graph input", [&](const std::string& n) { return input_dtype(graph, n); });
+  return tensors_of(arrays, "graph input",
+                    [&](const std::string& n) { return input_dtype(graph, n); });
 }
 
 py::dict run(const State& s, const py::args& args, const py::kwargs& kwargs) {
@@ -111,8 +112,9 @@ PyTrainingRun forward(const State& s, const py::args& args, const py::kwargs& kw
 py::dict backward(const State& s, PyTrainingRun& r, const py::args& args,
                   const py::kwargs& kwargs) {
   const CallArgs c = call_args(args, kwargs, false);
-  const TensorMap seeds = tensors_of(c.tensors, "gradient of output",
-                                     [&](const std::string& n) { return tensor_dtype(s->graph, n); });
+  const TensorMap seeds = tensors_of(c.tensors, "gradient of output", [&](const std::string& n) {
+    return tensor_dtype(s->graph, n);
+  });
   const TensorMap grads =
       reading(*s, [&] { return Executor(s->graph, {c.threads}).backward(r.run, seeds); });
   return to_arrays(grads, seeds, s->graph);
@@ -128,17 +130,17 @@ State loads(const py::object& document, const std::string& format) {
                                 ? std::string(document.cast<py::bytes>())
                                 : document.cast<std::string>();
   if (format != "json" && format != "onnx")
-    throw InvalidAttribute("format: expected \"json\" or \"onnx\", got \"" +
-                           printable(format, 64) + "\"");
+    throw InvalidAttribute("format: expected \"json\" or \"onnx\", got \"" + printable(format, 64) +
+                           "\"");
   py::gil_scoped_release release;
   if (format == "onnx") return std::make_shared<GraphState>(load_onnx(bytes, {}));
   return std::make_shared<GraphState>(load_graph(bytes));
 }
 
 py::object dumps(const State& s, const std::string& format) {
-  if (format == "onnx")
-    return py::bytes(reading(*s, [&] { return write_onnx(s->graph).bytes; }));
-  if (format == "json") return py::str(reading(*s, [&] { return write_graph_json(s->graph.def()); }));
+  if (format == "onnx") return py::bytes(reading(*s, [&] { return write_onnx(s->graph).bytes; }));
+  if (format == "json")
+    return py::str(reading(*s, [&] { return write_graph_json(s->graph.def()); }));
   throw InvalidAttribute("format: expected \"json\" or \"onnx\", got \"" + printable(format, 64) +
                          "\"");
 }
@@ -192,27 +194,36 @@ void set_initializer(const State& s, const std::string& name, const py::handle& 
 }  // namespace
 
 void bind_graph(py::module_& m) {
-  py::class_<TensorInfoView>(m, "TensorInfo", "A graph tensor: name, dtype, shape (None: fixed at run time)")
+  py::class_<TensorInfoView>(m, "TensorInfo",
+                             "A graph tensor: name, dtype, shape (None: fixed at run time)")
       .def_readonly("name", &TensorInfoView::name)
       .def_readonly("dtype", &TensorInfoView::dtype)
       .def_readonly("shape", &TensorInfoView::shape)
       .def_readonly("trainable", &TensorInfoView::trainable, "initializers: True when trained")
-      .def("__eq__", [](const TensorInfoView& a, const TensorInfoView& b) {
-        return a.name == b.name && a.dtype == b.dtype && a.shape.equal(b.shape) &&
-               a.trainable == b.trainable;
-      })
+      .def("__eq__",
+           [](const TensorInfoView& a, const TensorInfoView& b) {
+             return a.name == b.name && a.dtype == b.dtype && a.shape.equal(b.shape) &&
+                    a.trainable == b.trainable;
+           })
       .def("__repr__", [](const TensorInfoView& t) {
         std::string text = "TensorInfo(name=" + py::repr(py::str(t.name)).cast<std::string>() +
-                           ", dtype='" + t.dtype + "', shape=" + py::repr(t.shape).cast<std::string>();
+                           ", dtype='" + t.dtype +
+                           "', shape=" + py::repr(t.shape).cast<std::string>();
         if (t.trainable) text += std::string(", trainable=") + (*t.trainable ? "True" : "False");
         return text + ")";
       });
 
-  py::class_<PyTrainingRun>(m, "TrainingRun", "A training-mode forward pass, kept for Graph.backward")
+  py::class_<PyTrainingRun>(m, "TrainingRun",
+                            "A training-mode forward pass, kept for Graph.backward")
       .def_property_readonly(
           "outputs",
-          [](const PyTrainingRun& r) { return to_arrays(r.run.outputs(), {}, r.state->graph); },
-          "The graph outputs of the forward pass, by name (arrays without a copy)")
+          [](const PyTrainingRun& r) {
+            py::dict out;  // read-only: what backward reads may share their memory
+            for (const auto& [name, tensor] : r.run.outputs())
+              out[py::str(name)] = to_array(tensor, false);
+            return out;
+          },
+          "The graph outputs of the forward pass, by name: read-only arrays without a copy")
       .def_property_readonly("consumed", [](const PyTrainingRun& r) { return r.run.consumed(); });
 
   py::class_<GraphState, State>(m, "Graph", "A validated graph (load, loads)")
@@ -241,11 +252,14 @@ void bind_graph(py::module_& m) {
            "The initializer's value: a read-only array over the graph's tensor (no copy)")
       .def("set_initializer", &set_initializer, py::arg("name"), py::arg("value"),
            "Replaces the initializer's value by a copy of `value` (same dtype and shape)")
-      .def("save", [](const State& s, const std::filesystem::path& path) {
-             return reading(*s, [&] { return save_graph_path(path, s->graph); });
-           }, py::arg("path"),
-           "Saves atomically: an ONNX model for a name ending in .onnx, else the JSON document; "
-           "returns the ONNX writer's warnings")
+      .def(
+          "save",
+          [](const State& s, const std::filesystem::path& path) {
+            return reading(*s, [&] { return save_graph_path(path, s->graph); });
+          },
+          py::arg("path"),
+          "Saves atomically: an ONNX model for a name ending in .onnx, else the JSON document; "
+          "returns the ONNX writer's warnings")
       .def("dumps", &dumps, py::arg("format") = "json",
            "The JSON document (str) or, for format=\"onnx\", the ModelProto (bytes)");
 

@@ -33,7 +33,8 @@ void refuse_reentry(const GraphState& state);
 /// f() with the GIL released and `state` locked for reading. The lock is taken
 /// only once the GIL is released: a thread waiting for it never holds the GIL,
 /// which a run may need to drop a borrowed array.
-template <typename F> decltype(auto) reading(GraphState& state, F&& f) {
+template <typename F>
+decltype(auto) reading(GraphState& state, F&& f) {
   detail::refuse_reentry(state);
   py::gil_scoped_release release;
   std::shared_lock lock(state.mutex);
@@ -41,7 +42,8 @@ template <typename F> decltype(auto) reading(GraphState& state, F&& f) {
 }
 
 /// f() with the GIL released and `state` locked for writing (as reading()).
-template <typename F> decltype(auto) writing(GraphState& state, F&& f) {
+template <typename F>
+decltype(auto) writing(GraphState& state, F&& f) {
   detail::refuse_reentry(state);
   py::gil_scoped_release release;
   std::unique_lock lock(state.mutex);

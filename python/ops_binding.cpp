@@ -7,8 +7,7 @@ namespace nodeflow::python {
 
 void bind_ops(py::module_& m) {
   m.def(
-      "ops",
-      [] { return py::module_::import("json").attr("loads")(op_schemas_json()); },
+      "ops", [] { return py::module_::import("json").attr("loads")(op_schemas_json()); },
       "The op schemas (docs/ops-json.md): the document of `nodeflow ops --json` as a dict");
 }
 

@@ -67,14 +67,13 @@ py::dict progress_dict(const Progress& p) {
 class PyTrainer {
  public:
   PyTrainer(State state, const py::object& config)
-      : state_(std::move(state)),
-        trainer_(writing(*state_, [&, c = config_of(config)] {
+      : state_(std::move(state)), trainer_(writing(*state_, [&, c = config_of(config)] {
           return std::make_unique<Trainer>(state_->graph, c);
         })) {}
 
-  py::list fit(const py::handle& samples, const py::handle& labels,
-               const py::handle& test_samples, const py::handle& test_labels,
-               std::int64_t num_classes, const py::object& callback) {
+  py::list fit(const py::handle& samples, const py::handle& labels, const py::handle& test_samples,
+               const py::handle& test_labels, std::int64_t num_classes,
+               const py::object& callback) {
     const Dataset train = dataset(samples, labels, num_classes);
     const Dataset test = dataset(test_samples, test_labels, num_classes);
     const py::object* cb = callback.is_none() ? nullptr : &callback;
@@ -139,9 +138,8 @@ void bind_training(py::module_& m) {
                         "Trains a graph in place with a training configuration (a dict or JSON "
                         "text, docs/training-config.md)")
       .def(py::init<State, const py::object&>(), py::arg("graph"), py::arg("config"))
-      .def("fit", &PyTrainer::fit, py::arg("samples"), py::arg("labels"),
-           py::arg("test_samples"), py::arg("test_labels"), py::arg("num_classes"),
-           py::arg("callback") = py::none(),
+      .def("fit", &PyTrainer::fit, py::arg("samples"), py::arg("labels"), py::arg("test_samples"),
+           py::arg("test_labels"), py::arg("num_classes"), py::arg("callback") = py::none(),
            "config epochs of shuffled batches, each followed by an evaluation of the test set; "
            "callback(progress: dict) after every step, returning False stops. Returns the "
            "history: one dict of metrics per epoch")

@@ -89,6 +89,7 @@ def test_bfloat16_travels_as_uint16_bits():
 def test_forward_outputs_and_grads_are_arrays(lenet, digits):
     run = lenet.forward(image=digits[0], label=digits[1])
     assert run.outputs["logits"].shape == (2, 10)
+    assert not run.outputs["logits"].flags.writeable  # backward may read that memory
     grads = lenet.backward(run, {"loss": np.ones((), np.float32)})
     assert grads["image"].shape == (2, 1, 28, 28) and grads["image"].flags.writeable
 

@@ -20,14 +20,16 @@ def test_bad_file(tmp_path):
 
 
 def test_bad_json():
-    with pytest.raises(nodeflow.InvalidGraph, match="^invalid JSON: parse error at line 1, column 2"):
+    with pytest.raises(nodeflow.InvalidGraph,
+                       match="^invalid JSON: parse error at line 1, column 2"):
         nodeflow.loads("{")
 
 
 def test_bad_node_names_its_place():
     doc = graph_document([{"name": "x", "dtype": "float32", "shape": [1, 1, 4, 4]}], ["y"],
                          [{"op_type": "MaxPool", "name": "pool1", "inputs": ["x"],
-                           "specified_outputs_name": ["y"], "attributes": {"kernel_shape": [2, 0]}}])
+                           "specified_outputs_name": ["y"],
+                           "attributes": {"kernel_shape": [2, 0]}}])
     with pytest.raises(nodeflow.InvalidAttribute,
                        match=r"^nodes\[0\] \(pool1\)\.attributes\.kernel_shape: "):
         nodeflow.loads(doc)
@@ -36,7 +38,8 @@ def test_bad_node_names_its_place():
 def test_bad_onnx():
     with pytest.raises(nodeflow.InvalidGraph, match="^model: not a valid ModelProto"):
         nodeflow.loads(b"\xff\xff\xff", format="onnx")
-    with pytest.raises(nodeflow.InvalidAttribute, match='^format: expected "json" or "onnx", got "xml"'):
+    with pytest.raises(nodeflow.InvalidAttribute,
+                       match='^format: expected "json" or "onnx", got "xml"'):
         nodeflow.loads("{}", format="xml")
 
 
@@ -63,7 +66,8 @@ def test_wrong_dtype_and_shape(lenet, digits):
 def test_backward_errors(lenet, digits):
     image, label = digits
     run = lenet.forward(image=image, label=label)
-    with pytest.raises(nodeflow.InvalidGraph, match="^gradient given for 'image', which is not a graph output$"):
+    with pytest.raises(nodeflow.InvalidGraph,
+                       match="^gradient given for 'image', which is not a graph output$"):
         lenet.backward(run, image=image)
     lenet.backward(run, loss=np.float32(1))
     with pytest.raises(nodeflow.RunError, match="^backward was already run on this TrainingRun"):

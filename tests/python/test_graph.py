@@ -13,7 +13,8 @@ def test_inputs_outputs_initializers(lenet):
     inits = {t.name: t for t in lenet.initializers}
     assert inits["conv1.W"].shape == (6, 1, 5, 5) and inits["conv1.W"].trainable
     assert lenet.parameter_count == 61706
-    assert repr(lenet.inputs[0]) == "TensorInfo(name='image', dtype='float32', shape=(None, 1, 28, 28))"
+    assert repr(lenet.inputs[0]) == (
+        "TensorInfo(name='image', dtype='float32', shape=(None, 1, 28, 28))")
 
 
 def test_check_gives_every_tensor(lenet):
@@ -48,4 +49,5 @@ def test_initializers_read_and_written_as_arrays(tmp_path):
     new[0, 0] = -1  # the graph holds a copy
     assert g.initializer("fc3.W")[0, 0] == 0
     g.save(tmp_path / "g.json")
-    assert same_bits(nodeflow.load(tmp_path / "g.json").initializer("fc3.W"), g.initializer("fc3.W"))
+    saved = nodeflow.load(tmp_path / "g.json")
+    assert same_bits(saved.initializer("fc3.W"), g.initializer("fc3.W"))
