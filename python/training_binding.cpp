@@ -32,35 +32,39 @@ TrainConfig config_of(const py::object& config) {
 Dataset dataset(const py::handle& samples, const py::handle& labels, std::int64_t num_classes) {
   Dataset d;
   d.samples = to_tensor(samples, std::nullopt, "samples");
-  const py::module_ np = py::module_::import("numpy");
-  d.labels = np.attr("asarray")(labels, "int64").attr("ravel")().cast<std::vector<std::int64_t>>();
+  const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast> a(
+      py::module_::import("numpy").attr("ravel")(labels));
+  d.labels.assign(a.data(), a.data() + a.size());
   d.num_classes = num_classes;
   return d;
 }
 
-py::dict metrics_dict(const EpochMetrics& m) {
+// A struct's members as a dict: fields(s, "a", &S::a, "b", &S::b, ...).
+template <typename S>
+void put_fields(py::dict&, const S&) {}
+template <typename S, typename M, typename... Rest>
+void put_fields(py::dict& d, const S& s, const char* key, M S::*member, Rest... rest) {
+  d[key] = s.*member;
+  put_fields(d, s, rest...);
+}
+template <typename S, typename... Fields>
+py::dict fields(const S& s, Fields... f) {
   py::dict d;
-  d["epoch"] = m.epoch;
-  d["lr"] = m.lr;
-  d["train_loss"] = m.train_loss;
-  d["train_accuracy"] = m.train_accuracy;
-  d["test_loss"] = m.test_loss;
-  d["test_accuracy"] = m.test_accuracy;
-  d["seconds"] = m.seconds;
-  d["samples_per_second"] = m.samples_per_second;
+  put_fields(d, s, f...);
   return d;
 }
 
+py::dict metrics_dict(const EpochMetrics& m) {
+  using M = EpochMetrics;
+  return fields(m, "epoch", &M::epoch, "lr", &M::lr, "train_loss", &M::train_loss, "train_accuracy",
+                &M::train_accuracy, "test_loss", &M::test_loss, "test_accuracy", &M::test_accuracy,
+                "seconds", &M::seconds, "samples_per_second", &M::samples_per_second);
+}
+
 py::dict progress_dict(const Progress& p) {
-  py::dict d;
-  d["epoch"] = p.epoch;
-  d["batch"] = p.batch;
-  d["batches"] = p.batches;
-  d["step"] = p.step;
-  d["loss"] = p.loss;
-  d["accuracy"] = p.accuracy;
-  d["lr"] = p.lr;
-  return d;
+  return fields(p, "epoch", &Progress::epoch, "batch", &Progress::batch, "batches",
+                &Progress::batches, "step", &Progress::step, "loss", &Progress::loss, "accuracy",
+                &Progress::accuracy, "lr", &Progress::lr);
 }
 
 /// A Trainer of one graph; training locks the graph for writing.
