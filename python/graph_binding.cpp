@@ -228,6 +228,15 @@ void bind_graph(py::module_& m) {
 
   py::class_<GraphState, State>(m, "Graph", "A validated graph (load, loads)")
       .def_property_readonly("name", [](const State& s) { return s->graph.name(); })
+      .def("__repr__",
+           [](const State& s) {
+             const GraphDef& d = s->graph.def();
+             return "<nodeflow.Graph " + py::repr(py::str(d.name)).cast<std::string>() + ": " +
+                    std::to_string(d.inputs.size()) + " inputs, " +
+                    std::to_string(d.outputs.size()) + " outputs, " +
+                    std::to_string(d.initializers.size()) + " initializers, " +
+                    std::to_string(d.nodes.size()) + " nodes>";
+           })
       .def_property_readonly("inputs", &inputs, "The graph inputs: [TensorInfo]")
       .def_property_readonly("outputs", &outputs, "The graph outputs with inferred shapes")
       .def_property_readonly("initializers", &initializers,

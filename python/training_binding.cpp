@@ -86,7 +86,7 @@ class PyTrainer {
     const ProgressCallback progress = [cb](const Progress& p) {
       py::gil_scoped_acquire gil;
       const py::object answer = (*cb)(progress_dict(p));
-      return answer.is_none() || answer.cast<bool>();
+      return answer.is_none() || static_cast<bool>(py::bool_(answer));
     };
     const std::vector<EpochMetrics> history = writing(*state_, [&] {
       trainer_->set_progress_callback(cb != nullptr ? progress : ProgressCallback());

@@ -13,6 +13,8 @@ def test_inputs_outputs_initializers(lenet):
     inits = {t.name: t for t in lenet.initializers}
     assert inits["conv1.W"].shape == (6, 1, 5, 5) and inits["conv1.W"].trainable
     assert lenet.parameter_count == 61706
+    assert repr(lenet) == (
+        "<nodeflow.Graph 'lenet5': 2 inputs, 2 outputs, 10 initializers, 13 nodes>")
     assert repr(lenet.inputs[0]) == (
         "TensorInfo(name='image', dtype='float32', shape=(None, 1, 28, 28))")
 

@@ -89,7 +89,7 @@ def test_callback_sees_every_step_and_false_stops():
 
     def callback(progress):
         seen.append((progress["epoch"], progress["batch"], progress["batches"], progress["step"]))
-        return progress["step"] < 6
+        return np.bool_(progress["step"] < 6)  # any truth value; None goes on
 
     trainer = nodeflow.Trainer(nodeflow.load(LENET), json.dumps(SGD))  # JSON text works too
     history = trainer.fit(x, y, x, y, num_classes=10, callback=callback)
