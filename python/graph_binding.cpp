@@ -125,24 +125,28 @@ State load(const std::filesystem::path& path) {
   return std::make_shared<GraphState>(load_graph_path(path));
 }
 
+/// True for "onnx", false for "json"; InvalidAttribute for anything else.
+bool is_onnx_format(const std::string& format) {
+  if (format != "json" && format != "onnx")
+    throw InvalidAttribute("format: expected \"json\" or \"onnx\", got \"" + printable(format, 64) +
+                           "\"");
+  return format == "onnx";
+}
+
 State loads(const py::object& document, const std::string& format) {
   const std::string bytes = py::isinstance<py::bytes>(document)
                                 ? std::string(document.cast<py::bytes>())
                                 : document.cast<std::string>();
-  if (format != "json" && format != "onnx")
-    throw InvalidAttribute("format: expected \"json\" or \"onnx\", got \"" + printable(format, 64) +
-                           "\"");
+  const bool onnx = is_onnx_format(format);
   py::gil_scoped_release release;
-  if (format == "onnx") return std::make_shared<GraphState>(load_onnx(bytes, {}));
+  if (onnx) return std::make_shared<GraphState>(load_onnx(bytes, {}));
   return std::make_shared<GraphState>(load_graph(bytes));
 }
 
 py::object dumps(const State& s, const std::string& format) {
-  if (format == "onnx") return py::bytes(reading(*s, [&] { return write_onnx(s->graph).bytes; }));
-  if (format == "json")
-    return py::str(reading(*s, [&] { return write_graph_json(s->graph.def()); }));
-  throw InvalidAttribute("format: expected \"json\" or \"onnx\", got \"" + printable(format, 64) +
-                         "\"");
+  if (is_onnx_format(format))
+    return py::bytes(reading(*s, [&] { return write_onnx(s->graph).bytes; }));
+  return py::str(reading(*s, [&] { return write_graph_json(s->graph.def()); }));
 }
 
 std::vector<TensorInfoView> inputs(const State& s) {

@@ -41,6 +41,8 @@ def test_bad_onnx():
     with pytest.raises(nodeflow.InvalidAttribute,
                        match='^format: expected "json" or "onnx", got "xml"'):
         nodeflow.loads("{}", format="xml")
+    with pytest.raises(nodeflow.InvalidAttribute, match='^format: expected "json" or "onnx"'):
+        nodeflow.load(LENET).dumps("xml")
 
 
 def test_unknown_and_missing_inputs(lenet, digits):
