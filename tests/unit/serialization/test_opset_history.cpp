@@ -587,3 +587,43 @@ TEST(OpsetHistory, LowestOpsetPerOp) {
 
 }  // namespace
 }  // namespace nodeflow
+
+namespace nodeflow {
+namespace {
+
+TEST(OpsetHistory, EveryOpHasOnnxsTypeConstraintsForEachInputAndOutput) {
+  for (const std::string& op : onnx_import::history_ops()) {
+    SCOPED_TRACE(op);
+    const auto types = onnx_import::onnx_type_constraints(op, onnx_import::kMaxOpset);
+    ASSERT_TRUE(types.has_value());
+    const onnx_import::VersionInfo last = onnx_import::op_versions(op).back();
+    // One entry per input and output of the newest version; one for a variadic one.
+    if (last.max_inputs != SIZE_MAX) {
+      EXPECT_EQ(types->inputs.size(), last.max_inputs);
+    }
+    if (last.max_outputs != SIZE_MAX) {
+      EXPECT_EQ(types->outputs.size(), last.max_outputs);
+    }
+    EXPECT_FALSE(types->inputs.empty());
+    EXPECT_FALSE(types->outputs.empty());
+  }
+  // bfloat16 pooling is typed from opset 22 only.
+  const auto at = [](int opset) { return onnx_import::onnx_type_constraints("AveragePool", opset)->inputs[0]; };
+  EXPECT_EQ(at(21), (std::vector<DType>{DType::Float16, DType::Float32, DType::Float64}));
+  EXPECT_EQ(at(22).back(), DType::BFloat16);
+  EXPECT_FALSE(onnx_import::onnx_type_constraints("Gelu", 19).has_value());  // Gelu exists from 20
+  EXPECT_FALSE(onnx_import::onnx_type_constraints("NoSuchOp", 22).has_value());
+}
+
+TEST(OpsetHistory, TypeProblemNamesEachInputAndOutputOutsideTheConstraint) {
+  EXPECT_EQ(onnx_import::type_problem("Add", 19, {DType::Int64, DType::Int64}, {DType::Int64}), "");
+  EXPECT_EQ(onnx_import::type_problem("Dropout", 19, {DType::Float32}, {DType::Float32, std::nullopt}), "");
+  EXPECT_EQ(onnx_import::type_problem("Gemm", 19, {DType::Float32, DType::Int8, std::nullopt}, {DType::Float32}),
+            "input 1 is int8, which ONNX's Gemm at opset 19 does not take (it takes float16, float32, float64, "
+            "bfloat16, int64)");
+  EXPECT_EQ(onnx_import::type_problem("Concat", 19, {DType::Float32, DType::Float32, DType::UInt8}, {}), "");
+  EXPECT_EQ(onnx_import::type_problem("NoSuchOp", 19, {DType::Int8}, {}), "");
+}
+
+}  // namespace
+}  // namespace nodeflow
