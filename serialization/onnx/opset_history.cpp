@@ -320,13 +320,14 @@ std::optional<TypeConstraints> onnx_type_constraints(const std::string& op_type,
   const auto it = table.find(op_type);
   if (h == nullptr || it == table.end() || detail::version_at(*h, opset) == nullptr) return std::nullopt;
   TypeConstraints out{it->second.inputs, it->second.outputs};
-  // The dtypes that came after `opset`: of one input, or of every input and output.
+  // The dtypes that came after `opset`: of one input, or of every input; the
+  // outputs share the type of input 0 (the data) in every op that has such.
   for (const detail::DTypeSince& d : h->dtype_since) {
     if (opset >= d.since) continue;
     const auto drop = [&](std::vector<DType>& dtypes) { std::erase(dtypes, d.dtype); };
     for (std::size_t k = 0; k < out.inputs.size(); ++k)
       if (d.input == detail::kVariadic || d.input == k) drop(out.inputs[k]);
-    if (d.input == detail::kVariadic)
+    if (d.input == detail::kVariadic || d.input == 0)
       for (auto& o : out.outputs) drop(o);
   }
   return out;
