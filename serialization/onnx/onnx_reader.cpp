@@ -614,8 +614,20 @@ class ModelReader {
       nodeflow::detail::check_constant_inputs(nodeflow::detail::find_schema(registry_, def.op_type, where()), def.inputs,
                                     ctx.constants, where());
       std::vector<TensorInfo> infos = nodeflow::detail::infer_node(*compiled.node, ctx, def.inputs, where);
+      // A shape whose element count overflows stays unknown: the Graph refuses it.
+      const auto countable = [](const Shape& shape) {
+        Shape known;
+        for (const std::int64_t d : shape) known.push_back(d < 0 ? 1 : d);
+        try {
+          element_count(known);
+          return true;
+        } catch (const ShapeMismatch&) {
+          return false;
+        }
+      };
       for (std::size_t k = 0; k < outputs.size() && k < infos.size(); ++k)
-        known_.try_emplace(outputs[k], onnx_import::KnownTensor{std::move(infos[k]), Tensor()});
+        if (countable(infos[k].shape))
+          known_.try_emplace(outputs[k], onnx_import::KnownTensor{std::move(infos[k]), Tensor()});
     } catch (const Error&) {
       if (outputs.empty() && def.specified_outputs_name) outputs = *def.specified_outputs_name;
       if (outputs.empty()) outputs.push_back(default_output_name(def.name, 0));

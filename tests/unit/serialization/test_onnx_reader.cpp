@@ -238,6 +238,20 @@ TEST(OnnxReader, OldSoftmaxAfterAComputedTensorIsRefusedForTheShapeNotForWantOfI
             "0 on that is not 1 (or not known)");
 }
 
+TEST(OnnxReader, AnOldSoftmaxBeforeItsInputsProducerIsRefusedNamingTheInput) {
+  // ONNX lists nodes in topological order; a model that does not leaves the
+  // shape unknown where the Softmax is read.
+  onnx::ModelProto m = model(11, 7);
+  add_input(m, "x", {2, 3});
+  add_node(m, "Softmax", "s", {"h"}, {"y"});
+  add_node(m, "Relu", "r", {"x"}, {"h"});
+  add_output(m, "y");
+  EXPECT_EQ(error_of<InvalidGraph>([&] { parse(m); }),
+            "node 's' (Softmax, opset 11): Softmax before opset 13 normalizes over axes 1.. of the input flattened "
+            "to 2-D, from 13 over one axis: read only when the input's shape is known, and 'h' is not a graph input, "
+            "an initializer or the output of a node listed before it");
+}
+
 TEST(OnnxReader, AnInferenceErrorBeforeAnOldSoftmaxIsTheGraphsError) {
   // The Gemm's B does not fit A: the error the Graph gives at opset 13 (where
   // Softmax needs no shape) is the one the reader gives at opset 11.

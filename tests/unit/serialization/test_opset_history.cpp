@@ -434,7 +434,8 @@ TEST(OpsetHistory, OldFormsWithoutAnExactLaterFormAreRefusedNamingNodeOpOpsetAnd
        "node 'n1' (Add, opset 7): attribute 'broadcast' was removed in opset 7"},
       {{"Softmax", 12, {}, {"x"}, {"y"}, {}, {}, {}},
        "node 'n1' (Softmax, opset 12): Softmax before opset 13 normalizes over axes 1.. of the input flattened to "
-       "2-D, from 13 over one axis: read only when the input's shape is known (unknown here)"},
+       "2-D, from 13 over one axis: read only when the input's shape is known, and 'x' is not a graph input, an "
+       "initializer or the output of a node listed before it"},
       {{"Softmax", 12, {}, {"x"}, {"y"}, {{"x", {{2, 3, 4}}}}, {}, {}},
        "node 'n1' (Softmax, opset 12): Softmax before opset 13 normalizes over axes 1.. of the input flattened to "
        "2-D, from 13 over one axis: the input's shape [2, 3, 4] has more than one axis from 1 on that is not 1 (or "
