@@ -730,9 +730,18 @@ bool is_onnx_path(const std::filesystem::path& path) {
 
 GraphDef parse_onnx_def(std::string_view bytes, const std::filesystem::path& model_dir,
                         const OpRegistry& registry, const ReadOptions& options) {
+  // What a user most likely handed over instead of a model, said plainly.
+  if (bytes.empty()) throw InvalidGraph("model: the file is empty (0 bytes), not a ModelProto");
   onnx::ModelProto model;
-  onnx_io::detail::parse_bounded(model, bytes, "model", "ModelProto",
-                                 options.max_model_structure_bytes);
+  try {
+    onnx_io::detail::parse_bounded(model, bytes, "model", "ModelProto", options.max_model_structure_bytes);
+  } catch (const InvalidGraph& e) {
+    const auto first = bytes.find_first_not_of(" \t\r\n");
+    if (first == std::string_view::npos || bytes[first] != '{') throw;
+    throw InvalidGraph(std::string(e.what()) +
+                       "; it starts with '{' like a JSON graph document, which nodeflow reads from a file whose "
+                       "name does not end in .onnx");
+  }
   return onnx_io::ModelReader(model, model_dir, registry, options).read();
 }
 
