@@ -33,7 +33,7 @@ def rand(shape, seed, dtype=np.float32):
 
 
 def case(name, opset, op, inputs, outputs, note, consts=None, rtol=1e-5, atol=1e-6, out_shape=None,
-         ort_as=None, before=None, **attrs):
+         ort_as=None, before=None, typed=False, **attrs):
     """One node `op` at `opset`; inputs: {name: array} fed as graph inputs; consts:
     {name: array} as initializers (the inputs attributes moved to; name '' leaves an
     optional input out); outputs: names. out_shape: the output's shape where onnx 1.12
@@ -41,9 +41,11 @@ def case(name, opset, op, inputs, outputs, note, consts=None, rtol=1e-5, atol=1e
     attributes) of the same node at a later opset with the same meaning, which
     onnxruntime runs for the expected values when it has no kernel for `opset`. before: nodes
     (op, inputs, outputs, attributes) ahead of `op`, which then reads the last one's output
-    instead of the graph inputs (an old form that needs the shape of a computed tensor)."""
+    instead of the graph inputs (an old form that needs the shape of a computed tensor); they
+    have no names. typed: float32 consts in float_data rather than raw_data."""
     CASES.append(dict(name=name, opset=opset, op=op, inputs=inputs, consts=consts or {}, out_shape=out_shape, ort_as=ort_as,
-                      outputs=outputs, attrs=attrs, note=note, rtol=rtol, atol=atol, before=before or []))
+                      outputs=outputs, attrs=attrs, note=note, rtol=rtol, atol=atol, before=before or [],
+                      typed=typed))
 
 
 X = rand((1, 2, 6, 7), 1)
@@ -198,14 +200,25 @@ case("softmax_7_after_matmul_add_relu", 7, "Softmax", {"x": G}, ["y"],
      consts={"w": rand((4, 6), 14), "b": rand((6,), 15)},
      before=[("MatMul", ["x", "w"], ["m"], {}), ("Add", ["m", "b"], ["a"], {}), ("Relu", ["a"], ["h"], {})])
 
+case("logsoftmax_9_after_batchnorm_pool_flatten_gemm_dropout", 9, "LogSoftmax", {"x": rand((1, 2, 4, 4), 16)}, ["y"],
+     "LogSoftmax-9 after a chain of opset-9 nodes (BatchNormalization, MaxPool, Flatten, Gemm, Dropout with "
+     "the ratio attribute); unnamed nodes, typed float_data",
+     consts={"s": rand((2,), 17), "bias": rand((2,), 18), "mean": rand((2,), 19),
+             "var": np.abs(rand((2,), 20)) + 0.5, "gw": rand((8, 3), 21), "gb": rand((3,), 22)},
+     before=[("BatchNormalization", ["x", "s", "bias", "mean", "var"], ["bn"], {}),
+             ("MaxPool", ["bn"], ["p"], {"kernel_shape": [2, 2], "strides": [2, 2]}),
+             ("Flatten", ["p"], ["f"], {}), ("Gemm", ["f", "gw", "gb"], ["g"], {}),
+             ("Dropout", ["g"], ["h"], {"ratio": 0.3})], typed=True)
+
 
 def build(c, out, opset=None, attrs=None):
     inputs = [helper.make_tensor_value_info(n, NP2ONNX[a.dtype.type], a.shape) for n, a in c["inputs"].items()]
-    inits = [numpy_helper.from_array(a, n) for n, a in c["consts"].items() if n]
+    inits = [helper.make_tensor(n, TensorProto.FLOAT, a.shape, a.flatten().tolist())
+             if c["typed"] and a.dtype == np.float32 else numpy_helper.from_array(a, n)
+             for n, a in c["consts"].items() if n]
     names = list(c["inputs"]) + list(c["consts"])
     opset = opset or c["opset"]
-    nodes = [helper.make_node(op, ins, outs, name=f"{op.lower()}_{k}", **at)
-             for k, (op, ins, outs, at) in enumerate(c["before"])]
+    nodes = [helper.make_node(op, ins, outs, **at) for op, ins, outs, at in c["before"]]
     if nodes:
         names = [c["before"][-1][2][0]]
     nodes.append(helper.make_node(c["op"], names, c["outputs"], name=c["op"].lower(),
