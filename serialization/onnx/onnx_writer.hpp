@@ -20,9 +20,13 @@ struct WrittenNode {
 };
 
 /// Why onnxruntime 1.30 (CPU) cannot run the node ("" when nothing is known
-/// against it): pooling and convolution over more than 3 spatial axes
-/// (onnxruntime runs 1 to 3). `inputs` are the present inputs' infos. ONNX's
-/// type constraints are onnx_import::type_problem's.
+/// against it): an element type of input 0 it has no kernel for (float64
+/// AveragePool, LpPool, GlobalLpPool, ConvTranspose, Erf, Resize, Gelu but
+/// with approximate "tanh" (its function body's Erf); bfloat16
+/// AveragePool, LpPool, MaxPool: what tests/onnxruntime meets), pooling and
+/// convolution over more than 3 spatial axes (onnxruntime runs 1 to 3).
+/// `inputs` are the present inputs' infos. ONNX's type constraints are
+/// onnx_import::type_problem's.
 std::string portability_problem(const NodeDef& def, const std::vector<TensorInfo>& inputs);
 
 /// True when the node has a specified_outputs_name that spells the default

@@ -139,6 +139,14 @@ TEST(OnnxWriter, WarnsForNodesOnnxCannotTypeOrOnnxruntimeCannotRun) {
   EXPECT_EQ(b.warnings[0], "node 'm' (MaxPool): onnxruntime runs MaxPool over 1 to 3 spatial axes, "
                            "this node has 4; written all the same");
   EXPECT_TRUE(write_onnx(load_graph(kPool)).warnings.empty());
+  const std::string f64 = document(R"({"name": "x", "dtype": "float64", "shape": [1, 1, 4]})", "",
+                                   R"({"op_type": "AveragePool", "name": "p", "inputs": ["x"],
+                                       "attributes": {"kernel_shape": [2]}})",
+                                   R"("p")");
+  const OnnxModel c = write_onnx(load_graph(f64));
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_EQ(c.warnings[0], "node 'p' (AveragePool): onnxruntime (1.30, CPU) has no float64 kernel for AveragePool; "
+                           "written all the same");
 }
 
 TEST(OnnxWriter, EveryNodesDtypesAreCheckedAgainstOnnxsTypeConstraints) {
