@@ -90,8 +90,11 @@ struct OnnxModel {
 /// FLOAT/FLOATS); outputs with their dtype and inferred shape; metadata_props
 /// `nodeflow.graph.version` = 1 and one entry per training key a node or
 /// initializer has (training when false, lda_coeff when not 1, trainable of
-/// every initializer). Throws InvalidAttribute for a float attribute that
-/// float32 cannot hold (1e300).
+/// every initializer), `nodeflow.<node>.specified_outputs_name` when the node's
+/// names spell the default ones and `nodeflow.<node>.ratio_attribute` for a
+/// Dropout's ratio attribute, written as a scalar float32 input 1 (ONNX has no
+/// such attribute from opset 12). Throws InvalidAttribute for a float attribute
+/// that float32 cannot hold (1e300).
 OnnxModel write_onnx(const Graph& graph);
 
 /// write_onnx, saved atomically as save_graph_file saves JSON

@@ -2,15 +2,18 @@
 
 #include <charconv>
 #include <cmath>
+#include <exception>
 #include <map>
 #include <optional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include <onnx/onnx_pb.h>  // onnx-ml.pb.h (ONNX_ML), with the ONNX_API it needs
 
 #include "core/errors.hpp"
+#include "core/graph.hpp"
 #include "serialization/onnx.hpp"
 #include "serialization/onnx/detail/proto_parse.hpp"
 #include "serialization/onnx/onnx_tensor.hpp"
@@ -158,12 +161,19 @@ int model_opset(const onnx::ModelProto& model) {
   return *opset;
 }
 
-/// The training keys of metadata_props, by name.
+/// The nodeflow keys of metadata_props, by node or initializer name.
 struct TrainingKeys {
   std::map<std::string, bool> training;
   std::map<std::string, double> lda_coeff;
   std::map<std::string, bool> trainable;
-  std::map<std::string, std::string> where;  ///< metadata key -> its path, for messages
+  std::set<std::string> specified_outputs;  ///< nodes whose outputs are their specified_outputs_name
+  std::set<std::string> ratio_attribute;    ///< Dropouts whose input 1 is their ratio attribute
+  /// metadata key -> its path, for messages, and the node or initializer it names.
+  struct Subject {
+    std::string where, name;
+    bool initializer = false;
+  };
+  std::map<std::string, Subject> subjects;
 };
 
 bool parse_bool(const std::string& value, const std::string& where) {
@@ -203,24 +213,37 @@ TrainingKeys read_metadata(const onnx::ModelProto& model) {
                            " of the nodeflow keys is not supported (this reader knows 1)");
       continue;
     }
-    const auto name_of = [&](std::string_view suffix) {
+    const auto is = [&](std::string_view suffix) {
+      return ends_with(key, suffix) && key.size() > kMetadataPrefix.size() + suffix.size();
+    };
+    const auto name_of = [&](std::string_view suffix, bool initializer = false) {
       const std::string name = key.substr(kMetadataPrefix.size(),
                                           key.size() - kMetadataPrefix.size() - suffix.size());
-      keys.where[key] = where;
+      keys.subjects[key] = {where, name, initializer};
       return name;
     };
-    if (ends_with(key, kTrainingSuffix) && key.size() > kMetadataPrefix.size() + kTrainingSuffix.size()) {
+    const auto require_true = [&] {
+      if (entry.value() != "true")
+        throw InvalidGraph(where + ": expected true (the key is written only then), got " +
+                           quoted(entry.value()));
+    };
+    if (is(kTrainingSuffix)) {
       keys.training[name_of(kTrainingSuffix)] = parse_bool(entry.value(), where);
-    } else if (ends_with(key, kLdaCoeffSuffix) &&
-               key.size() > kMetadataPrefix.size() + kLdaCoeffSuffix.size()) {
+    } else if (is(kLdaCoeffSuffix)) {
       keys.lda_coeff[name_of(kLdaCoeffSuffix)] = parse_number(entry.value(), where);
-    } else if (ends_with(key, kTrainableSuffix) &&
-               key.size() > kMetadataPrefix.size() + kTrainableSuffix.size()) {
-      keys.trainable[name_of(kTrainableSuffix)] = parse_bool(entry.value(), where);
+    } else if (is(kTrainableSuffix)) {
+      keys.trainable[name_of(kTrainableSuffix, true)] = parse_bool(entry.value(), where);
+    } else if (is(kSpecifiedOutputsSuffix)) {
+      require_true();
+      keys.specified_outputs.insert(name_of(kSpecifiedOutputsSuffix));
+    } else if (is(kRatioAttributeSuffix)) {
+      require_true();
+      keys.ratio_attribute.insert(name_of(kRatioAttributeSuffix));
     } else {
       throw InvalidGraph(where + ": unknown nodeflow key (known: nodeflow.graph.version, "
                                  "nodeflow.<node>.training, nodeflow.<node>.lda_coeff, "
-                                 "nodeflow.<initializer>.trainable)");
+                                 "nodeflow.<node>.specified_outputs_name, "
+                                 "nodeflow.<node>.ratio_attribute, nodeflow.<initializer>.trainable)");
     }
   }
   return keys;
@@ -321,6 +344,7 @@ class ModelReader {
     read_inputs();
     read_outputs();
     read_nodes();
+    drop_folded_ratios();
     apply_trainable();
     check_keys_used();
     return std::move(def_);
@@ -501,7 +525,9 @@ class ModelReader {
     def.name = node.name;
     def.inputs = std::move(node.inputs);
     def.attributes = std::move(node.attributes);
-    def.specified_outputs_name = output_names(node.outputs, def);
+    def.specified_outputs_name = output_names(node.outputs, def, take_key(keys_.specified_outputs, def.name,
+                                                                           onnx_io::kSpecifiedOutputsSuffix));
+    if (take_key(keys_.ratio_attribute, def.name, onnx_io::kRatioAttributeSuffix)) fold_ratio(def);
     if (const auto it = keys_.training.find(def.name); it != keys_.training.end()) {
       def.training = it->second;
       used_keys_.insert(onnx_io::metadata_key(def.name, onnx_io::kTrainingSuffix));
@@ -511,6 +537,102 @@ class ModelReader {
       used_keys_.insert(onnx_io::metadata_key(def.name, onnx_io::kLdaCoeffSuffix));
     }
     def_.nodes.push_back(std::move(def));
+    infer_outputs(def_.nodes.size() - 1);
+  }
+
+  /// True when `names` holds `name` (a key of metadata_props, then used).
+  bool take_key(const std::set<std::string>& names, const std::string& name, std::string_view suffix) {
+    if (!names.count(name)) return false;
+    used_keys_.insert(onnx_io::metadata_key(name, suffix));
+    return true;
+  }
+
+  /// A Dropout whose `ratio` attribute the writer gave as input 1 (the key
+  /// nodeflow.<node>.ratio_attribute): the scalar float32 initializer becomes
+  /// the attribute again, read as a FLOAT attribute is; the initializer goes
+  /// once every node is read, if nothing else uses it.
+  void fold_ratio(NodeDef& def) {
+    const std::string key = onnx_io::metadata_key(def.name, onnx_io::kRatioAttributeSuffix);
+    const std::string where = keys_.subjects.at(key).where;
+    if (def.op_type != "Dropout")
+      throw InvalidGraph(where + ": node " + quoted(std::as_const(def.name)) + " is a " + printable(def.op_type, 100) +
+                         ", not a Dropout");
+    const Initializer* ratio = nullptr;
+    if (def.inputs.size() == 2)
+      for (const Initializer& init : def_.initializers)
+        if (init.name == def.inputs[1]) ratio = &init;
+    if (ratio == nullptr || ratio->value.dtype() != DType::Float32 || !ratio->value.shape().empty())
+      throw InvalidGraph(where + ": node " + quoted(std::as_const(def.name)) +
+                         " needs exactly 2 inputs, the second a scalar float32 initializer (its ratio)");
+    def.attributes["ratio"] = attribute_double(ratio->value.values<float>()[0]);
+    folded_ratios_.emplace(def.inputs[1], where);
+    def.inputs.pop_back();
+  }
+
+  /// Removes the initializers fold_ratio turned into attributes.
+  void drop_folded_ratios() {
+    if (folded_ratios_.empty()) return;
+    const auto check_unused = [&](const std::string& tensor, const std::string& user) {
+      if (const auto it = folded_ratios_.find(tensor); it != folded_ratios_.end())
+        throw InvalidGraph(it->second + ": its initializer " + quoted(tensor) + " is also used by " + user);
+    };
+    for (const NodeDef& n : def_.nodes)
+      for (const std::string& in : n.inputs) check_unused(in, "node " + quoted(n.name));
+    for (const std::string& out : def_.outputs) check_unused(out, "the graph outputs");
+    std::erase_if(def_.initializers, [&](const Initializer& init) { return folded_ratios_.count(init.name) > 0; });
+  }
+
+  /// The dtypes and shapes of node `index`'s outputs by the library's own
+  /// inference, as the Graph infers them (compile_node, infer_node), so that a
+  /// later node whose old form needs its input's shape (Softmax before 13, PRelu
+  /// before 7) is read after any node. Nothing is learnt when an input is not
+  /// known yet (ONNX lists nodes in order, but the Graph sorts them anyway). An
+  /// error is kept and thrown when a later node asks for the output: it is the
+  /// error the Graph reports for that node.
+  void infer_outputs(std::size_t index) {
+    const NodeDef& def = def_.nodes[index];
+    InferContext ctx;
+    for (const std::string& in : def.inputs) {
+      if (in.empty()) {
+        ctx.inputs.push_back(nullptr);
+        ctx.constants.push_back(nullptr);
+        continue;
+      }
+      const auto it = known_.find(in);
+      if (it == known_.end()) return;
+      const bool trainable = keys_.trainable.count(in) && keys_.trainable.at(in);
+      ctx.inputs.push_back(&it->second.info);
+      ctx.constants.push_back(it->second.value.empty() || trainable ? nullptr : &it->second.value);
+    }
+    std::vector<std::string> outputs;
+    try {
+      nodeflow::detail::CompiledNode compiled =
+          nodeflow::detail::compile_node(index, def, registry_, [](const std::string&) { return false; });
+      outputs = std::move(compiled.outputs);
+      const auto where = [&] { return node_path(index, def.name); };
+      ctx.num_outputs = outputs.size();
+      nodeflow::detail::check_constant_inputs(nodeflow::detail::find_schema(registry_, def.op_type, where()), def.inputs,
+                                    ctx.constants, where());
+      std::vector<TensorInfo> infos = nodeflow::detail::infer_node(*compiled.node, ctx, def.inputs, where);
+      // A shape whose element count overflows stays unknown: the Graph refuses it.
+      const auto countable = [](const Shape& shape) {
+        Shape known;
+        for (const std::int64_t d : shape) known.push_back(d < 0 ? 1 : d);
+        try {
+          element_count(known);
+          return true;
+        } catch (const ShapeMismatch&) {
+          return false;
+        }
+      };
+      for (std::size_t k = 0; k < outputs.size() && k < infos.size(); ++k)
+        if (countable(infos[k].shape))
+          known_.try_emplace(outputs[k], onnx_import::KnownTensor{std::move(infos[k]), Tensor()});
+    } catch (const Error&) {
+      if (outputs.empty() && def.specified_outputs_name) outputs = *def.specified_outputs_name;
+      if (outputs.empty()) outputs.push_back(default_output_name(def.name, 0));
+      for (const std::string& out : outputs) failed_.try_emplace(out, std::current_exception());
+    }
   }
 
   void upgrade(onnx_import::OnnxNode& node) {
@@ -527,6 +649,7 @@ class ModelReader {
     const onnx_import::TensorLookup known =
         [this](const std::string& tensor) -> std::optional<onnx_import::KnownTensor> {
       if (const auto it = known_.find(tensor); it != known_.end()) return it->second;
+      if (const auto it = failed_.find(tensor); it != failed_.end()) std::rethrow_exception(it->second);
       return std::nullopt;
     };
     onnx_import::upgrade_node(node, opset_, add_constant, registry_, known);
@@ -536,13 +659,14 @@ class ModelReader {
   /// ones a document without the key gets (every output, default names).
   /// Trailing absent outputs ("") are dropped; an absent one before a named
   /// one gets a fresh name, since nodeflow's outputs are a prefix.
+  /// `specified` (the key nodeflow.<node>.specified_outputs_name): set whatever the names.
   std::optional<std::vector<std::string>> output_names(std::vector<std::string> outputs,
-                                                       const NodeDef& def) {
+                                                       const NodeDef& def, bool specified) {
     while (!outputs.empty() && outputs.back().empty()) outputs.pop_back();
     for (std::size_t k = 0; k < outputs.size(); ++k)
       if (outputs[k].empty()) outputs[k] = tensor_names_.make(default_output_name(def.name, k));
     const OpSchema* schema = registry_.find(def.op_type);
-    if (!schema) return outputs;
+    if (!schema || specified) return outputs;
     std::size_t count = schema->outputs.size();
     if (!schema->outputs.empty() && schema->outputs.back().variadic) {
       count = 0;
@@ -571,20 +695,11 @@ class ModelReader {
   }
 
   void check_keys_used() {
-    for (const auto& [key, where] : keys_.where) {
-      if (used_keys_.count(key)) continue;
-      const bool trainable = ends_with(key, onnx_io::kTrainableSuffix);
-      const std::size_t suffix = trainable ? onnx_io::kTrainableSuffix.size()
-                                 : ends_with(key, onnx_io::kTrainingSuffix)
-                                     ? onnx_io::kTrainingSuffix.size()
-                                     : onnx_io::kLdaCoeffSuffix.size();
-      const std::string name = key.substr(kMetadataPrefixSize, key.size() - kMetadataPrefixSize - suffix);
-      throw InvalidGraph(where + ": the model has no " + (trainable ? "initializer " : "node ") +
-                         quoted(name));
-    }
+    for (const auto& [key, subject] : keys_.subjects)
+      if (!used_keys_.count(key))
+        throw InvalidGraph(subject.where + ": the model has no " +
+                           (subject.initializer ? "initializer " : "node ") + quoted(subject.name));
   }
-
-  static constexpr std::size_t kMetadataPrefixSize = onnx_io::kMetadataPrefix.size();
 
   const onnx::ModelProto& model_;
   const onnx::GraphProto& graph_;
@@ -596,7 +711,12 @@ class ModelReader {
   GraphDef def_;
   UniqueNames tensor_names_, node_names_;
   std::unordered_set<std::string> initializer_names_;
-  std::unordered_map<std::string, onnx_import::KnownTensor> known_;  ///< inputs, initializers
+  /// Graph inputs, initializers and the node outputs infer_outputs inferred.
+  std::unordered_map<std::string, onnx_import::KnownTensor> known_;
+  /// Node outputs whose inference failed: the error.
+  std::unordered_map<std::string, std::exception_ptr> failed_;
+  /// Initializers fold_ratio made attributes again: the metadata key's path.
+  std::map<std::string, std::string> folded_ratios_;
   std::set<std::string> used_keys_;
 };
 
@@ -610,9 +730,18 @@ bool is_onnx_path(const std::filesystem::path& path) {
 
 GraphDef parse_onnx_def(std::string_view bytes, const std::filesystem::path& model_dir,
                         const OpRegistry& registry, const ReadOptions& options) {
+  // What a user most likely handed over instead of a model, said plainly.
+  if (bytes.empty()) throw InvalidGraph("model: the file is empty (0 bytes), not a ModelProto");
   onnx::ModelProto model;
-  onnx_io::detail::parse_bounded(model, bytes, "model", "ModelProto",
-                                 options.max_model_structure_bytes);
+  try {
+    onnx_io::detail::parse_bounded(model, bytes, "model", "ModelProto", options.max_model_structure_bytes);
+  } catch (const InvalidGraph& e) {
+    const auto first = bytes.find_first_not_of(" \t\r\n");
+    if (first == std::string_view::npos || bytes[first] != '{') throw;
+    throw InvalidGraph(std::string(e.what()) +
+                       "; it starts with '{' like a JSON graph document, which nodeflow reads from a file whose "
+                       "name does not end in .onnx");
+  }
   return onnx_io::ModelReader(model, model_dir, registry, options).read();
 }
 

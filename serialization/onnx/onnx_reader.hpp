@@ -19,6 +19,12 @@ inline constexpr std::string_view kGraphVersionKey = "nodeflow.graph.version";
 inline constexpr std::string_view kTrainingSuffix = ".training";
 inline constexpr std::string_view kLdaCoeffSuffix = ".lda_coeff";
 inline constexpr std::string_view kTrainableSuffix = ".trainable";
+/// `true`: the node's specified_outputs_name spells the default names (N, N:1,
+/// ...), which the outputs alone would read back as a node without the key.
+inline constexpr std::string_view kSpecifiedOutputsSuffix = ".specified_outputs_name";
+/// `true`: the Dropout's input 1, a scalar float32 initializer the writer added,
+/// is the document's `ratio` attribute (ONNX has no such attribute from opset 12).
+inline constexpr std::string_view kRatioAttributeSuffix = ".ratio_attribute";
 
 /// "nodeflow." + name + suffix.
 std::string metadata_key(const std::string& name, std::string_view suffix);

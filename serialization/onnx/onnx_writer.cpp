@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <set>
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
@@ -32,31 +34,38 @@ std::string quoted(const std::string& name) {
 
 }  // namespace
 
-std::string portability_problem(const NodeDef& def, const std::vector<TensorInfo>& inputs,
-                                int opset) {
+namespace {
+
+/// An element type ONNX allows that onnxruntime 1.30's CPU provider has no
+/// kernel for: the ones tests/onnxruntime/cross_check.py meets in the
+/// conformance corpora (it requires each such node to fail there).
+struct OrtGap {
+  const char* op;
+  DType dtype;
+};
+constexpr OrtGap kOrtGaps[] = {
+    {"AveragePool", DType::Float64}, {"LpPool", DType::Float64},        {"GlobalLpPool", DType::Float64},
+    {"ConvTranspose", DType::Float64}, {"Erf", DType::Float64},         {"Resize", DType::Float64},
+    {"AveragePool", DType::BFloat16}, {"LpPool", DType::BFloat16},      {"MaxPool", DType::BFloat16},
+    {"Gelu", DType::Float64},  // onnxruntime runs Gelu-20 as its function body, whose Erf has no float64 kernel
+};
+
+}  // namespace
+
+std::string portability_problem(const NodeDef& def, const std::vector<TensorInfo>& inputs) {
   const std::string& op = def.op_type;
-  const bool windowed = is_one_of(op, {"AveragePool", "MaxPool", "LpPool", "MaxUnpool", "Conv",
-                                       "ConvTranspose"});
-  const bool pooling = is_one_of(op, {"AveragePool", "MaxPool", "LpPool", "MaxUnpool",
-                                      "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool",
-                                      "MaxRoiPool"});
   if (inputs.empty()) return "";
   const TensorInfo& x = inputs.front();
-  if (pooling) {
-    const DType t = x.dtype;
-    if ((t == DType::Int8 || t == DType::UInt8) && op != "MaxPool")
-      return "ONNX's " + op + " takes no " + std::string(dtype_name(t)) +
-             " input (its type constraint holds float types only)";
-    if ((t == DType::Int8 || t == DType::UInt8) && op == "MaxPool" && opset < 12)
-      return "ONNX's MaxPool takes " + std::string(dtype_name(t)) + " from opset 12";
-    if (t == DType::BFloat16 && opset < 22)
-      return "ONNX's " + op + " takes bfloat16 from opset 22";
-    if (t == DType::BFloat16 && op == "MaxRoiPool")
-      return "ONNX's MaxRoiPool takes no bfloat16 input";
-  }
+  const auto approximate = def.attributes.find("approximate");
+  const bool tanh_gelu = approximate != def.attributes.end() && approximate->second == AttrValue(std::string("tanh"));
+  for (const OrtGap& gap : kOrtGaps)
+    if (op == gap.op && x.dtype == gap.dtype && !(op == "Gelu" && tanh_gelu))
+      return "onnxruntime (1.30, CPU) has no " + std::string(dtype_name(x.dtype)) + " kernel for " + op +
+             (op == "Gelu" ? " (its function body's Erf)" : "");
+  const bool windowed = is_one_of(op, {"AveragePool", "MaxPool", "LpPool", "MaxUnpool", "Conv",
+                                       "ConvTranspose"});
   if (windowed && x.shape.size() > 5)
-    return "onnxruntime runs " + op + " over 1 to 3 spatial axes, this node has " +
-           std::to_string(x.shape.size() - 2);
+    return "onnxruntime runs " + op + " over 1 to 3 spatial axes, this node has " + std::to_string(x.shape.size() - 2);
   return "";
 }
 
@@ -129,6 +138,18 @@ void add_metadata(onnx::ModelProto& model, const std::string& key, const std::st
   entry->set_value(value);
 }
 
+}  // namespace
+
+bool spells_default_names(const NodeDef& def) {
+  if (!def.specified_outputs_name) return false;
+  const std::vector<std::string>& names = *def.specified_outputs_name;
+  for (std::size_t k = 0; k < names.size(); ++k)
+    if (names[k] != default_output_name(def.name, k)) return false;
+  return true;
+}
+
+namespace {
+
 std::string serialized(const onnx::ModelProto& model) {
   std::string bytes;
   {
@@ -148,18 +169,47 @@ OnnxModel write_onnx(const Graph& graph) {
   const GraphDef& def = graph.def();
   OnnxModel result;
 
+  // Each node as written, in execution order: Dropout's ratio attribute, which
+  // ONNX has not from opset 12, becomes a constant input 1 (docs/onnx.md).
+  std::vector<onnx_io::WrittenNode> nodes;
+  std::vector<Initializer> added;
+  for (const Graph::Step& step : graph.steps()) {
+    onnx_io::WrittenNode& w = nodes.emplace_back();
+    w.def = def.nodes[step.def_index];
+    w.def.inputs = step.inputs;
+    w.outputs = step.outputs;
+    if (w.def.op_type == "Dropout")
+      if (const auto it = w.def.attributes.find("ratio"); it != w.def.attributes.end()) {
+        const double ratio = std::get<double>(it->second);
+        w.def.attributes.erase(it);
+        std::string name = w.def.name + "_ratio";
+        for (std::size_t k = 1; graph.slot(name) != Graph::kAbsent ||
+                                std::any_of(added.begin(), added.end(), [&](const Initializer& i) { return i.name == name; });
+             ++k)
+          name = w.def.name + "_ratio_" + std::to_string(k);
+        const float f = onnx_io::attribute_float(ratio, "node " + onnx_io::quoted(w.def.name) + " (Dropout): attribute 'ratio'", result.warnings);
+        added.push_back({name, Tensor::from<float>({}, {f}), false});
+        w.def.inputs.resize(std::max<std::size_t>(w.def.inputs.size(), 2));
+        w.def.inputs[1] = name;  // the graph refuses the attribute next to input 1
+        w.ratio_attribute = true;
+      }
+    for (const std::string& in : w.def.inputs) {
+      if (in.empty()) {
+        w.inputs.emplace_back();
+      } else if (graph.slot(in) != Graph::kAbsent) {
+        w.inputs.push_back(graph.info(in));
+      } else {
+        w.inputs.push_back(TensorInfo{DType::Float32, {}});  // an added ratio
+      }
+    }
+  }
+
   // The opset: the lowest that holds every node, and at least 19.
   int opset = onnx_import::kMinWrittenOpset;
-  std::vector<std::vector<TensorInfo>> input_infos(def.nodes.size());
-  for (const Graph::Step& step : graph.steps()) {
+  for (const onnx_io::WrittenNode& w : nodes) {
     std::vector<DType> dtypes;
-    auto& infos = input_infos[step.def_index];
-    for (const std::string& in : step.inputs) {
-      if (in.empty()) continue;
-      infos.push_back(graph.info(in));
-      dtypes.push_back(infos.back().dtype);
-    }
-    opset = std::max(opset, onnx_import::lowest_opset(def.nodes[step.def_index], dtypes));
+    for (const auto& info : w.inputs) dtypes.push_back(info ? info->dtype : DType::Float32);
+    opset = std::max(opset, onnx_import::lowest_opset(w.def, dtypes));
   }
   result.opset = opset;
 
@@ -182,20 +232,35 @@ OnnxModel write_onnx(const Graph& graph) {
       throw InvalidGraph("initializers (" + init.name + "): initializer has no value");
     onnx_io::write_tensor(init.value, init.name, *g.add_initializer());
   }
-  for (const Graph::Step& step : graph.steps()) {
-    const NodeDef& n = def.nodes[step.def_index];
+  for (const Initializer& init : added) onnx_io::write_tensor(init.value, init.name, *g.add_initializer());
+  std::set<std::string> used(def.outputs.begin(), def.outputs.end());
+  for (const onnx_io::WrittenNode& w : nodes) used.insert(w.def.inputs.begin(), w.def.inputs.end());
+  for (const onnx_io::WrittenNode& w : nodes) {
+    const NodeDef& n = w.def;
     const std::string where = "node " + onnx_io::quoted(n.name) + " (" + n.op_type + ")";
     auto* node = g.add_node();
     node->set_name(n.name);
     node->set_op_type(n.op_type);
-    for (const std::string& in : step.inputs) node->add_input(in);
-    for (const std::string& out : step.outputs) node->add_output(out);
+    for (const std::string& in : n.inputs) node->add_input(in);
+    for (const std::string& out : w.outputs) node->add_output(out);
     for (const auto& [name, value] : n.attributes)
       onnx_io::write_attribute(name, value, *node->add_attribute(), where, result.warnings);
-    if (const std::string problem =
-            onnx_io::portability_problem(n, input_infos[step.def_index], opset);
-        !problem.empty())
-      result.warnings.push_back(where + ": " + problem + "; written all the same");
+    std::vector<std::optional<DType>> in_dtypes;
+    std::vector<TensorInfo> present;
+    for (const auto& info : w.inputs) {
+      in_dtypes.push_back(info ? std::optional<DType>(info->dtype) : std::nullopt);
+      if (info) present.push_back(*info);
+    }
+    // An output nothing reads is ONNX's to type (Dropout's unused mask is a bool there).
+    std::vector<std::optional<DType>> out_dtypes;
+    for (const std::string& out : w.outputs)
+      out_dtypes.push_back(used.count(out) ? std::optional<DType>(graph.info(out).dtype) : std::nullopt);
+    // One line per node: what ONNX cannot type, then what onnxruntime cannot run.
+    std::string problems;
+    for (const std::string& problem :
+         {onnx_import::type_problem(n.op_type, opset, in_dtypes, out_dtypes), onnx_io::portability_problem(n, present)})
+      if (!problem.empty()) problems += (problems.empty() ? "" : "; ") + problem;
+    if (!problems.empty()) result.warnings.push_back(where + ": " + problems + "; written all the same");
   }
   for (const std::string& out : def.outputs) {
     auto* v = g.add_output();
@@ -205,8 +270,8 @@ OnnxModel write_onnx(const Graph& graph) {
 
   // The training keys (docs/onnx.md): one entry per key the JSON document has.
   onnx_io::add_metadata(model, std::string(onnx_io::kGraphVersionKey), "1");
-  for (const Graph::Step& step : graph.steps()) {
-    const NodeDef& n = def.nodes[step.def_index];
+  for (const onnx_io::WrittenNode& w : nodes) {
+    const NodeDef& n = w.def;
     if (!n.training)
       onnx_io::add_metadata(model, onnx_io::metadata_key(n.name, onnx_io::kTrainingSuffix), "false");
     if (n.lda_coeff != 1.0) {
@@ -215,6 +280,10 @@ OnnxModel write_onnx(const Graph& graph) {
       json_text::append_float(text, n.lda_coeff);
       onnx_io::add_metadata(model, onnx_io::metadata_key(n.name, onnx_io::kLdaCoeffSuffix), text);
     }
+    if (onnx_io::spells_default_names(n))
+      onnx_io::add_metadata(model, onnx_io::metadata_key(n.name, onnx_io::kSpecifiedOutputsSuffix), "true");
+    if (w.ratio_attribute)
+      onnx_io::add_metadata(model, onnx_io::metadata_key(n.name, onnx_io::kRatioAttributeSuffix), "true");
   }
   for (const Initializer& init : def.initializers)
     onnx_io::add_metadata(model, onnx_io::metadata_key(init.name, onnx_io::kTrainableSuffix),

@@ -314,6 +314,51 @@ std::vector<VersionInfo> op_versions(const std::string& op_type) {
   return out;
 }
 
+std::optional<TypeConstraints> onnx_type_constraints(const std::string& op_type, int opset) {
+  const OpHistory* h = detail::find_history(op_type);
+  const auto& table = detail::onnx_types_table();
+  const auto it = table.find(op_type);
+  if (h == nullptr || it == table.end() || detail::version_at(*h, opset) == nullptr) return std::nullopt;
+  TypeConstraints out{it->second.inputs, it->second.outputs};
+  // The dtypes that came after `opset`: of one input, or of every input; the
+  // outputs share the type of input 0 (the data) in every op that has such.
+  for (const detail::DTypeSince& d : h->dtype_since) {
+    if (opset >= d.since) continue;
+    const auto drop = [&](std::vector<DType>& dtypes) { std::erase(dtypes, d.dtype); };
+    for (std::size_t k = 0; k < out.inputs.size(); ++k)
+      if (d.input == detail::kVariadic || d.input == k) drop(out.inputs[k]);
+    if (d.input == detail::kVariadic || d.input == 0)
+      for (auto& o : out.outputs) drop(o);
+  }
+  return out;
+}
+
+std::string type_problem(const std::string& op_type, int opset, const std::vector<std::optional<DType>>& inputs,
+                         const std::vector<std::optional<DType>>& outputs) {
+  const std::optional<TypeConstraints> types = onnx_type_constraints(op_type, opset);
+  if (!types) return "";
+  std::vector<std::string> problems;
+  const auto check = [&](const char* what, std::size_t k, DType dtype, const std::vector<std::vector<DType>>& specs) {
+    if (specs.empty()) return;
+    const std::vector<DType>& allowed = specs[std::min(k, specs.size() - 1)];
+    if (std::find(allowed.begin(), allowed.end(), dtype) != allowed.end()) return;
+    std::vector<std::string> names;
+    for (DType t : allowed) names.emplace_back(dtype_name(t));
+    problems.push_back(std::string(what) + " " + std::to_string(k) + " is " + std::string(dtype_name(dtype)) +
+                       ", which ONNX's " + op_type + " at opset " + std::to_string(opset) + " does not take (" +
+                       (names.empty() ? std::string("it takes a type nodeflow has not, bool")
+                                      : "it takes " + join(names)) +
+                       ")");
+  };
+  for (std::size_t k = 0; k < inputs.size(); ++k)
+    if (inputs[k]) check("input", k, *inputs[k], types->inputs);
+  for (std::size_t k = 0; k < outputs.size(); ++k)
+    if (outputs[k]) check("output", k, *outputs[k], types->outputs);
+  std::string text;
+  for (const std::string& p : problems) text += (text.empty() ? "" : "; ") + p;
+  return text;
+}
+
 const char* onnx_attribute_type(AttrKind kind) {
   switch (kind) {
     case AttrKind::Int: return "INT";

@@ -18,8 +18,8 @@
 
 //
 // `known` is optional: the dtype and shape of a tensor when the reader knows
-// them (graph inputs, initializers, outputs of earlier nodes if it infers
-// them) and the value of an initializer. A few old forms map exactly only for
+// them (graph inputs, initializers, outputs of earlier nodes, which the reader
+// infers with the library's shape inference) and the value of an initializer. A few old forms map exactly only for
 // some shapes or values (Softmax before 13 flattens from `axis`: it equals
 // opset-13 Softmax only when axis is the input's last axis; PRelu before 7
 // applies a [C] slope per channel; Resize-10's nearest rounding is defined for
@@ -89,6 +89,24 @@ void upgrade_node(OnnxNode& node, int opset, const AddConstant& add_constant,
 /// pooling 22, Gelu 20, ... kMaxOpset when no table knows the op.
 /// input_dtypes[k] is the dtype of def.inputs[k] (ignored for an absent "" one).
 int lowest_opset(const NodeDef& def, const std::vector<DType>& input_dtypes);
+
+/// ONNX's type constraints of an op at an opset, among nodeflow's dtypes: per
+/// input and output the dtypes it takes (the last entry stands for the rest of
+/// a variadic input or output; empty: a type nodeflow has not, as bool).
+struct TypeConstraints {
+  std::vector<std::vector<DType>> inputs, outputs;
+};
+/// nullopt when no table knows the op or it did not exist at `opset`.
+std::optional<TypeConstraints> onnx_type_constraints(const std::string& op_type, int opset);
+
+/// Where the dtypes of a node as nodeflow writes it fall outside ONNX's type
+/// constraints of its op at `opset`, one clause per input or output, joined by
+/// "; " ("" when every one fits or the op is unknown): "input 0 is int8, which
+/// ONNX's GlobalMaxPool at opset 19 does not take (it takes float16, float32,
+/// float64)". inputs[k] is the dtype of input k, nullopt for an absent one;
+/// outputs[k] likewise, nullopt for one that is not checked.
+std::string type_problem(const std::string& op_type, int opset, const std::vector<std::optional<DType>>& inputs,
+                         const std::vector<std::optional<DType>>& outputs);
 
 /// ONNX's name of an attribute kind (AttributeProto.AttributeType): "INT",
 /// "FLOAT", "STRING", "INTS", "FLOATS", "STRINGS".

@@ -33,15 +33,19 @@ def rand(shape, seed, dtype=np.float32):
 
 
 def case(name, opset, op, inputs, outputs, note, consts=None, rtol=1e-5, atol=1e-6, out_shape=None,
-         ort_as=None, **attrs):
+         ort_as=None, before=None, typed=False, **attrs):
     """One node `op` at `opset`; inputs: {name: array} fed as graph inputs; consts:
     {name: array} as initializers (the inputs attributes moved to; name '' leaves an
     optional input out); outputs: names. out_shape: the output's shape where onnx 1.12
     has no shape inference for that version (the checker wants one). ort_as: (opset,
     attributes) of the same node at a later opset with the same meaning, which
-    onnxruntime runs for the expected values when it has no kernel for `opset`."""
+    onnxruntime runs for the expected values when it has no kernel for `opset`. before: nodes
+    (op, inputs, outputs, attributes) ahead of `op`, which then reads the last one's output
+    instead of the graph inputs (an old form that needs the shape of a computed tensor); they
+    have no names. typed: float32 consts in float_data rather than raw_data."""
     CASES.append(dict(name=name, opset=opset, op=op, inputs=inputs, consts=consts or {}, out_shape=out_shape, ort_as=ort_as,
-                      outputs=outputs, attrs=attrs, note=note, rtol=rtol, atol=atol))
+                      outputs=outputs, attrs=attrs, note=note, rtol=rtol, atol=atol, before=before or [],
+                      typed=typed))
 
 
 X = rand((1, 2, 6, 7), 1)
@@ -182,18 +186,48 @@ case("resize_13_nearest_round_prefer_ceil", 13, "Resize", {"x": U}, ["y"],
      consts={"": None, "scales": np.array([1, 1, 1.7, 2.3], np.float32)}, mode="nearest",
      nearest_mode="round_prefer_ceil")
 
+# --- old forms that need the shape of a computed tensor (the reader infers it)
+G = rand((3, 4), 10)
+case("softmax_11_after_gemm", 11, "Softmax", {"x": G}, ["y"],
+     "Softmax-11 (2-D coercion at axis 1) after Gemm: its input's shape is inferred",
+     consts={"w": rand((4, 5), 11), "b": rand((5,), 12)},
+     before=[("Gemm", ["x", "w", "b"], ["h"], {})])
+case("logsoftmax_9_after_reshape", 9, "LogSoftmax", {"x": rand((2, 3, 4), 13)}, ["y"],
+     "LogSoftmax-9 axis 1 after Reshape to [2, 1, 12]: one axis from 1 on is not 1",
+     consts={"shape": i64(2, 1, 12)}, before=[("Reshape", ["x", "shape"], ["h"], {})], axis=1)
+case("softmax_7_after_matmul_add_relu", 7, "Softmax", {"x": G}, ["y"],
+     "Softmax-7 after MatMul, Add (numpy broadcasting from 7) and Relu",
+     consts={"w": rand((4, 6), 14), "b": rand((6,), 15)},
+     before=[("MatMul", ["x", "w"], ["m"], {}), ("Add", ["m", "b"], ["a"], {}), ("Relu", ["a"], ["h"], {})])
+
+case("logsoftmax_9_after_batchnorm_pool_flatten_gemm_dropout", 9, "LogSoftmax", {"x": rand((1, 2, 4, 4), 16)}, ["y"],
+     "LogSoftmax-9 after a chain of opset-9 nodes (BatchNormalization, MaxPool, Flatten, Gemm, Dropout with "
+     "the ratio attribute); unnamed nodes, typed float_data",
+     consts={"s": rand((2,), 17), "bias": rand((2,), 18), "mean": rand((2,), 19),
+             "var": np.abs(rand((2,), 20)) + 0.5, "gw": rand((8, 3), 21), "gb": rand((3,), 22)},
+     before=[("BatchNormalization", ["x", "s", "bias", "mean", "var"], ["bn"], {}),
+             ("MaxPool", ["bn"], ["p"], {"kernel_shape": [2, 2], "strides": [2, 2]}),
+             ("Flatten", ["p"], ["f"], {}), ("Gemm", ["f", "gw", "gb"], ["g"], {}),
+             ("Dropout", ["g"], ["h"], {"ratio": 0.3})], typed=True)
+
 
 def build(c, out, opset=None, attrs=None):
     inputs = [helper.make_tensor_value_info(n, NP2ONNX[a.dtype.type], a.shape) for n, a in c["inputs"].items()]
-    inits = [numpy_helper.from_array(a, n) for n, a in c["consts"].items() if n]
+    inits = [helper.make_tensor(n, TensorProto.FLOAT, a.shape, a.flatten().tolist())
+             if c["typed"] and a.dtype == np.float32 else numpy_helper.from_array(a, n)
+             for n, a in c["consts"].items() if n]
     names = list(c["inputs"]) + list(c["consts"])
     opset = opset or c["opset"]
-    node = helper.make_node(c["op"], names, c["outputs"], name=c["op"].lower(), **{**c["attrs"], **(attrs or {})})
+    nodes = [helper.make_node(op, ins, outs, **at) for op, ins, outs, at in c["before"]]
+    if nodes:
+        names = [c["before"][-1][2][0]]
+    nodes.append(helper.make_node(c["op"], names, c["outputs"], name=c["op"].lower(),
+                                  **{**c["attrs"], **(attrs or {})}))
     x_type = NP2ONNX[next(iter(c["inputs"].values())).dtype.type]
     outs = [helper.make_tensor_value_info(n, TensorProto.INT64 if n == "indices" else x_type, c["out_shape"])
             for n in c["outputs"] if n]
     ir = 4 if opset < 7 else (7 if opset <= 12 else 8)
-    graph = helper.make_graph([node], c["name"], inputs, outs, initializer=inits)
+    graph = helper.make_graph(nodes, c["name"], inputs, outs, initializer=inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=ir,
                               producer_name="tests/onnx-opsets/make_models.py")
     if opset <= 17:  # onnx 1.12 knows opsets up to 17: type the outputs and check
@@ -211,9 +245,11 @@ def build(c, out, opset=None, attrs=None):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--node", default="node")
+    ap.add_argument("--only", nargs="*", help="make only these cases (default: every case)")
     args = ap.parse_args()
     refused = []
-    for c in CASES:
+    cases = [c for c in CASES if not args.only or c["name"] in args.only]
+    for c in cases:
         out = HERE / c["name"]
         shutil.rmtree(out, ignore_errors=True)
         build(c, out)
@@ -238,7 +274,7 @@ def main():
                 "inputs": {n: f"inputs/{n}.npy" for n in c["inputs"]},
                 "expected": {n: f"expected/{n}.npy" for n in c["outputs"] if n}}
         (out / "case.json").write_text(json.dumps(spec, indent=1) + "\n")
-    print(f"{len(CASES) - len(refused)} models written, {len(refused)} refused by onnxruntime")
+    print(f"{len(cases) - len(refused)} models written, {len(refused)} refused by onnxruntime")
     for line in refused:
         print("  refused", line)
 

@@ -136,5 +136,45 @@ TEST(OpsetSchemas, TheTableAgreesWithOnnxForEveryOpAndOpsetUpTo17) {
   EXPECT_EQ(onnx_ops().size(), 76u);
 }
 
+/// The nodeflow dtypes among an ONNX formal parameter's types, sorted.
+std::set<DType> graph_dtypes_of(const onnx::OpSchema::FormalParameter& p) {
+  static const std::map<std::string, DType> kNames = {
+      {"tensor(float)", DType::Float32}, {"tensor(double)", DType::Float64}, {"tensor(float16)", DType::Float16},
+      {"tensor(bfloat16)", DType::BFloat16}, {"tensor(int8)", DType::Int8}, {"tensor(uint8)", DType::UInt8},
+      {"tensor(int64)", DType::Int64}};
+  std::set<DType> out;
+  for (const auto* type : p.GetTypes())
+    if (const auto it = kNames.find(*type); it != kNames.end()) out.insert(it->second);
+  return out;
+}
+
+TEST(OpsetSchemas, TheTypeConstraintsAgreeWithOnnxAtOpset17) {
+  // The writer's table holds opset 22's constraints; at 17 without what came
+  // later (bfloat16 at 22), they must be libonnx's for every op it knows then.
+  std::size_t checked = 0;
+  for (const std::string& op : onnx_ops()) {
+    SCOPED_TRACE(op);
+    const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(op, kLibOnnxMaxOpset, "");
+    const auto mine = onnx_import::onnx_type_constraints(op, kLibOnnxMaxOpset);
+    if (schema == nullptr) {
+      EXPECT_FALSE(mine.has_value());
+      continue;
+    }
+    ASSERT_TRUE(mine.has_value());
+    const auto compare = [&](const char* what, const std::vector<onnx::OpSchema::FormalParameter>& theirs,
+                             const std::vector<std::vector<DType>>& ours) {
+      ASSERT_FALSE(ours.empty());
+      for (std::size_t k = 0; k < theirs.size(); ++k) {
+        const std::vector<DType>& o = ours[std::min(k, ours.size() - 1)];
+        EXPECT_EQ(std::set<DType>(o.begin(), o.end()), graph_dtypes_of(theirs[k])) << what << " " << k;
+        ++checked;
+      }
+    };
+    compare("input", schema->inputs(), mine->inputs);
+    compare("output", schema->outputs(), mine->outputs);
+  }
+  std::cout << "checked the type constraints of " << checked << " inputs and outputs\n";
+}
+
 }  // namespace
 }  // namespace nodeflow

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <map>
 #include <string>
 #include <utility>
 #include <variant>
@@ -118,6 +119,15 @@ struct OpHistory {
   /// Dtypes not listed are taken by every version in effect from opset 19.
   std::vector<DTypeSince> dtype_since;
 };
+
+/// ONNX's type constraint of each input and output of an op at opset 22, among
+/// nodeflow's dtypes; the last entry stands for the rest (a variadic input or
+/// output). An empty list: a type nodeflow has not (bool).
+struct OnnxTypes {
+  std::vector<std::vector<DType>> inputs, outputs;
+};
+/// Every op's, by op_type (serialization/onnx/opset/types.cpp).
+const std::map<std::string, OnnxTypes>& onnx_types_table();
 
 // Shorthands for the tables.
 inline AttrInfo int_attr(std::string name) { return {std::move(name), AttrKind::Int}; }

@@ -1,5 +1,6 @@
 // Opset history of the activations, Softmax and LogSoftmax (docs/onnx.md,
 // "Opset history").
+#include "core/errors.hpp"
 #include "core/shape.hpp"
 #include "serialization/onnx/detail/opset_common.hpp"
 
@@ -21,7 +22,9 @@ Custom coerced_2d_axis() {
                                          ".. of the input flattened to 2-D, from 13 over one axis";
             const std::optional<KnownTensor> x = up.known_input(0);
             if (!x)
-              up.refuse(flattens + ": read only when the input's shape is known (unknown here)");
+              up.refuse(flattens + ": read only when the input's shape is known, and '" +
+                        printable(up.input(0), 200) +
+                        "' is not a graph input, an initializer or the output of a node listed before it");
             const Shape& shape = x->info.shape;
             const auto rank = static_cast<std::int64_t>(shape.size());
             const std::int64_t from = axis < 0 ? axis + rank : axis;

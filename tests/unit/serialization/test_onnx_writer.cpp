@@ -125,8 +125,10 @@ TEST(OnnxWriter, WarnsForNodesOnnxCannotTypeOrOnnxruntimeCannotRun) {
                                     R"("g")");
   const OnnxModel a = write_onnx(load_graph(int8));
   ASSERT_EQ(a.warnings.size(), 1u);
-  EXPECT_EQ(a.warnings[0], "node 'g' (GlobalMaxPool): ONNX's GlobalMaxPool takes no int8 input (its "
-                           "type constraint holds float types only); written all the same");
+  EXPECT_EQ(a.warnings[0], "node 'g' (GlobalMaxPool): input 0 is int8, which ONNX's GlobalMaxPool at opset 19 "
+                           "does not take (it takes float16, float32, float64); output 0 is int8, which ONNX's "
+                           "GlobalMaxPool at opset 19 does not take (it takes float16, float32, float64); written "
+                           "all the same");
   const std::string four = document(R"({"name": "x", "dtype": "float32", "shape": [1, 1, 2, 2, 2, 2]})",
                                     "",
                                     R"({"op_type": "MaxPool", "name": "m", "inputs": ["x"],
@@ -137,6 +139,98 @@ TEST(OnnxWriter, WarnsForNodesOnnxCannotTypeOrOnnxruntimeCannotRun) {
   EXPECT_EQ(b.warnings[0], "node 'm' (MaxPool): onnxruntime runs MaxPool over 1 to 3 spatial axes, "
                            "this node has 4; written all the same");
   EXPECT_TRUE(write_onnx(load_graph(kPool)).warnings.empty());
+  const std::string f64 = document(R"({"name": "x", "dtype": "float64", "shape": [1, 1, 4]})", "",
+                                   R"({"op_type": "AveragePool", "name": "p", "inputs": ["x"],
+                                       "attributes": {"kernel_shape": [2]}})",
+                                   R"("p")");
+  const OnnxModel c = write_onnx(load_graph(f64));
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_EQ(c.warnings[0], "node 'p' (AveragePool): onnxruntime (1.30, CPU) has no float64 kernel for AveragePool; "
+                           "written all the same");
+}
+
+TEST(OnnxWriter, EveryNodesDtypesAreCheckedAgainstOnnxsTypeConstraints) {
+  const auto one = [](const std::string& dtype, const std::string& node, const std::string& outputs) {
+    return write_onnx(load_graph(document(R"({"name": "x", "dtype": ")" + dtype + R"(", "shape": [1, 2, 3]})", "",
+                                          node, outputs)));
+  };
+  // The graph takes int8/uint8 GlobalMaxPool and MaxUnpool, ONNX does not;
+  // Dropout's mask is uint8 in nodeflow, bool in ONNX.
+  const OnnxModel unpool = write_onnx(load_graph(document(
+      R"({"name": "x", "dtype": "uint8", "shape": [1, 1, 2]}, {"name": "i", "dtype": "int64", "shape": [1, 1, 2]})", "",
+      R"({"op_type": "MaxUnpool", "name": "u", "inputs": ["x", "i"], "attributes": {"kernel_shape": [2], "strides": [2]}})",
+      R"("u")")));
+  ASSERT_EQ(unpool.warnings.size(), 1u);
+  EXPECT_EQ(unpool.warnings[0], "node 'u' (MaxUnpool): input 0 is uint8, which ONNX's MaxUnpool at opset 19 does not "
+                                "take (it takes float16, float32, float64); output 0 is uint8, which ONNX's MaxUnpool "
+                                "at opset 19 does not take (it takes float16, float32, float64); written all the same");
+  const OnnxModel mask = one("float32", R"({"op_type": "Dropout", "name": "d", "inputs": ["x"]})", R"("d", "d:1")");
+  ASSERT_EQ(mask.warnings.size(), 1u);
+  EXPECT_EQ(mask.warnings[0], "node 'd' (Dropout): output 1 is uint8, which ONNX's Dropout at opset 19 does not "
+                              "take (it takes a type nodeflow has not, bool); written all the same");
+  // What ONNX types raises no warning: int8 MaxPool, int64 Add, bfloat16 Conv at 22.
+  EXPECT_TRUE(one("int8", R"({"op_type": "MaxPool", "name": "m", "inputs": ["x"],
+                              "attributes": {"kernel_shape": [1]}})", R"("m")")
+                  .warnings.empty());
+  EXPECT_TRUE(one("int64", R"({"op_type": "Add", "name": "a", "inputs": ["x", "x"]})", R"("a")").warnings.empty());
+  const OnnxModel bf16 = one("bfloat16", R"({"op_type": "GlobalMaxPool", "name": "g", "inputs": ["x"]})", R"("g")");
+  EXPECT_EQ(bf16.opset, 22);
+  EXPECT_TRUE(bf16.warnings.empty());
+}
+
+TEST(OnnxWriter, DropoutsRatioAttributeIsWrittenAsAConstantInput) {
+  const std::string json = document(
+      R"({"name": "x", "dtype": "float64", "shape": [2, 3]},
+         {"name": "d_ratio", "dtype": "float64", "shape": [2, 3]})", "",
+      R"({"op_type": "Dropout", "name": "d", "inputs": ["x"], "attributes": {"ratio": 0.25}},
+         {"op_type": "Add", "name": "a", "inputs": ["d", "d_ratio"]})",
+      R"("a")");
+  const Graph graph = load_graph(json);
+  const OnnxModel model = write_onnx(graph);
+  EXPECT_EQ(model.opset, 19);
+  EXPECT_TRUE(model.warnings.empty()) << model.warnings.front();
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(model.bytes));
+  const auto& node = m.graph().node(0);
+  EXPECT_EQ(node.attribute_size(), 0);  // ONNX has no ratio attribute from opset 12
+  ASSERT_EQ(node.input_size(), 2);
+  EXPECT_EQ(node.input(1), "d_ratio_1");  // d_ratio is taken
+  ASSERT_EQ(m.graph().initializer_size(), 1);
+  EXPECT_EQ(m.graph().initializer(0).name(), "d_ratio_1");
+  EXPECT_EQ(m.graph().initializer(0).data_type(), onnx_builder::kFloat);
+  EXPECT_EQ(m.graph().initializer(0).dims_size(), 0);
+  const float quarter = 0.25f;
+  EXPECT_EQ(m.graph().initializer(0).raw_data(), std::string(reinterpret_cast<const char*>(&quarter), 4));
+  EXPECT_EQ(m.metadata_props(1).key(), "nodeflow.d.ratio_attribute");
+  EXPECT_EQ(m.metadata_props(1).value(), "true");
+  const Graph back = load_onnx(model.bytes, {});
+  EXPECT_EQ(write_graph_json(back.def()), write_graph_json(graph.def()));
+  EXPECT_EQ(write_onnx(back).bytes, model.bytes);
+}
+
+TEST(OnnxWriter, ASpecifiedOutputsNameThatSpellsTheDefaultNamesComesBack) {
+  for (const char* names : {R"(["pool", "pool:1"])", R"(["pool"])"}) {
+    const std::string json = document(R"({"name": "x", "dtype": "float32", "shape": [1, 1, 4]})", "",
+                                      R"({"op_type": "MaxPool", "name": "pool", "inputs": ["x"],
+                                          "specified_outputs_name": )" + std::string(names) + R"(,
+                                          "attributes": {"kernel_shape": [2]}})",
+                                      R"("pool")");
+    const Graph graph = load_graph(json);
+    const OnnxModel model = write_onnx(graph);
+    onnx::ModelProto m;
+    ASSERT_TRUE(m.ParseFromString(model.bytes));
+    ASSERT_EQ(m.metadata_props_size(), 2) << names;
+    EXPECT_EQ(m.metadata_props(1).key(), "nodeflow.pool.specified_outputs_name");
+    const Graph back = load_onnx(model.bytes, {});
+    EXPECT_EQ(write_graph_json(back.def()), write_graph_json(graph.def())) << names;
+    EXPECT_EQ(write_onnx(back).bytes, model.bytes) << names;
+  }
+  // Other names need no key: the outputs say it.
+  const std::string other = document(R"({"name": "x", "dtype": "float32", "shape": [1, 1, 4]})", "",
+                                     R"({"op_type": "MaxPool", "name": "pool", "inputs": ["x"],
+                                         "specified_outputs_name": ["y"], "attributes": {"kernel_shape": [2]}})",
+                                     R"("y")");
+  EXPECT_EQ(written(other).metadata_props_size(), 1);
 }
 
 TEST(OnnxWriter, AFloatAttributeFloat32CannotHoldIsAWarningOrAnError) {

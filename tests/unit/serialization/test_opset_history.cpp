@@ -434,7 +434,8 @@ TEST(OpsetHistory, OldFormsWithoutAnExactLaterFormAreRefusedNamingNodeOpOpsetAnd
        "node 'n1' (Add, opset 7): attribute 'broadcast' was removed in opset 7"},
       {{"Softmax", 12, {}, {"x"}, {"y"}, {}, {}, {}},
        "node 'n1' (Softmax, opset 12): Softmax before opset 13 normalizes over axes 1.. of the input flattened to "
-       "2-D, from 13 over one axis: read only when the input's shape is known (unknown here)"},
+       "2-D, from 13 over one axis: read only when the input's shape is known, and 'x' is not a graph input, an "
+       "initializer or the output of a node listed before it"},
       {{"Softmax", 12, {}, {"x"}, {"y"}, {{"x", {{2, 3, 4}}}}, {}, {}},
        "node 'n1' (Softmax, opset 12): Softmax before opset 13 normalizes over axes 1.. of the input flattened to "
        "2-D, from 13 over one axis: the input's shape [2, 3, 4] has more than one axis from 1 on that is not 1 (or "
@@ -583,6 +584,46 @@ TEST(OpsetHistory, LowestOpsetPerOp) {
     EXPECT_GE(o, onnx_import::kMinWrittenOpset);
     EXPECT_LE(o, onnx_import::kMaxOpset);
   }
+}
+
+}  // namespace
+}  // namespace nodeflow
+
+namespace nodeflow {
+namespace {
+
+TEST(OpsetHistory, EveryOpHasOnnxsTypeConstraintsForEachInputAndOutput) {
+  for (const std::string& op : onnx_import::history_ops()) {
+    SCOPED_TRACE(op);
+    const auto types = onnx_import::onnx_type_constraints(op, onnx_import::kMaxOpset);
+    ASSERT_TRUE(types.has_value());
+    const onnx_import::VersionInfo last = onnx_import::op_versions(op).back();
+    // One entry per input and output of the newest version; one for a variadic one.
+    if (last.max_inputs != SIZE_MAX) {
+      EXPECT_EQ(types->inputs.size(), last.max_inputs);
+    }
+    if (last.max_outputs != SIZE_MAX) {
+      EXPECT_EQ(types->outputs.size(), last.max_outputs);
+    }
+    EXPECT_FALSE(types->inputs.empty());
+    EXPECT_FALSE(types->outputs.empty());
+  }
+  // bfloat16 pooling is typed from opset 22 only.
+  const auto at = [](int opset) { return onnx_import::onnx_type_constraints("AveragePool", opset)->inputs[0]; };
+  EXPECT_EQ(at(21), (std::vector<DType>{DType::Float16, DType::Float32, DType::Float64}));
+  EXPECT_EQ(at(22).back(), DType::BFloat16);
+  EXPECT_FALSE(onnx_import::onnx_type_constraints("Gelu", 19).has_value());  // Gelu exists from 20
+  EXPECT_FALSE(onnx_import::onnx_type_constraints("NoSuchOp", 22).has_value());
+}
+
+TEST(OpsetHistory, TypeProblemNamesEachInputAndOutputOutsideTheConstraint) {
+  EXPECT_EQ(onnx_import::type_problem("Add", 19, {DType::Int64, DType::Int64}, {DType::Int64}), "");
+  EXPECT_EQ(onnx_import::type_problem("Dropout", 19, {DType::Float32}, {DType::Float32, std::nullopt}), "");
+  EXPECT_EQ(onnx_import::type_problem("Gemm", 19, {DType::Float32, DType::Int8, std::nullopt}, {DType::Float32}),
+            "input 1 is int8, which ONNX's Gemm at opset 19 does not take (it takes float16, float32, float64, "
+            "bfloat16, int64)");
+  EXPECT_EQ(onnx_import::type_problem("Concat", 19, {DType::Float32, DType::Float32, DType::UInt8}, {}), "");
+  EXPECT_EQ(onnx_import::type_problem("NoSuchOp", 19, {DType::Int8}, {}), "");
 }
 
 }  // namespace
