@@ -20,11 +20,11 @@ void require_input(const Graph& g, const std::string& name) {
     if (in.name == name) return;
     names += (names.empty() ? "" : ", ") + in.name;
   }
-  throw InvalidGraph("'" + printable(name, 200) + "' is not a graph input (the graph's inputs: " +
-                     names + ")");
+  throw InvalidGraph("'" + printable(name, 200) +
+                     "' is not a graph input (the graph's inputs: " + names + ")");
 }
 
-void set_input(nf_run* run, const char* name, nf_dtype dtype, int32_t rank, const int64_t* dims,
+void set_input(nf_run* run, const char* name, std::int64_t dtype, int32_t rank, const int64_t* dims,
                const void* data, size_t size, Ownership ownership) {
   nf_run& r = run_of(run);
   const std::string n = name_arg(name, "name");
@@ -48,8 +48,8 @@ void result_info(const TensorMap& results, const char* name, const char* kind, n
                  int32_t* rank, int64_t* dims, size_t dims_capacity, size_t* size) {
   const Tensor& t = result_of(results, name, kind);
   if (size) *size = t.nbytes();
-  describe(std::string(kind) + " '" + printable(name, 200) + "'", t.dtype(), t.shape(), dtype,
-           rank, dims, dims_capacity);
+  describe(std::string(kind) + " '" + printable(name, 200) + "'", t.dtype(), t.shape(), dtype, rank,
+           dims, dims_capacity);
 }
 
 void copy_result(const TensorMap& results, const char* name, const char* kind, void* data,
@@ -86,13 +86,14 @@ NF_API void nf_run_release(nf_run* run) { delete run; }
 
 NF_API nf_status nf_run_set_input(nf_run* run, const char* name, nf_dtype dtype, int32_t rank,
                                   const int64_t* dims, const void* data, size_t size) {
-  return guard([&] { set_input(run, name, dtype, rank, dims, data, size, Ownership::Borrow); });
+  return guard(
+      [&] { set_input(run, name, raw_code(dtype), rank, dims, data, size, Ownership::Borrow); });
 }
 
-NF_API nf_status nf_run_set_input_copy(nf_run* run, const char* name, nf_dtype dtype,
-                                       int32_t rank, const int64_t* dims, const void* data,
-                                       size_t size) {
-  return guard([&] { set_input(run, name, dtype, rank, dims, data, size, Ownership::Copy); });
+NF_API nf_status nf_run_set_input_copy(nf_run* run, const char* name, nf_dtype dtype, int32_t rank,
+                                       const int64_t* dims, const void* data, size_t size) {
+  return guard(
+      [&] { set_input(run, name, raw_code(dtype), rank, dims, data, size, Ownership::Copy); });
 }
 
 NF_API nf_status nf_run_infer(nf_run* run) {
@@ -114,14 +115,14 @@ NF_API nf_status nf_run_forward(nf_run* run, uint64_t seed) {
   });
 }
 
-NF_API nf_status nf_run_set_output_grad(nf_run* run, const char* name, nf_dtype dtype,
-                                        int32_t rank, const int64_t* dims, const void* data,
-                                        size_t size) {
+NF_API nf_status nf_run_set_output_grad(nf_run* run, const char* name, nf_dtype dtype, int32_t rank,
+                                        const int64_t* dims, const void* data, size_t size) {
   return guard([&] {
     nf_run& r = run_of(run);
     const std::string n = name_arg(name, "name");
-    r.seeds.insert_or_assign(n, tensor_from_host("gradient of output '" + printable(n, 200) + "'",
-                                                 dtype, rank, dims, data, size, Ownership::Copy));
+    r.seeds.insert_or_assign(
+        n, tensor_from_host("gradient of output '" + printable(n, 200) + "'", raw_code(dtype), rank,
+                            dims, data, size, Ownership::Copy));
   });
 }
 
@@ -129,8 +130,9 @@ NF_API nf_status nf_run_backward(nf_run* run) {
   return guard([&] {
     nf_run& r = run_of(run);
     if (!r.training)
-      throw RunError("backward needs a training-mode forward first (nf_run_forward), once per "
-                     "forward");
+      throw RunError(
+          "backward needs a training-mode forward first (nf_run_forward), once per "
+          "forward");
     r.gradients.clear();
     TensorMap seeds = std::move(r.seeds);
     r.seeds.clear();
@@ -148,8 +150,8 @@ NF_API nf_status nf_run_output_info(const nf_run* run, const char* name, nf_dtyp
   });
 }
 
-NF_API nf_status nf_run_get_output(const nf_run* run, const char* name, void* data,
-                                   size_t capacity, size_t* size) {
+NF_API nf_status nf_run_get_output(const nf_run* run, const char* name, void* data, size_t capacity,
+                                   size_t* size) {
   return guard([&] { copy_result(run_of(run).outputs, name, "output", data, capacity, size); });
 }
 
@@ -163,8 +165,7 @@ NF_API nf_status nf_run_gradient_info(const nf_run* run, const char* name, nf_dt
 
 NF_API nf_status nf_run_get_gradient(const nf_run* run, const char* name, void* data,
                                      size_t capacity, size_t* size) {
-  return guard(
-      [&] { copy_result(run_of(run).gradients, name, "gradient", data, capacity, size); });
+  return guard([&] { copy_result(run_of(run).gradients, name, "gradient", data, capacity, size); });
 }
 
 }  // extern "C"

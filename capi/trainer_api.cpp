@@ -74,12 +74,12 @@ std::int64_t at_least_one(std::int64_t count, const char* what) {
 
 extern "C" {
 
-NF_API nf_status nf_trainer_create(nf_graph* graph, const char* config_json,
-                                   nf_trainer** trainer) {
+NF_API nf_status nf_trainer_create(nf_graph* graph, const char* config_json, nf_trainer** trainer) {
   return guard([&] {
     require(trainer, "trainer");
     std::shared_ptr<Graph> g = require(graph, "graph")->graph;
-    training::TrainConfig config = training::parse_train_config(name_arg(config_json, "config_json"));
+    training::TrainConfig config =
+        training::parse_train_config(name_arg(config_json, "config_json"));
     auto t = std::make_unique<nf_trainer>();
     t->trainer = std::make_unique<training::Trainer>(*g, std::move(config));
     t->graph = std::move(g);
@@ -96,7 +96,8 @@ NF_API nf_status nf_trainer_set_data(nf_trainer* trainer, nf_dtype dtype, int32_
     nf_trainer& t = *require(trainer, "trainer");
     if (label_count > 0) require(labels, "labels");
     training::Dataset data;
-    data.samples = tensor_from_host("samples", dtype, rank, dims, samples, size, Ownership::Copy);
+    data.samples =
+        tensor_from_host("samples", raw_code(dtype), rank, dims, samples, size, Ownership::Copy);
     data.labels.assign(labels, labels + label_count);
     const training::TrainConfig& c = t.trainer->config();
     data.num_classes = class_count(*t.graph, c.bindings, data.labels);
@@ -116,12 +117,11 @@ NF_API nf_status nf_trainer_train_epochs(nf_trainer* trainer, int64_t epochs,
   });
 }
 
-NF_API nf_status nf_trainer_train_steps(nf_trainer* trainer, int64_t steps,
-                                        nf_progress_fn progress, void* user_data, double* loss,
-                                        double* accuracy) {
+NF_API nf_status nf_trainer_train_steps(nf_trainer* trainer, int64_t steps, nf_progress_fn progress,
+                                        void* user_data, double* loss, double* accuracy) {
   return guard([&] {
-    train(trainer_of(trainer), kUnlimited, at_least_one(steps, "steps"), progress, user_data,
-          loss, accuracy);
+    train(trainer_of(trainer), kUnlimited, at_least_one(steps, "steps"), progress, user_data, loss,
+          accuracy);
   });
 }
 

@@ -33,8 +33,7 @@ static int run_cli(const char* arguments) {
 }
 
 /* The output or gradient `name` of `run` equals the .npy file bit for bit. */
-static void expect_same_as_npy(const nf_run* run, const char* name, int gradient,
-                               const char* npy) {
+static void expect_same_as_npy(const nf_run* run, const char* name, int gradient, const char* npy) {
   static float ours[120 * 400], theirs[120 * 400];
   size_t size = 0, read;
   nf_status s = gradient ? nf_run_get_gradient(run, name, ours, sizeof ours, &size)
@@ -130,8 +129,9 @@ static void test_inference_matches_cli(const nf_graph* graph) {
 
   CHECK(capi_write_npy(in_work("image.npy"), "<f4", 4, image_dims, images, sizeof images) == 0);
   CHECK(capi_write_npy(in_work("label.npy"), "<i8", 1, label_dims, labels, sizeof labels) == 0);
-  snprintf(arguments, sizeof arguments, "run '%s' -i image='%s/image.npy' -i label='%s/label.npy' -o '%s/run'",
-           graph_path, work, work, work);
+  snprintf(arguments, sizeof arguments,
+           "run '%s' -i image='%s/image.npy' -i label='%s/label.npy' -o '%s/run'", graph_path, work,
+           work, work);
   CHECK(run_cli(arguments) == 0);
   expect_same_as_npy(run, "logits", 0, in_work("run/logits.npy"));
   expect_same_as_npy(run, "loss", 0, in_work("run/loss.npy"));
@@ -254,10 +254,9 @@ static void test_training(void) {
   OK(nf_graph_load_file(graph_path, &graph));
   capi_fill_batch(samples, targets, SAMPLES, 1);
   OK(nf_trainer_create(graph, config, &trainer));
-  EXPECT_ERROR(nf_trainer_train_steps(trainer, 1, NULL, NULL, NULL, NULL),
-               NF_ERR_INVALID_ARGUMENT, "no data");
-  OK(nf_trainer_set_data(trainer, NF_FLOAT32, 4, dims, samples, sizeof samples, targets,
-                         SAMPLES));
+  EXPECT_ERROR(nf_trainer_train_steps(trainer, 1, NULL, NULL, NULL, NULL), NF_ERR_INVALID_ARGUMENT,
+               "no data");
+  OK(nf_trainer_set_data(trainer, NF_FLOAT32, 4, dims, samples, sizeof samples, targets, SAMPLES));
   OK(nf_graph_get_initializer(graph, "fc1.W", before, sizeof before, NULL));
   /* 3 steps, then the callback stops the 4th call's epoch at its 2nd step. */
   OK(nf_trainer_train_steps(trainer, 3, on_progress, &log, &loss, &accuracy));
@@ -292,8 +291,7 @@ static void test_training(void) {
                NF_ERR_SHAPE_MISMATCH, "initializer 'fc3.B': 8 bytes given");
   EXPECT_ERROR(nf_graph_set_initializer(graph, "fc3.B", NF_FLOAT64, 1, fc3b_dims, fc3b, 80),
                NF_ERR_UNSUPPORTED_DTYPE, "fc3.B");
-  EXPECT_ERROR(nf_graph_set_initializer(graph, "nope", NF_FLOAT32, 1, fc3b_dims, fc3b,
-                                        sizeof fc3b),
+  EXPECT_ERROR(nf_graph_set_initializer(graph, "nope", NF_FLOAT32, 1, fc3b_dims, fc3b, sizeof fc3b),
                NF_ERR_INVALID_GRAPH, "nope");
   nf_trainer_release(trainer);
   nf_graph_release(graph);
@@ -331,8 +329,8 @@ static void test_errors(const nf_graph* graph) {
   /* NULL handles and pointers. */
   EXPECT_ERROR(nf_graph_load_file(NULL, &none), NF_ERR_INVALID_ARGUMENT, "path is NULL");
   EXPECT_ERROR(nf_graph_load_file(graph_path, NULL), NF_ERR_INVALID_ARGUMENT, "graph is NULL");
-  EXPECT_ERROR(nf_graph_load_buffer(NULL, 10, NF_FORMAT_JSON, NULL, &none),
-               NF_ERR_INVALID_ARGUMENT, "data is NULL");
+  EXPECT_ERROR(nf_graph_load_buffer(NULL, 10, NF_FORMAT_JSON, NULL, &none), NF_ERR_INVALID_ARGUMENT,
+               "data is NULL");
   EXPECT_ERROR(nf_graph_tensor_count(NULL, NF_LIST_INPUTS, &size), NF_ERR_INVALID_ARGUMENT,
                "graph is NULL");
   EXPECT_ERROR(nf_graph_tensor_count(graph, NF_LIST_INPUTS, NULL), NF_ERR_INVALID_ARGUMENT,
@@ -344,10 +342,9 @@ static void test_errors(const nf_graph* graph) {
   EXPECT_ERROR(nf_run_infer(NULL), NF_ERR_INVALID_ARGUMENT, "run is NULL");
   EXPECT_ERROR(nf_run_get_output(NULL, "logits", logits, sizeof logits, NULL),
                NF_ERR_INVALID_ARGUMENT, "run is NULL");
-  EXPECT_ERROR(nf_trainer_create(NULL, "{}", &trainer), NF_ERR_INVALID_ARGUMENT,
-               "graph is NULL");
-  EXPECT_ERROR(nf_trainer_train_epochs(NULL, 1, NULL, NULL, NULL, NULL),
-               NF_ERR_INVALID_ARGUMENT, "trainer is NULL");
+  EXPECT_ERROR(nf_trainer_create(NULL, "{}", &trainer), NF_ERR_INVALID_ARGUMENT, "graph is NULL");
+  EXPECT_ERROR(nf_trainer_train_epochs(NULL, 1, NULL, NULL, NULL, NULL), NF_ERR_INVALID_ARGUMENT,
+               "trainer is NULL");
   EXPECT_ERROR(nf_graph_save_file(NULL, in_work("x.json")), NF_ERR_INVALID_ARGUMENT,
                "graph is NULL");
   nf_graph_release(NULL);
@@ -367,11 +364,12 @@ static void test_errors(const nf_graph* graph) {
   EXPECT_ERROR(nf_graph_tensor_name(graph, NF_LIST_INITIALIZERS, 0, small, 4, &length),
                NF_ERR_BUFFER_TOO_SMALL, "needs 8 bytes (with the NUL), the buffer has 4");
   CHECK(length == 7); /* conv1.W */
-  EXPECT_ERROR(nf_trainer_create((nf_graph*)graph, "{\"optimizer\": {\"type\": \"adam\"}}",
-                                 &trainer),
-               NF_ERR_INVALID_CONFIG, "optimizer.lr");
-  EXPECT_ERROR(nf_trainer_create((nf_graph*)graph, "{\"optimizer\": {\"type\": \"sgd\", "
-                                                   "\"lr\": 0.1}, \"bindings\": {\"input\": \"x\"}}",
+  EXPECT_ERROR(
+      nf_trainer_create((nf_graph*)graph, "{\"optimizer\": {\"type\": \"adam\"}}", &trainer),
+      NF_ERR_INVALID_CONFIG, "optimizer.lr");
+  EXPECT_ERROR(nf_trainer_create((nf_graph*)graph,
+                                 "{\"optimizer\": {\"type\": \"sgd\", "
+                                 "\"lr\": 0.1}, \"bindings\": {\"input\": \"x\"}}",
                                  &trainer),
                NF_ERR_INVALID_GRAPH, "bindings.input");
   CHECK(trainer == NULL);
@@ -381,7 +379,8 @@ static void test_errors(const nf_graph* graph) {
   EXPECT_ERROR(nf_run_get_output(run, "logits", logits, sizeof logits, NULL),
                NF_ERR_INVALID_ARGUMENT, "no output 'logits' (nothing was run yet)");
   EXPECT_ERROR(nf_run_set_input(run, "imag", NF_FLOAT32, 4, image_dims, images, sizeof images),
-               NF_ERR_INVALID_GRAPH, "'imag' is not a graph input (the graph's inputs: image, label)");
+               NF_ERR_INVALID_GRAPH,
+               "'imag' is not a graph input (the graph's inputs: image, label)");
   EXPECT_ERROR(nf_run_set_input(run, "image", (nf_dtype)99, 4, image_dims, images, sizeof images),
                NF_ERR_UNSUPPORTED_DTYPE, "dtype code 99 is not a nodeflow dtype");
   EXPECT_ERROR(nf_run_set_input(run, "image", NF_FLOAT32, 4, image_dims, images, 100),
