@@ -31,6 +31,22 @@ void set_input(nf_run* run, const char* name, std::int64_t dtype, int32_t rank, 
   require_input(*r.state->graph, n);
   r.feeds.insert_or_assign(n, tensor_from_host("input '" + printable(n, 200) + "'", dtype, rank,
                                                dims, data, size, ownership));
+  // A pending forward keeps the inputs it read for backward, which may be the
+  // bytes of the host's previous array: it ends here (nodeflow.h).
+  r.training.reset();
+}
+
+// Outputs never refer to a host's array: one that shares an input's buffer (the
+// input itself, a Reshape or Identity of it) is copied, so that the host may
+// free or reuse its array once it has set another (nodeflow.h).
+TensorMap owned_outputs(const nf_run& r, TensorMap outputs) {
+  for (auto& entry : outputs)
+    for (const auto& feed : r.feeds)
+      if (entry.second.shares_buffer(feed.second)) {
+        entry.second = entry.second.clone();
+        break;
+      }
+  return outputs;
 }
 
 // The tensor `name` of `results` (the outputs or the gradients), or InvalidArgument.
@@ -99,19 +115,18 @@ NF_API nf_status nf_run_set_input_copy(nf_run* run, const char* name, nf_dtype d
 NF_API nf_status nf_run_infer(nf_run* run) {
   return guard([&] {
     nf_run& r = run_of(run);
-    r.outputs.clear();
+    TensorMap outputs = owned_outputs(r, r.state->executor.run(r.feeds));
     r.training.reset();
-    r.outputs = r.state->executor.run(r.feeds);
+    r.outputs = std::move(outputs);
   });
 }
 
 NF_API nf_status nf_run_forward(nf_run* run, uint64_t seed) {
   return guard([&] {
     nf_run& r = run_of(run);
-    r.outputs.clear();
-    r.training.reset();
-    r.training = r.state->executor.forward(r.feeds, seed);
-    r.outputs = r.training->outputs();
+    TrainingRun training = r.state->executor.forward(r.feeds, seed);
+    r.outputs = owned_outputs(r, training.outputs());
+    r.training = std::move(training);
   });
 }
 
@@ -133,12 +148,17 @@ NF_API nf_status nf_run_backward(nf_run* run) {
       throw RunError(
           "backward needs a training-mode forward first (nf_run_forward), once per "
           "forward");
-    r.gradients.clear();
-    TensorMap seeds = std::move(r.seeds);
-    r.seeds.clear();
-    TrainingRun training = std::move(*r.training);
+    // A refused seed leaves the forward for another try, as long as backward
+    // has not started to consume it.
+    try {
+      TensorMap gradients = r.state->executor.backward(*r.training, r.seeds);
+      r.gradients = std::move(gradients);
+    } catch (...) {
+      if (r.training->consumed()) r.training.reset();
+      throw;
+    }
     r.training.reset();
-    r.gradients = r.state->executor.backward(training, seeds);
+    r.seeds.clear();
   });
 }
 

@@ -19,8 +19,19 @@ namespace {
 // No limit on epochs or steps.
 constexpr std::int64_t kUnlimited = std::numeric_limits<std::int64_t>::max();
 
-nf_trainer& trainer_of(nf_trainer* trainer) {
+// The trainer, refused while it trains: a call from its own progress callback
+// would change the data or the callback under the training loop.
+nf_trainer& idle(nf_trainer* trainer) {
   nf_trainer& t = *require(trainer, "trainer");
+  if (t.training)
+    throw ApiError(NF_ERR_INVALID_ARGUMENT,
+                   "the trainer is training: its progress callback cannot call nf_trainer_set_data or "
+                   "nf_trainer_train_*");
+  return t;
+}
+
+nf_trainer& trainer_of(nf_trainer* trainer) {
+  nf_trainer& t = idle(trainer);
   if (t.data.size() == 0)
     throw ApiError(NF_ERR_INVALID_ARGUMENT, "the trainer has no data (nf_trainer_set_data)");
   return t;
@@ -52,9 +63,13 @@ void train(nf_trainer& t, std::int64_t epochs, std::int64_t steps, nf_progress_f
   });
   // The callback refers to this frame: cleared however training ends.
   struct Clear {
-    training::Trainer& trainer;
-    ~Clear() { trainer.set_progress_callback({}); }
-  } clear{trainer};
+    nf_trainer& t;
+    ~Clear() {
+      t.trainer->set_progress_callback({});
+      t.training = false;
+    }
+  } clear{t};
+  t.training = true;
   EpochMetrics last;
   for (std::int64_t e = 0; e < epochs && !stop; ++e)
     last = trainer.train_epoch(t.data, t.next_epoch++);
@@ -93,7 +108,7 @@ NF_API nf_status nf_trainer_set_data(nf_trainer* trainer, nf_dtype dtype, int32_
                                      const int64_t* dims, const void* samples, size_t size,
                                      const int64_t* labels, size_t label_count) {
   return guard([&] {
-    nf_trainer& t = *require(trainer, "trainer");
+    nf_trainer& t = idle(trainer);
     if (label_count > 0) require(labels, "labels");
     training::Dataset data;
     data.samples =

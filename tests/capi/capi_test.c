@@ -297,6 +297,83 @@ static void test_training(void) {
   nf_graph_release(graph);
 }
 
+/* A progress callback that calls its own trainer: refused, and training goes on. */
+static int32_t calls_its_trainer(void* user_data, int64_t epoch, int64_t step, double loss,
+                                 double accuracy, double lr) {
+  nf_trainer* trainer = (nf_trainer*)user_data;
+  (void)epoch, (void)loss, (void)accuracy, (void)lr;
+  EXPECT_ERROR(nf_trainer_train_steps(trainer, 1, NULL, NULL, NULL, NULL), NF_ERR_INVALID_ARGUMENT,
+               "the trainer is training");
+  EXPECT_ERROR(nf_trainer_set_data(trainer, NF_FLOAT32, 0, NULL, NULL, 0, NULL, 0),
+               NF_ERR_INVALID_ARGUMENT, "the trainer is training");
+  return step < 2;
+}
+
+/* What nodeflow.h promises about a host's memory and a failed call: no output
+ * refers to an input array once another is set, setting an input ends a
+ * pending forward, a refused seed leaves the forward for another try, and a
+ * trainer's callback cannot call the trainer. */
+static void test_host_memory_and_retries(const nf_graph* lenet) {
+  const char* identity =
+      "{\"format\": \"nodeflow.graph\", \"version\": 1, \"name\": \"g\", "
+      "\"inputs\": [{\"name\": \"x\", \"dtype\": \"float32\", \"shape\": [2, 3]}], "
+      "\"outputs\": [\"y\"], \"nodes\": [{\"op_type\": \"Reshape\", \"name\": \"y\", "
+      "\"inputs\": [\"x\", \"s\"]}], \"initializers\": [{\"name\": \"s\", \"dtype\": \"int64\", "
+      "\"shape\": [1], \"data\": [6]}]}";
+  const int64_t dims[] = {2, 3}, sample_dims[] = {BATCH, 1, 28, 28};
+  float* first = (float*)malloc(6 * sizeof(float));
+  float second[6] = {7, 8, 9, 10, 11, 12}, got[6] = {0}, one = 1.0f, two[2] = {1.0f, 1.0f};
+  const int64_t two_dims[] = {2};
+  nf_graph* graph = NULL;
+  nf_session* session = NULL;
+  nf_run* run = NULL;
+  nf_trainer* trainer = NULL;
+  int i;
+
+  CHECK(first != NULL);
+  for (i = 0; i < 6; ++i) first[i] = (float)i;
+  OK(nf_graph_load_buffer(identity, strlen(identity), NF_FORMAT_JSON, NULL, &graph));
+  OK(nf_session_create(graph, 1, &session));
+  OK(nf_run_create(session, &run));
+  /* y is a Reshape of the borrowed x: after x is set again and its first array
+   * freed, y still holds the first array's values. */
+  OK(nf_run_set_input(run, "x", NF_FLOAT32, 2, dims, first, 6 * sizeof(float)));
+  OK(nf_run_infer(run));
+  OK(nf_run_set_input(run, "x", NF_FLOAT32, 2, dims, second, sizeof second));
+  free(first);
+  OK(nf_run_get_output(run, "y", got, sizeof got, NULL));
+  for (i = 0; i < 6; ++i) CHECK(got[i] == (float)i);
+  nf_run_release(run);
+  nf_session_release(session);
+  nf_graph_release(graph);
+
+  OK(nf_session_create(lenet, 1, &session));
+  OK(nf_run_create(session, &run));
+  OK(nf_run_set_input(run, "image", NF_FLOAT32, 4, sample_dims, images, sizeof images));
+  OK(nf_run_set_input(run, "label", NF_INT64, 1, label_dims, labels, sizeof labels));
+  OK(nf_run_forward(run, 0));
+  /* A seed of the wrong shape is refused; the right one then works. */
+  OK(nf_run_set_output_grad(run, "loss", NF_FLOAT32, 1, two_dims, two, sizeof two));
+  EXPECT_ERROR(nf_run_backward(run), NF_ERR_SHAPE_MISMATCH, "gradient for output 'loss'");
+  OK(nf_run_set_output_grad(run, "loss", NF_FLOAT32, 0, NULL, &one, sizeof one));
+  OK(nf_run_backward(run));
+  /* Setting an input ends the pending forward. */
+  OK(nf_run_forward(run, 0));
+  OK(nf_run_set_input(run, "image", NF_FLOAT32, 4, sample_dims, images, sizeof images));
+  EXPECT_ERROR(nf_run_backward(run), NF_ERR_RUN, "training-mode forward first");
+  nf_run_release(run);
+  nf_session_release(session);
+
+  OK(nf_graph_load_file(graph_path, &graph));
+  OK(nf_trainer_create(graph, "{\"optimizer\": {\"type\": \"sgd\", \"lr\": 0.01}, \"batch_size\": 2}",
+                       &trainer));
+  OK(nf_trainer_set_data(trainer, NF_FLOAT32, 4, sample_dims, images, sizeof images, labels, BATCH));
+  OK(nf_trainer_train_epochs(trainer, 1, calls_its_trainer, trainer, NULL, NULL));
+  OK(nf_trainer_train_steps(trainer, 1, NULL, NULL, NULL, NULL));
+  nf_trainer_release(trainer);
+  nf_graph_release(graph);
+}
+
 static void test_errors(const nf_graph* graph) {
   nf_graph* none = NULL;
   nf_session* session = NULL;
@@ -448,6 +525,7 @@ int main(int argc, char** argv) {
   test_inference_matches_cli(graph);
   test_backward_matches_cli(graph);
   test_errors(graph);
+  test_host_memory_and_retries(graph);
   nf_graph_release(graph);
   test_training();
   if (capi_failures) {
