@@ -73,8 +73,7 @@ using nodeflow::capi::LastError;
 
 extern "C" {
 
-NF_API nf_status nf_last_error(nf_status* status, char* buffer, size_t capacity,
-                               size_t* length) {
+NF_API nf_status nf_last_error(nf_status* status, char* buffer, size_t capacity, size_t* length) {
   // Reads the last error without recording one: no guard, nothing that throws.
   const LastError& e = last_error();
   const char* text = e.fallback ? e.fallback : e.message.c_str();

@@ -12,8 +12,7 @@ namespace nodeflow::capi {
 /// with the status it maps to.
 class ApiError : public std::exception {
  public:
-  ApiError(nf_status status, std::string message)
-      : status_(status), message_(std::move(message)) {}
+  ApiError(nf_status status, std::string message) : status_(status), message_(std::move(message)) {}
   nf_status status() const noexcept { return status_; }
   const char* what() const noexcept override { return message_.c_str(); }
 

@@ -15,49 +15,60 @@ using namespace nodeflow::capi;
 
 namespace {
 
-// True for ONNX, false for JSON; InvalidArgument for another code.
-bool is_onnx(nf_format format) {
-  if (format != NF_FORMAT_JSON && format != NF_FORMAT_ONNX)
-    throw ApiError(NF_ERR_INVALID_ARGUMENT, "format " + std::to_string(static_cast<int>(format)) +
-                                                " is not a graph format (0 JSON, 1 ONNX)");
-  return format == NF_FORMAT_ONNX;
+// True for ONNX, false for JSON; InvalidArgument for another code. Enum
+// arguments are passed on by reference and read with raw_code only.
+bool is_onnx(const nf_format& format) {
+  const std::int64_t code = raw_code(format);
+  if (code != NF_FORMAT_JSON && code != NF_FORMAT_ONNX)
+    throw ApiError(NF_ERR_INVALID_ARGUMENT,
+                   "format " + std::to_string(code) + " is not a graph format (0 JSON, 1 ONNX)");
+  return code == NF_FORMAT_ONNX;
 }
 
 // A file name of the format, for the writer that picks by name.
-const char* name_of_format(nf_format format) { return is_onnx(format) ? "graph.onnx" : "graph.json"; }
+const char* name_of_format(const nf_format& format) {
+  return is_onnx(format) ? "graph.onnx" : "graph.json";
+}
 
 const Graph& graph_of(const nf_graph* graph) { return *require(graph, "graph")->graph; }
 
 // The names of `list`, for counting and indexing.
-std::size_t list_size(const Graph& g, nf_tensor_list list) {
-  switch (list) {
-    case NF_LIST_INPUTS: return g.def().inputs.size();
-    case NF_LIST_OUTPUTS: return g.def().outputs.size();
-    case NF_LIST_INITIALIZERS: return g.def().initializers.size();
-    case NF_LIST_ALL: return g.tensor_count();
+std::size_t list_size(const Graph& g, const nf_tensor_list& list) {
+  switch (raw_code(list)) {
+    case NF_LIST_INPUTS:
+      return g.def().inputs.size();
+    case NF_LIST_OUTPUTS:
+      return g.def().outputs.size();
+    case NF_LIST_INITIALIZERS:
+      return g.def().initializers.size();
+    case NF_LIST_ALL:
+      return g.tensor_count();
   }
   throw ApiError(NF_ERR_INVALID_ARGUMENT,
-                 "list " + std::to_string(static_cast<int>(list)) +
+                 "list " + std::to_string(raw_code(list)) +
                      " is not a tensor list (0 inputs, 1 outputs, 2 initializers, 3 all)");
 }
 
-const std::string& list_name(const Graph& g, nf_tensor_list list, std::size_t index) {
+const std::string& list_name(const Graph& g, const nf_tensor_list& list, std::size_t index) {
   const std::size_t n = list_size(g, list);
   if (index >= n)
     throw ApiError(NF_ERR_INVALID_ARGUMENT, "index " + std::to_string(index) + " is outside the " +
                                                 std::to_string(n) + " tensors of the list");
-  switch (list) {
-    case NF_LIST_INPUTS: return g.def().inputs[index].name;
-    case NF_LIST_OUTPUTS: return g.def().outputs[index];
-    case NF_LIST_INITIALIZERS: return g.def().initializers[index].name;
-    case NF_LIST_ALL: break;
+  switch (raw_code(list)) {
+    case NF_LIST_INPUTS:
+      return g.def().inputs[index].name;
+    case NF_LIST_OUTPUTS:
+      return g.def().outputs[index];
+    case NF_LIST_INITIALIZERS:
+      return g.def().initializers[index].name;
   }
   return g.tensor_name(index);
 }
 
 const Initializer& initializer_of(const Graph& g, const std::string& name) {
   const Initializer* init = g.initializer(name);
-  if (!init) throw InvalidGraph("'" + printable(name, 200) + "' is not an initializer of the graph");
+  if (!init)
+    throw InvalidGraph("'" + printable(name, 200) + "' is not an initializer of the graph");
   return *init;
 }
 
@@ -97,13 +108,12 @@ NF_API nf_status nf_graph_save_buffer(const nf_graph* graph, nf_format format, v
                                       size_t capacity, size_t* size) {
   return guard([&] {
     const Graph& g = graph_of(graph);
-    copy_bytes_out("the saved graph", graph_file_bytes(name_of_format(format), g), buffer,
-                   capacity, size);
+    copy_bytes_out("the saved graph", graph_file_bytes(name_of_format(format), g), buffer, capacity,
+                   size);
   });
 }
 
-NF_API nf_status nf_graph_tensor_count(const nf_graph* graph, nf_tensor_list list,
-                                       size_t* count) {
+NF_API nf_status nf_graph_tensor_count(const nf_graph* graph, nf_tensor_list list, size_t* count) {
   return guard([&] { *require(count, "count") = list_size(graph_of(graph), list); });
 }
 
@@ -154,8 +164,9 @@ NF_API nf_status nf_graph_set_initializer(nf_graph* graph, const char* name, nf_
   return guard([&] {
     Graph& g = *require(graph, "graph")->graph;
     const std::string n = name_arg(name, "name");
-    g.set_initializer(n, tensor_from_host("initializer '" + printable(n, 200) + "'", dtype, rank,
-                                          dims, data, size, Ownership::Copy));
+    g.set_initializer(
+        n, tensor_from_host("initializer '" + printable(n, 200) + "'", raw_code(dtype), rank, dims,
+                            data, size, Ownership::Copy));
   });
 }
 

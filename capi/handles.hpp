@@ -43,4 +43,5 @@ struct nf_trainer {
   std::unique_ptr<nodeflow::training::Trainer> trainer;
   nodeflow::training::Dataset data;
   std::int64_t next_epoch = 0;  ///< the schedule's epoch of the next one trained
+  bool training = false;        ///< inside nf_trainer_train_*, its callback included
 };

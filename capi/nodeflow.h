@@ -208,8 +208,11 @@ NF_API void nf_run_release(nf_run* run);
  *  when data is aligned to the dtype's size: the bytes must then stay valid
  *  and unchanged until the input is set again or the run is released
  *  (nf_run_set_input_copy for a buffer that lives only during the call, as
- *  LabVIEW's arrays do). NF_ERR_INVALID_GRAPH for a name that is no graph
- *  input; dtype and shape are checked by the run. One thread per run. */
+ *  LabVIEW's arrays do). Nothing refers to them after that: outputs that would
+ *  share them (an output that is an input, a Reshape of it) are copies, and
+ *  setting an input ends a pending forward (nf_run_backward then needs a new
+ *  nf_run_forward). NF_ERR_INVALID_GRAPH for a name that is no graph input;
+ *  dtype and shape are checked by the run. One thread per run. */
 NF_API nf_status nf_run_set_input(nf_run* run, const char* name, nf_dtype dtype, int32_t rank,
                                   const int64_t* dims, const void* data, size_t size);
 
@@ -238,7 +241,9 @@ NF_API nf_status nf_run_set_output_grad(nf_run* run, const char* name, nf_dtype 
 
 /** Backward through the last nf_run_forward with the seeds set (then
  *  cleared): gradients of every float graph input and trainable initializer,
- *  by their names. NF_ERR_RUN without a forward, or a second time after one. */
+ *  by their names. NF_ERR_RUN without a forward, or a second time after one.
+ *  A seed refused (wrong name, dtype or shape) leaves the forward and the
+ *  seeds as they were: set the right seed and call it again. */
 NF_API nf_status nf_run_backward(nf_run* run);
 
 /** Dtype, shape (as nf_graph_tensor_info, never -1) and byte count (*size,
@@ -268,7 +273,10 @@ NF_API nf_status nf_run_get_gradient(const nf_run* run, const char* name, void* 
 /** Called after every optimizer step: the 1-based epoch and step of the
  *  trainer, the mean loss and the accuracy (fraction in [0, 1]) over the
  *  epoch's samples so far, and the epoch's learning rate. Return nonzero to
- *  go on, 0 to stop training after this step. Runs on the calling thread. */
+ *  go on, 0 to stop training after this step. Runs on the calling thread. It
+ *  may read the graph (nf_graph_save, nf_graph_get_initializer) but must not
+ *  call the trainer: nf_trainer_set_data and nf_trainer_train_* return
+ *  NF_ERR_INVALID_ARGUMENT there, and nf_trainer_release is not allowed. */
 typedef int32_t (*nf_progress_fn)(void* user_data, int64_t epoch, int64_t step, double loss,
                                   double accuracy, double lr);
 

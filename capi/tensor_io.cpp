@@ -13,9 +13,9 @@ struct CodeOf {
   nf_dtype code;
   DType dtype;
 };
-constexpr CodeOf kCodes[] = {{NF_FLOAT32, DType::Float32}, {NF_UINT8, DType::UInt8},
-                             {NF_INT8, DType::Int8},       {NF_INT64, DType::Int64},
-                             {NF_FLOAT16, DType::Float16}, {NF_FLOAT64, DType::Float64},
+constexpr CodeOf kCodes[] = {{NF_FLOAT32, DType::Float32},  {NF_UINT8, DType::UInt8},
+                             {NF_INT8, DType::Int8},        {NF_INT64, DType::Int64},
+                             {NF_FLOAT16, DType::Float16},  {NF_FLOAT64, DType::Float64},
                              {NF_BFLOAT16, DType::BFloat16}};
 
 // "(needs 40 bytes, the buffer has 8)"
@@ -27,10 +27,10 @@ std::string too_small(const std::string& what, std::size_t needed, std::size_t c
 
 }  // namespace
 
-DType dtype_from_code(nf_dtype code) {
+DType dtype_from_code(std::int64_t code) {
   for (const CodeOf& c : kCodes)
     if (c.code == code) return c.dtype;
-  throw UnsupportedDType("dtype code " + std::to_string(static_cast<long long>(code)) +
+  throw UnsupportedDType("dtype code " + std::to_string(code) +
                          " is not a nodeflow dtype (1 float32, 2 uint8, 3 int8, 7 int64, "
                          "10 float16, 11 float64, 16 bfloat16)");
 }
@@ -41,7 +41,7 @@ nf_dtype code_of(DType dtype) {
   throw UnsupportedDType(std::string(dtype_name(dtype)) + " has no nf_dtype code");
 }
 
-Tensor tensor_from_host(const std::string& what, nf_dtype dtype, std::int32_t rank,
+Tensor tensor_from_host(const std::string& what, std::int64_t dtype, std::int32_t rank,
                         const std::int64_t* dims, const void* data, std::size_t size,
                         Ownership ownership) {
   const DType t = dtype_from_code(dtype);
@@ -69,24 +69,24 @@ Tensor tensor_from_host(const std::string& what, nf_dtype dtype, std::int32_t ra
 void describe(const std::string& what, DType dtype, const Shape& shape, nf_dtype* dtype_out,
               std::int32_t* rank, std::int64_t* dims, std::size_t dims_capacity) {
   if (dims == nullptr && dims_capacity > 0)
-    throw ApiError(NF_ERR_INVALID_ARGUMENT, what + ": dims is NULL with a capacity of " +
-                                                std::to_string(dims_capacity));
+    throw ApiError(NF_ERR_INVALID_ARGUMENT,
+                   what + ": dims is NULL with a capacity of " + std::to_string(dims_capacity));
   if (dtype_out) *dtype_out = code_of(dtype);
   if (rank) *rank = static_cast<std::int32_t>(shape.size());
   const std::size_t n = std::min(shape.size(), dims_capacity);
   for (std::size_t i = 0; i < n; ++i) dims[i] = shape[i];
   if (dims_capacity < shape.size())
     throw ApiError(NF_ERR_BUFFER_TOO_SMALL,
-                   too_small(what + " (rank " + std::to_string(shape.size()) + ")",
-                             shape.size(), dims_capacity, "dims"));
+                   too_small(what + " (rank " + std::to_string(shape.size()) + ")", shape.size(),
+                             dims_capacity, "dims"));
 }
 
 namespace {
 
 // Checks (buffer, capacity) for `needed` bytes; false for a size query (a NULL
 // buffer with capacity 0), which copies nothing.
-bool room_for(const std::string& what, std::size_t needed, const void* buffer,
-              std::size_t capacity, const char* unit) {
+bool room_for(const std::string& what, std::size_t needed, const void* buffer, std::size_t capacity,
+              const char* unit) {
   if (buffer == nullptr) {
     if (capacity == 0) return false;
     throw ApiError(NF_ERR_INVALID_ARGUMENT,

@@ -3,16 +3,28 @@
 // (dtype, rank, dims, data, size), and results copied into caller buffers.
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "capi/nodeflow.h"
 #include "core/tensor.hpp"
 
 namespace nodeflow::capi {
 
-/// The DType of an nf_dtype code; UnsupportedDType for an unknown code.
-DType dtype_from_code(nf_dtype code);
+/// The integer a host passed for an enum parameter (nf_dtype, nf_format,
+/// nf_tensor_list). A C host may pass any int, and reading a value outside
+/// the enumerators' range as the C++ enum is undefined behaviour: its bytes
+/// are read as the underlying type instead. Every enum argument goes through it.
+template <typename E> std::int64_t raw_code(const E& value) {
+  std::underlying_type_t<E> raw;
+  std::memcpy(&raw, &value, sizeof raw);
+  return static_cast<std::int64_t>(raw);
+}
+
+/// The DType of an nf_dtype code (raw_code); UnsupportedDType for an unknown code.
+DType dtype_from_code(std::int64_t code);
 /// The nf_dtype code of a graph dtype.
 nf_dtype code_of(DType dtype);
 
@@ -22,7 +34,7 @@ enum class Ownership { Borrow, Copy };
 /// The tensor (dtype, rank, dims, data, size): checks the code, the rank, the
 /// dims (>= 0) and that `size` is their byte count (ShapeMismatch naming
 /// `what`). Borrow wraps `data` when Tensor::can_borrow allows, else copies.
-Tensor tensor_from_host(const std::string& what, nf_dtype dtype, std::int32_t rank,
+Tensor tensor_from_host(const std::string& what, std::int64_t dtype, std::int32_t rank,
                         const std::int64_t* dims, const void* data, std::size_t size,
                         Ownership ownership);
 

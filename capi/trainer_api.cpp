@@ -19,8 +19,19 @@ namespace {
 // No limit on epochs or steps.
 constexpr std::int64_t kUnlimited = std::numeric_limits<std::int64_t>::max();
 
-nf_trainer& trainer_of(nf_trainer* trainer) {
+// The trainer, refused while it trains: a call from its own progress callback
+// would change the data or the callback under the training loop.
+nf_trainer& idle(nf_trainer* trainer) {
   nf_trainer& t = *require(trainer, "trainer");
+  if (t.training)
+    throw ApiError(NF_ERR_INVALID_ARGUMENT,
+                   "the trainer is training: its progress callback cannot call nf_trainer_set_data or "
+                   "nf_trainer_train_*");
+  return t;
+}
+
+nf_trainer& trainer_of(nf_trainer* trainer) {
+  nf_trainer& t = idle(trainer);
   if (t.data.size() == 0)
     throw ApiError(NF_ERR_INVALID_ARGUMENT, "the trainer has no data (nf_trainer_set_data)");
   return t;
@@ -52,9 +63,13 @@ void train(nf_trainer& t, std::int64_t epochs, std::int64_t steps, nf_progress_f
   });
   // The callback refers to this frame: cleared however training ends.
   struct Clear {
-    training::Trainer& trainer;
-    ~Clear() { trainer.set_progress_callback({}); }
-  } clear{trainer};
+    nf_trainer& t;
+    ~Clear() {
+      t.trainer->set_progress_callback({});
+      t.training = false;
+    }
+  } clear{t};
+  t.training = true;
   EpochMetrics last;
   for (std::int64_t e = 0; e < epochs && !stop; ++e)
     last = trainer.train_epoch(t.data, t.next_epoch++);
@@ -74,12 +89,12 @@ std::int64_t at_least_one(std::int64_t count, const char* what) {
 
 extern "C" {
 
-NF_API nf_status nf_trainer_create(nf_graph* graph, const char* config_json,
-                                   nf_trainer** trainer) {
+NF_API nf_status nf_trainer_create(nf_graph* graph, const char* config_json, nf_trainer** trainer) {
   return guard([&] {
     require(trainer, "trainer");
     std::shared_ptr<Graph> g = require(graph, "graph")->graph;
-    training::TrainConfig config = training::parse_train_config(name_arg(config_json, "config_json"));
+    training::TrainConfig config =
+        training::parse_train_config(name_arg(config_json, "config_json"));
     auto t = std::make_unique<nf_trainer>();
     t->trainer = std::make_unique<training::Trainer>(*g, std::move(config));
     t->graph = std::move(g);
@@ -93,10 +108,11 @@ NF_API nf_status nf_trainer_set_data(nf_trainer* trainer, nf_dtype dtype, int32_
                                      const int64_t* dims, const void* samples, size_t size,
                                      const int64_t* labels, size_t label_count) {
   return guard([&] {
-    nf_trainer& t = *require(trainer, "trainer");
+    nf_trainer& t = idle(trainer);
     if (label_count > 0) require(labels, "labels");
     training::Dataset data;
-    data.samples = tensor_from_host("samples", dtype, rank, dims, samples, size, Ownership::Copy);
+    data.samples =
+        tensor_from_host("samples", raw_code(dtype), rank, dims, samples, size, Ownership::Copy);
     data.labels.assign(labels, labels + label_count);
     const training::TrainConfig& c = t.trainer->config();
     data.num_classes = class_count(*t.graph, c.bindings, data.labels);
@@ -116,12 +132,11 @@ NF_API nf_status nf_trainer_train_epochs(nf_trainer* trainer, int64_t epochs,
   });
 }
 
-NF_API nf_status nf_trainer_train_steps(nf_trainer* trainer, int64_t steps,
-                                        nf_progress_fn progress, void* user_data, double* loss,
-                                        double* accuracy) {
+NF_API nf_status nf_trainer_train_steps(nf_trainer* trainer, int64_t steps, nf_progress_fn progress,
+                                        void* user_data, double* loss, double* accuracy) {
   return guard([&] {
-    train(trainer_of(trainer), kUnlimited, at_least_one(steps, "steps"), progress, user_data,
-          loss, accuracy);
+    train(trainer_of(trainer), kUnlimited, at_least_one(steps, "steps"), progress, user_data, loss,
+          accuracy);
   });
 }
 

@@ -4,8 +4,7 @@
 
 extern "C" {
 
-NF_API nf_status nf_version(uint32_t* abi_version, char* buffer, size_t capacity,
-                            size_t* length) {
+NF_API nf_status nf_version(uint32_t* abi_version, char* buffer, size_t capacity, size_t* length) {
   return nodeflow::capi::guard([&] {
     if (abi_version) *abi_version = NF_ABI_VERSION;
     nodeflow::capi::copy_string_out("the version", NODEFLOW_VERSION, buffer, capacity, length);

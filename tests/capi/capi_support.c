@@ -17,8 +17,9 @@ void capi_expect_error(nf_status got, nf_status status, const char* text, const 
   const char* message = nf_last_error_message();
   if (got != status || strstr(message, text) == NULL) {
     ++capi_failures;
-    fprintf(stderr, "%s:%d: %s\n  expected status %d and a message with \"%s\"\n"
-                    "  got status %d: %s\n",
+    fprintf(stderr,
+            "%s:%d: %s\n  expected status %d and a message with \"%s\"\n"
+            "  got status %d: %s\n",
             file, line, call, (int)status, text, (int)got, message);
   }
 }

@@ -14,13 +14,13 @@ extern int capi_failures;
 void capi_fail(const char* file, int line, const char* what);
 
 /* CHECK(condition); OK(call): the call returns NF_OK, else its error text. */
-#define CHECK(cond) \
-  do { \
+#define CHECK(cond)                                    \
+  do {                                                 \
     if (!(cond)) capi_fail(__FILE__, __LINE__, #cond); \
   } while (0)
-#define OK(call) \
-  do { \
-    nf_status ok_status_ = (call); \
+#define OK(call)                                                   \
+  do {                                                             \
+    nf_status ok_status_ = (call);                                 \
     if (ok_status_ != NF_OK) capi_fail(__FILE__, __LINE__, #call); \
   } while (0)
 

@@ -33,8 +33,7 @@ static int run_cli(const char* arguments) {
 }
 
 /* The output or gradient `name` of `run` equals the .npy file bit for bit. */
-static void expect_same_as_npy(const nf_run* run, const char* name, int gradient,
-                               const char* npy) {
+static void expect_same_as_npy(const nf_run* run, const char* name, int gradient, const char* npy) {
   static float ours[120 * 400], theirs[120 * 400];
   size_t size = 0, read;
   nf_status s = gradient ? nf_run_get_gradient(run, name, ours, sizeof ours, &size)
@@ -130,8 +129,9 @@ static void test_inference_matches_cli(const nf_graph* graph) {
 
   CHECK(capi_write_npy(in_work("image.npy"), "<f4", 4, image_dims, images, sizeof images) == 0);
   CHECK(capi_write_npy(in_work("label.npy"), "<i8", 1, label_dims, labels, sizeof labels) == 0);
-  snprintf(arguments, sizeof arguments, "run '%s' -i image='%s/image.npy' -i label='%s/label.npy' -o '%s/run'",
-           graph_path, work, work, work);
+  snprintf(arguments, sizeof arguments,
+           "run '%s' -i image='%s/image.npy' -i label='%s/label.npy' -o '%s/run'", graph_path, work,
+           work, work);
   CHECK(run_cli(arguments) == 0);
   expect_same_as_npy(run, "logits", 0, in_work("run/logits.npy"));
   expect_same_as_npy(run, "loss", 0, in_work("run/loss.npy"));
@@ -254,10 +254,9 @@ static void test_training(void) {
   OK(nf_graph_load_file(graph_path, &graph));
   capi_fill_batch(samples, targets, SAMPLES, 1);
   OK(nf_trainer_create(graph, config, &trainer));
-  EXPECT_ERROR(nf_trainer_train_steps(trainer, 1, NULL, NULL, NULL, NULL),
-               NF_ERR_INVALID_ARGUMENT, "no data");
-  OK(nf_trainer_set_data(trainer, NF_FLOAT32, 4, dims, samples, sizeof samples, targets,
-                         SAMPLES));
+  EXPECT_ERROR(nf_trainer_train_steps(trainer, 1, NULL, NULL, NULL, NULL), NF_ERR_INVALID_ARGUMENT,
+               "no data");
+  OK(nf_trainer_set_data(trainer, NF_FLOAT32, 4, dims, samples, sizeof samples, targets, SAMPLES));
   OK(nf_graph_get_initializer(graph, "fc1.W", before, sizeof before, NULL));
   /* 3 steps, then the callback stops the 4th call's epoch at its 2nd step. */
   OK(nf_trainer_train_steps(trainer, 3, on_progress, &log, &loss, &accuracy));
@@ -292,9 +291,85 @@ static void test_training(void) {
                NF_ERR_SHAPE_MISMATCH, "initializer 'fc3.B': 8 bytes given");
   EXPECT_ERROR(nf_graph_set_initializer(graph, "fc3.B", NF_FLOAT64, 1, fc3b_dims, fc3b, 80),
                NF_ERR_UNSUPPORTED_DTYPE, "fc3.B");
-  EXPECT_ERROR(nf_graph_set_initializer(graph, "nope", NF_FLOAT32, 1, fc3b_dims, fc3b,
-                                        sizeof fc3b),
+  EXPECT_ERROR(nf_graph_set_initializer(graph, "nope", NF_FLOAT32, 1, fc3b_dims, fc3b, sizeof fc3b),
                NF_ERR_INVALID_GRAPH, "nope");
+  nf_trainer_release(trainer);
+  nf_graph_release(graph);
+}
+
+/* A progress callback that calls its own trainer: refused, and training goes on. */
+static int32_t calls_its_trainer(void* user_data, int64_t epoch, int64_t step, double loss,
+                                 double accuracy, double lr) {
+  nf_trainer* trainer = (nf_trainer*)user_data;
+  (void)epoch, (void)loss, (void)accuracy, (void)lr;
+  EXPECT_ERROR(nf_trainer_train_steps(trainer, 1, NULL, NULL, NULL, NULL), NF_ERR_INVALID_ARGUMENT,
+               "the trainer is training");
+  EXPECT_ERROR(nf_trainer_set_data(trainer, NF_FLOAT32, 0, NULL, NULL, 0, NULL, 0),
+               NF_ERR_INVALID_ARGUMENT, "the trainer is training");
+  return step < 2;
+}
+
+/* What nodeflow.h promises about a host's memory and a failed call: no output
+ * refers to an input array once another is set, setting an input ends a
+ * pending forward, a refused seed leaves the forward for another try, and a
+ * trainer's callback cannot call the trainer. */
+static void test_host_memory_and_retries(const nf_graph* lenet) {
+  const char* identity =
+      "{\"format\": \"nodeflow.graph\", \"version\": 1, \"name\": \"g\", "
+      "\"inputs\": [{\"name\": \"x\", \"dtype\": \"float32\", \"shape\": [2, 3]}], "
+      "\"outputs\": [\"y\"], \"nodes\": [{\"op_type\": \"Reshape\", \"name\": \"y\", "
+      "\"inputs\": [\"x\", \"s\"]}], \"initializers\": [{\"name\": \"s\", \"dtype\": \"int64\", "
+      "\"shape\": [1], \"data\": [6]}]}";
+  const int64_t dims[] = {2, 3}, sample_dims[] = {BATCH, 1, 28, 28};
+  float* first = (float*)malloc(6 * sizeof(float));
+  float second[6] = {7, 8, 9, 10, 11, 12}, got[6] = {0}, one = 1.0f, two[2] = {1.0f, 1.0f};
+  const int64_t two_dims[] = {2};
+  nf_graph* graph = NULL;
+  nf_session* session = NULL;
+  nf_run* run = NULL;
+  nf_trainer* trainer = NULL;
+  int i;
+
+  CHECK(first != NULL);
+  for (i = 0; i < 6; ++i) first[i] = (float)i;
+  OK(nf_graph_load_buffer(identity, strlen(identity), NF_FORMAT_JSON, NULL, &graph));
+  OK(nf_session_create(graph, 1, &session));
+  OK(nf_run_create(session, &run));
+  /* y is a Reshape of the borrowed x: after x is set again and its first array
+   * freed, y still holds the first array's values. */
+  OK(nf_run_set_input(run, "x", NF_FLOAT32, 2, dims, first, 6 * sizeof(float)));
+  OK(nf_run_infer(run));
+  OK(nf_run_set_input(run, "x", NF_FLOAT32, 2, dims, second, sizeof second));
+  free(first);
+  OK(nf_run_get_output(run, "y", got, sizeof got, NULL));
+  for (i = 0; i < 6; ++i) CHECK(got[i] == (float)i);
+  nf_run_release(run);
+  nf_session_release(session);
+  nf_graph_release(graph);
+
+  OK(nf_session_create(lenet, 1, &session));
+  OK(nf_run_create(session, &run));
+  OK(nf_run_set_input(run, "image", NF_FLOAT32, 4, sample_dims, images, sizeof images));
+  OK(nf_run_set_input(run, "label", NF_INT64, 1, label_dims, labels, sizeof labels));
+  OK(nf_run_forward(run, 0));
+  /* A seed of the wrong shape is refused; the right one then works. */
+  OK(nf_run_set_output_grad(run, "loss", NF_FLOAT32, 1, two_dims, two, sizeof two));
+  EXPECT_ERROR(nf_run_backward(run), NF_ERR_SHAPE_MISMATCH, "gradient for output 'loss'");
+  OK(nf_run_set_output_grad(run, "loss", NF_FLOAT32, 0, NULL, &one, sizeof one));
+  OK(nf_run_backward(run));
+  /* Setting an input ends the pending forward. */
+  OK(nf_run_forward(run, 0));
+  OK(nf_run_set_input(run, "image", NF_FLOAT32, 4, sample_dims, images, sizeof images));
+  EXPECT_ERROR(nf_run_backward(run), NF_ERR_RUN, "training-mode forward first");
+  nf_run_release(run);
+  nf_session_release(session);
+
+  OK(nf_graph_load_file(graph_path, &graph));
+  OK(nf_trainer_create(graph, "{\"optimizer\": {\"type\": \"sgd\", \"lr\": 0.01}, \"batch_size\": 2}",
+                       &trainer));
+  OK(nf_trainer_set_data(trainer, NF_FLOAT32, 4, sample_dims, images, sizeof images, labels, BATCH));
+  OK(nf_trainer_train_epochs(trainer, 1, calls_its_trainer, trainer, NULL, NULL));
+  OK(nf_trainer_train_steps(trainer, 1, NULL, NULL, NULL, NULL));
   nf_trainer_release(trainer);
   nf_graph_release(graph);
 }
@@ -331,8 +406,8 @@ static void test_errors(const nf_graph* graph) {
   /* NULL handles and pointers. */
   EXPECT_ERROR(nf_graph_load_file(NULL, &none), NF_ERR_INVALID_ARGUMENT, "path is NULL");
   EXPECT_ERROR(nf_graph_load_file(graph_path, NULL), NF_ERR_INVALID_ARGUMENT, "graph is NULL");
-  EXPECT_ERROR(nf_graph_load_buffer(NULL, 10, NF_FORMAT_JSON, NULL, &none),
-               NF_ERR_INVALID_ARGUMENT, "data is NULL");
+  EXPECT_ERROR(nf_graph_load_buffer(NULL, 10, NF_FORMAT_JSON, NULL, &none), NF_ERR_INVALID_ARGUMENT,
+               "data is NULL");
   EXPECT_ERROR(nf_graph_tensor_count(NULL, NF_LIST_INPUTS, &size), NF_ERR_INVALID_ARGUMENT,
                "graph is NULL");
   EXPECT_ERROR(nf_graph_tensor_count(graph, NF_LIST_INPUTS, NULL), NF_ERR_INVALID_ARGUMENT,
@@ -344,10 +419,9 @@ static void test_errors(const nf_graph* graph) {
   EXPECT_ERROR(nf_run_infer(NULL), NF_ERR_INVALID_ARGUMENT, "run is NULL");
   EXPECT_ERROR(nf_run_get_output(NULL, "logits", logits, sizeof logits, NULL),
                NF_ERR_INVALID_ARGUMENT, "run is NULL");
-  EXPECT_ERROR(nf_trainer_create(NULL, "{}", &trainer), NF_ERR_INVALID_ARGUMENT,
-               "graph is NULL");
-  EXPECT_ERROR(nf_trainer_train_epochs(NULL, 1, NULL, NULL, NULL, NULL),
-               NF_ERR_INVALID_ARGUMENT, "trainer is NULL");
+  EXPECT_ERROR(nf_trainer_create(NULL, "{}", &trainer), NF_ERR_INVALID_ARGUMENT, "graph is NULL");
+  EXPECT_ERROR(nf_trainer_train_epochs(NULL, 1, NULL, NULL, NULL, NULL), NF_ERR_INVALID_ARGUMENT,
+               "trainer is NULL");
   EXPECT_ERROR(nf_graph_save_file(NULL, in_work("x.json")), NF_ERR_INVALID_ARGUMENT,
                "graph is NULL");
   nf_graph_release(NULL);
@@ -367,11 +441,12 @@ static void test_errors(const nf_graph* graph) {
   EXPECT_ERROR(nf_graph_tensor_name(graph, NF_LIST_INITIALIZERS, 0, small, 4, &length),
                NF_ERR_BUFFER_TOO_SMALL, "needs 8 bytes (with the NUL), the buffer has 4");
   CHECK(length == 7); /* conv1.W */
-  EXPECT_ERROR(nf_trainer_create((nf_graph*)graph, "{\"optimizer\": {\"type\": \"adam\"}}",
-                                 &trainer),
-               NF_ERR_INVALID_CONFIG, "optimizer.lr");
-  EXPECT_ERROR(nf_trainer_create((nf_graph*)graph, "{\"optimizer\": {\"type\": \"sgd\", "
-                                                   "\"lr\": 0.1}, \"bindings\": {\"input\": \"x\"}}",
+  EXPECT_ERROR(
+      nf_trainer_create((nf_graph*)graph, "{\"optimizer\": {\"type\": \"adam\"}}", &trainer),
+      NF_ERR_INVALID_CONFIG, "optimizer.lr");
+  EXPECT_ERROR(nf_trainer_create((nf_graph*)graph,
+                                 "{\"optimizer\": {\"type\": \"sgd\", "
+                                 "\"lr\": 0.1}, \"bindings\": {\"input\": \"x\"}}",
                                  &trainer),
                NF_ERR_INVALID_GRAPH, "bindings.input");
   CHECK(trainer == NULL);
@@ -381,7 +456,8 @@ static void test_errors(const nf_graph* graph) {
   EXPECT_ERROR(nf_run_get_output(run, "logits", logits, sizeof logits, NULL),
                NF_ERR_INVALID_ARGUMENT, "no output 'logits' (nothing was run yet)");
   EXPECT_ERROR(nf_run_set_input(run, "imag", NF_FLOAT32, 4, image_dims, images, sizeof images),
-               NF_ERR_INVALID_GRAPH, "'imag' is not a graph input (the graph's inputs: image, label)");
+               NF_ERR_INVALID_GRAPH,
+               "'imag' is not a graph input (the graph's inputs: image, label)");
   EXPECT_ERROR(nf_run_set_input(run, "image", (nf_dtype)99, 4, image_dims, images, sizeof images),
                NF_ERR_UNSUPPORTED_DTYPE, "dtype code 99 is not a nodeflow dtype");
   EXPECT_ERROR(nf_run_set_input(run, "image", NF_FLOAT32, 4, image_dims, images, 100),
@@ -449,6 +525,7 @@ int main(int argc, char** argv) {
   test_inference_matches_cli(graph);
   test_backward_matches_cli(graph);
   test_errors(graph);
+  test_host_memory_and_retries(graph);
   nf_graph_release(graph);
   test_training();
   if (capi_failures) {

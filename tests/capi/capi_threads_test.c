@@ -31,16 +31,18 @@ static int run_once(const nf_session* session, struct result* out) {
   nf_run* run = NULL;
   const float one = 1.0f;
   int failed = nf_run_create(session, &run) != NF_OK;
-  failed = failed ||
-           nf_run_set_input(run, "image", NF_FLOAT32, 4, image_dims, images, sizeof images) != NF_OK ||
-           nf_run_set_input(run, "label", NF_INT64, 1, label_dims, labels, sizeof labels) != NF_OK ||
-           nf_run_infer(run) != NF_OK ||
-           nf_run_get_output(run, "logits", out->logits, sizeof out->logits, NULL) != NF_OK ||
-           nf_run_forward(run, 11) != NF_OK ||
-           nf_run_get_output(run, "logits", out->train_logits, sizeof out->train_logits, NULL) != NF_OK ||
-           nf_run_set_output_grad(run, "loss", NF_FLOAT32, 0, NULL, &one, sizeof one) != NF_OK ||
-           nf_run_backward(run) != NF_OK ||
-           nf_run_get_gradient(run, "fc1.W", out->grad, sizeof out->grad, NULL) != NF_OK;
+  failed =
+      failed ||
+      nf_run_set_input(run, "image", NF_FLOAT32, 4, image_dims, images, sizeof images) != NF_OK ||
+      nf_run_set_input(run, "label", NF_INT64, 1, label_dims, labels, sizeof labels) != NF_OK ||
+      nf_run_infer(run) != NF_OK ||
+      nf_run_get_output(run, "logits", out->logits, sizeof out->logits, NULL) != NF_OK ||
+      nf_run_forward(run, 11) != NF_OK ||
+      nf_run_get_output(run, "logits", out->train_logits, sizeof out->train_logits, NULL) !=
+          NF_OK ||
+      nf_run_set_output_grad(run, "loss", NF_FLOAT32, 0, NULL, &one, sizeof one) != NF_OK ||
+      nf_run_backward(run) != NF_OK ||
+      nf_run_get_gradient(run, "fc1.W", out->grad, sizeof out->grad, NULL) != NF_OK;
   if (failed) fprintf(stderr, "run failed: %s\n", nf_last_error_message());
   nf_run_release(run);
   return failed;

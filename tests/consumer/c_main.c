@@ -15,11 +15,12 @@ int main(void) {
   nf_graph* graph = NULL;
   nf_session* session = NULL;
   nf_run* run = NULL;
-  int ok = nf_version(&abi, NULL, 0, NULL) == NF_OK && abi >= NF_ABI_VERSION &&
-           nf_graph_load_buffer(graph_json, strlen(graph_json), NF_FORMAT_JSON, NULL, &graph) == NF_OK &&
-           nf_session_create(graph, 1, &session) == NF_OK && nf_run_create(session, &run) == NF_OK &&
-           nf_run_set_input(run, "x", NF_FLOAT32, 3, dims, x, sizeof x) == NF_OK &&
-           nf_run_infer(run) == NF_OK && nf_run_get_output(run, "pool", y, sizeof y, NULL) == NF_OK;
+  int ok =
+      nf_version(&abi, NULL, 0, NULL) == NF_OK && abi >= NF_ABI_VERSION &&
+      nf_graph_load_buffer(graph_json, strlen(graph_json), NF_FORMAT_JSON, NULL, &graph) == NF_OK &&
+      nf_session_create(graph, 1, &session) == NF_OK && nf_run_create(session, &run) == NF_OK &&
+      nf_run_set_input(run, "x", NF_FLOAT32, 3, dims, x, sizeof x) == NF_OK &&
+      nf_run_infer(run) == NF_OK && nf_run_get_output(run, "pool", y, sizeof y, NULL) == NF_OK;
   nf_run_release(run);
   nf_session_release(session);
   nf_graph_release(graph);
