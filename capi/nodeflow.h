@@ -45,15 +45,15 @@ extern "C" {
  *  outputs of the call unchanged. */
 typedef enum nf_status {
   NF_OK = 0,
-  NF_ERR_INVALID_GRAPH = 1,       /**< the graph document or its wiring is wrong; unknown tensor names */
+  NF_ERR_INVALID_GRAPH = 1,       /**< the graph document or its wiring is wrong; a name that is no input, initializer or tensor of the graph */
   NF_ERR_INVALID_ATTRIBUTE = 2,   /**< an attribute or setting is out of its range */
   NF_ERR_SHAPE_MISMATCH = 3,      /**< shapes do not fit (inputs, seeds, initializers, byte counts) */
   NF_ERR_UNSUPPORTED_DTYPE = 4,   /**< a dtype the graph, op or request does not take */
   NF_ERR_IO = 5,                  /**< reading or writing a file failed, or a file is malformed */
   NF_ERR_RUN = 6,                 /**< a failure while running a valid graph (diverged loss, ...) */
-  NF_ERR_INVALID_ARGUMENT = 7,    /**< a NULL handle or pointer, an unknown name or code */
+  NF_ERR_INVALID_ARGUMENT = 7,    /**< a NULL handle or pointer, an unknown code, a name the run has no output or gradient of */
   NF_ERR_BUFFER_TOO_SMALL = 8,    /**< a caller's buffer is smaller than the result; sizes are set */
-  NF_ERR_OUT_OF_MEMORY = 9,       /**< an allocation failed */
+  NF_ERR_OUT_OF_MEMORY = 9,       /**< an allocation failed outside tensors (a tensor that cannot be allocated is NF_ERR_RUN, naming its bytes) */
   NF_ERR_INTERNAL = 10,           /**< a bug: an unexpected exception inside the library */
   NF_ERR_INVALID_CONFIG = 11      /**< the training configuration (JSON) is wrong */
 } nf_status;
