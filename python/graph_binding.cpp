@@ -49,6 +49,17 @@ struct CallArgs {
   std::uint64_t seed = 0;
 };
 
+// `value` as T, or a TypeError naming the keyword (pybind11's own cast error
+// says neither the argument nor the type wanted).
+template <typename T> T keyword_as(const py::handle& value, const char* name, const char* wanted) {
+  try {
+    return value.cast<T>();
+  } catch (const py::cast_error&) {
+    throw py::type_error(std::string(name) + ": expected " + wanted + ", got " +
+                         py::repr(value).cast<std::string>());
+  }
+}
+
 CallArgs call_args(const py::args& args, const py::kwargs& kwargs, bool takes_seed) {
   CallArgs c;
   if (args.size() > 1)
@@ -57,9 +68,9 @@ CallArgs call_args(const py::args& args, const py::kwargs& kwargs, bool takes_se
   for (const auto& [key, value] : kwargs) {
     const std::string name = py::str(key);
     if (name == "threads")
-      c.threads = value.cast<int>();
+      c.threads = keyword_as<int>(value, "threads", "an int in the range of a C int");
     else if (name == "seed" && takes_seed)
-      c.seed = value.cast<std::uint64_t>();
+      c.seed = keyword_as<std::uint64_t>(value, "seed", "an int in [0, 2**64)");
     else
       c.tensors[key] = value;
   }
@@ -134,6 +145,9 @@ bool is_onnx_format(const std::string& format) {
 }
 
 State loads(const py::object& document, const std::string& format) {
+  if (!py::isinstance<py::bytes>(document) && !py::isinstance<py::str>(document))
+    throw py::type_error("loads: expected the document as str or bytes, got " +
+                         py::repr(py::type::of(document)).cast<std::string>());
   const std::string bytes = py::isinstance<py::bytes>(document)
                                 ? std::string(document.cast<py::bytes>())
                                 : document.cast<std::string>();

@@ -84,3 +84,15 @@ def test_initializer_errors():
         g.set_initializer("fc3.B", np.zeros(3, np.float32))
     with pytest.raises(nodeflow.Error, match="threads"):
         g.run(image=np.zeros((1, 1, 28, 28), np.float32), label=np.zeros(1, np.int64), threads=0)
+
+
+def test_wrong_python_arguments_are_type_errors_naming_them(lenet, digits):
+    image, label = digits
+    with pytest.raises(TypeError, match="^threads: expected an int in the range of a C int, got "
+                                        "1099511627776$"):
+        lenet.run(image=image, label=label, threads=2**40)
+    with pytest.raises(TypeError, match=r"^seed: expected an int in \[0, 2\*\*64\), got -1$"):
+        lenet.forward(image=image, label=label, seed=-1)
+    with pytest.raises(TypeError, match="^loads: expected the document as str or bytes, got "
+                                        "<class 'NoneType'>$"):
+        nodeflow.loads(None)
