@@ -143,33 +143,30 @@ void permute(const PermutePlan& plan, const S* src, D* dst, int threads, Op op,
       walk.dst_step.push_back(dst_stride[k]);
     }
   const std::int64_t outer = plan.numel / (na * nb);
-  if (block && na >= kBlockTile && nb >= kBlockTile) {
-    // Blocks of whole rows along b, as long as possible (the block kernel
-    // streams along them) while giving each thread about four blocks.
+  // Items: the other axes times blocks of `rows` along b. The block kernel
+  // streams along its rows, so its blocks are as long as possible while giving
+  // each thread about four; the element loop copies square tiles.
+  const bool use_block = block && na >= kBlockTile && nb >= kBlockTile;
+  std::int64_t rows = kTile;
+  if (use_block) {
     const std::int64_t wanted = std::max<std::int64_t>(1, (4 * threads + outer - 1) / outer);
-    const std::int64_t rows = std::max(kBlockTile, ((nb + wanted - 1) / wanted + kBlockTile - 1) / kBlockTile * kBlockTile);
-    walk.dims.push_back((nb + rows - 1) / rows);
-    walk.src_step.push_back(rows);
-    walk.dst_step.push_back(rows * db);
-    parallel_ranges(threads, outer * walk.dims.back(), [&](std::int64_t begin, std::int64_t end) {
-      Walk w = walk;
-      w.seek(begin);
-      for (std::int64_t item = begin; item < end; ++item, w.next())
-        block(src + w.src, sa, dst + w.dst, db, std::min(rows, nb - w.index.back() * rows), na);
-    });
-    return;
+    rows = std::max(kBlockTile, ((nb + wanted - 1) / wanted + kBlockTile - 1) / kBlockTile * kBlockTile);
   }
-  walk.dims.push_back((nb + kTile - 1) / kTile);
-  walk.src_step.push_back(kTile);
-  walk.dst_step.push_back(kTile * db);
+  walk.dims.push_back((nb + rows - 1) / rows);
+  walk.src_step.push_back(rows);
+  walk.dst_step.push_back(rows * db);
   parallel_ranges(threads, outer * walk.dims.back(), [&](std::int64_t begin, std::int64_t end) {
     Walk w = walk;
     w.seek(begin);
     for (std::int64_t item = begin; item < end; ++item, w.next()) {
-      const std::int64_t rows = std::min(kTile, nb - w.index.back() * kTile);
+      const std::int64_t n = std::min(rows, nb - w.index.back() * rows);
+      if (use_block) {
+        block(src + w.src, sa, dst + w.dst, db, n, na);
+        continue;
+      }
       for (std::int64_t j0 = 0; j0 < na; j0 += kTile) {
         const std::int64_t cols = std::min(kTile, na - j0);
-        for (std::int64_t i = 0; i < rows; ++i) {
+        for (std::int64_t i = 0; i < n; ++i) {
           const S* s = src + w.src + i + j0 * sa;
           D* d = dst + w.dst + i * db + j0;
           for (std::int64_t j = 0; j < cols; ++j) op(d[j], s[j * sa]);
