@@ -31,11 +31,10 @@ template <typename T> struct LanesOf {
 };
 template <typename T> using Lanes = typename LanesOf<T>::type;
 // These helpers are always inlined, so the ABI of passing such vectors, which
-// GCC warns would differ between instruction sets, never comes into play.
-#if !defined(__clang__)
+// GCC and clang warn would differ between instruction sets, never comes into
+// play.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
-#endif
 template <typename T> [[gnu::always_inline]] inline Lanes<T> load_lanes(const T* p) {
   Lanes<T> v;
   std::memcpy(&v, p, sizeof v);
@@ -154,9 +153,7 @@ void column_row_dx_of(const T* x, const T* dy, const T* scale, T mu, T m1, T m2,
 #undef NODEFLOW_ROW_ALL
 #undef NODEFLOW_ROW_DX
 #undef NODEFLOW_ROW_SUMS
-#if !defined(__clang__)
 #pragma GCC diagnostic pop
-#endif
 
 
 template <typename T>
