@@ -26,9 +26,7 @@ bool is_onnx(const nf_format& format) {
 }
 
 // A file name of the format, for the writer that picks by name.
-const char* name_of_format(const nf_format& format) {
-  return is_onnx(format) ? "graph.onnx" : "graph.json";
-}
+GraphFormat format_of(const nf_format& format) { return is_onnx(format) ? GraphFormat::Onnx : GraphFormat::Json; }
 
 const Graph& graph_of(const nf_graph* graph) { return *require(graph, "graph")->graph; }
 
@@ -89,12 +87,8 @@ NF_API nf_status nf_graph_load_buffer(const void* data, size_t size, nf_format f
     require(graph, "graph");
     if (size > 0) require(data, "data");
     const std::string_view bytes(static_cast<const char*>(data), size);
-    std::shared_ptr<Graph> g;
-    if (is_onnx(format))
-      g = std::make_shared<Graph>(load_onnx(bytes, model_dir ? model_dir : "."));
-    else
-      g = std::make_shared<Graph>(load_graph(bytes));
-    *graph = new nf_graph{std::move(g)};
+    *graph = new nf_graph{
+        std::make_shared<Graph>(load_graph_bytes(bytes, format_of(format), model_dir ? model_dir : "."))};
   });
 }
 
@@ -108,7 +102,7 @@ NF_API nf_status nf_graph_save_buffer(const nf_graph* graph, nf_format format, v
                                       size_t capacity, size_t* size) {
   return guard([&] {
     const Graph& g = graph_of(graph);
-    copy_bytes_out("the saved graph", graph_file_bytes(name_of_format(format), g), buffer, capacity,
+    copy_bytes_out("the saved graph", graph_bytes(g, format_of(format)), buffer, capacity,
                    size);
   });
 }

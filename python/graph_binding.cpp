@@ -137,11 +137,11 @@ State load(const std::filesystem::path& path) {
 }
 
 /// True for "onnx", false for "json"; InvalidAttribute for anything else.
-bool is_onnx_format(const std::string& format) {
+GraphFormat format_of(const std::string& format) {
   if (format != "json" && format != "onnx")
     throw InvalidAttribute("format: expected \"json\" or \"onnx\", got \"" + printable(format, 64) +
                            "\"");
-  return format == "onnx";
+  return format == "onnx" ? GraphFormat::Onnx : GraphFormat::Json;
 }
 
 State loads(const py::object& document, const std::string& format) {
@@ -151,16 +151,16 @@ State loads(const py::object& document, const std::string& format) {
   const std::string bytes = py::isinstance<py::bytes>(document)
                                 ? std::string(document.cast<py::bytes>())
                                 : document.cast<std::string>();
-  const bool onnx = is_onnx_format(format);
+  const GraphFormat f = format_of(format);
   py::gil_scoped_release release;
-  if (onnx) return std::make_shared<GraphState>(load_onnx(bytes, {}));
-  return std::make_shared<GraphState>(load_graph(bytes));
+  return std::make_shared<GraphState>(load_graph_bytes(bytes, f));
 }
 
 py::object dumps(const State& s, const std::string& format) {
-  if (is_onnx_format(format))
-    return py::bytes(reading(*s, [&] { return write_onnx(s->graph).bytes; }));
-  return py::str(reading(*s, [&] { return write_graph_json(s->graph.def()); }));
+  const GraphFormat f = format_of(format);
+  std::string bytes = reading(*s, [&] { return graph_bytes(s->graph, f); });
+  if (f == GraphFormat::Onnx) return py::bytes(bytes);
+  return py::str(bytes);
 }
 
 std::vector<TensorInfoView> inputs(const State& s) {
