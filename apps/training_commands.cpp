@@ -28,7 +28,7 @@
 #include "training/evaluation.hpp"
 #include "training/heap_tuning.hpp"
 #include "training/history.hpp"
-#include "training/mnist.hpp"
+#include "training/datasets.hpp"
 #include "training/reload_check.hpp"
 #include "training/trainer.hpp"
 
@@ -41,58 +41,42 @@ using namespace nodeflow::training;
 // A path in the summary on stdout: control characters escaped, as in messages.
 std::string shown_path(const fs::path& path) { return printable(path.string(), std::string::npos); }
 
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (std::size_t i = 0; i < names.size(); ++i)
-    out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+// The dataset --data names; a value of no known form is wrong usage.
+DatasetSource source_of(const DataRequest& data) {
+  try {
+    return parse_dataset_source(data.spec);
+  } catch (const InvalidAttribute& e) {
+    throw UsageError(e.what());
+  }
+}
+
+/// The samples a command works on: those trained on, those evaluated after
+/// every epoch (the validation set, else the test set) and the test set.
+struct LoadedData {
+  std::string name;
+  Dataset train, held_out, test;
+  bool validation = false;
+};
+
+LoadedData load_data(const DataRequest& request) {
+  const DatasetSource source = source_of(request);
+  TrainTestData d = load_dataset(source);
+  LoadedData out{source.name, {}, {}, std::move(d.test), request.validation > 0};
+  if (out.validation) {
+    Split s;
+    try {
+      s = split_validation(d.train, static_cast<std::size_t>(request.validation));
+    } catch (const InvalidAttribute& e) {
+      throw UsageError(std::string("--") + e.what());
+    }
+    out.train = std::move(s.first);
+    out.held_out = std::move(s.second);
+  } else {
+    out.train = std::move(d.train);
+    out.held_out = out.test;  // a handle: no copy of the samples
+  }
   return out;
 }
-
-// The folder of the MNIST digits, checked to hold every digit file. A
-// user who ran from outside the checkout, or fetched only part of the
-// package, is told which files are missing where, and every way to point
-// at the data.
-// The folder the digits are read from (--mnist-dir, else $NODEFLOW_MNIST_DIR,
-// else the default) and which of these three named it; not checked yet.
-fs::path requested_mnist_dir(const DataRequest& data, std::string* origin = nullptr) {
-  if (data.name != "mnist")
-    throw UsageError("--data: unknown dataset '" + data.name + "' (known: mnist)");
-  if (!data.mnist_dir.empty()) {
-    if (origin) *origin = "--mnist-dir";
-    return data.mnist_dir;
-  }
-  const std::optional<fs::path> env = mnist_dir_from_environment();
-  if (origin) {
-    std::error_code ec;
-    *origin = env ? std::string("$") + kMnistDirVariable
-                  : "the default, in the current directory " + fs::current_path(ec).string();
-  }
-  return env.value_or(fs::path(kMnistFetchedDir));
-}
-
-fs::path mnist_dir(const DataRequest& data) {
-  std::string origin;
-  const fs::path dir = requested_mnist_dir(data, &origin);
-  const std::vector<std::string> missing = missing_mnist_files(dir);
-  if (missing.empty()) return dir;
-  const std::string where = dir.string() + " (" + origin + ")";
-  std::error_code ec;
-  std::string what;
-  if (!fs::exists(dir, ec))
-    what = "the folder " + where + " does not exist";
-  else if (!fs::is_directory(dir, ec))
-    what = where + " is not a folder";
-  else if (missing.size() == static_cast<std::size_t>(kMnistClasses))
-    what = "none of the digit files 0.json ... 9.json is in " + where;
-  else
-    what = joined(missing) + (missing.size() == 1 ? " is" : " are") + " missing from " + where +
-           ", which must hold all of 0.json ... 9.json";
-  throw IoError("MNIST digits: " + what + ". scripts/fetch_mnist.sh, run in the nodeflow source " +
-                "tree, fetches them into its " + kMnistFetchedDir + "; --mnist-dir DIR or " +
-                kMnistDirVariable + "=DIR point at a folder that holds them");
-}
-
-MnistData load_data(const DataRequest& data) { return load_mnist(mnist_dir(data)); }
 
 // Bindings that do not fit the graph, told how to fix them: the message of
 // check_bindings (which lists what the graph has) plus where the bindings
@@ -215,8 +199,9 @@ void refuse_input_as_output(const OutputFile& file, const char* input, const fs:
 void refuse_config_and_data(const OutputFile& file, const fs::path& config,
                             const DataRequest& data) {
   refuse_input_as_output(file, "--config", config);
-  for (const fs::path& digits : mnist_files(requested_mnist_dir(data)))
-    refuse_input_as_output(file, "--data mnist", digits);
+  const std::string option = "--data " + data.spec;
+  for (const DatasetFile& input : source_of(data).files())
+    for (const fs::path& name : input.candidates) refuse_input_as_output(file, option.c_str(), name);
 }
 
 void refuse_inputs_as_outputs(const TrainRequest& request, const TrainFiles& files) {
@@ -336,6 +321,7 @@ std::string percent(double fraction) {
 
 }  // namespace
 
+
 void train_model(const TrainRequest& request, std::ostream& out) {
   // Before anything is loaded, trained or created: a bad destination costs nothing yet.
   const TrainFiles files = planned_files(request);
@@ -353,7 +339,7 @@ void train_model(const TrainRequest& request, std::ostream& out) {
   }
   Graph graph = load_graph_argument(request.graph, request.read);
   check_bindings_of(graph, config.bindings, request.config);  // before the data are read
-  const MnistData data = load_data(request.data);
+  const LoadedData data = load_data(request.data);
 
   // Only the checkpoint is saved after every epoch; the metrics and the chart
   // join the trained graph's set at the end.
@@ -366,7 +352,7 @@ void train_model(const TrainRequest& request, std::ostream& out) {
 
   const auto start = std::chrono::steady_clock::now();
   Trainer trainer(graph, config);
-  const std::vector<EpochMetrics> history = trainer.fit(data.train, data.test, outputs);
+  const std::vector<EpochMetrics> history = trainer.fit(data.train, data.held_out, outputs);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const std::vector<FinalSet> sets = final_sets(files, graph, history);
@@ -398,8 +384,12 @@ void train_model(const TrainRequest& request, std::ostream& out) {
       << " steps) in " << static_cast<long long>(seconds + 0.5) << " s, "
       << static_cast<long long>(last.samples_per_second) << " samples/s in the last epoch, "
       << config.threads << " thread(s)\n";
-  out << "held-out set (" << data.test.size() << " digits): accuracy "
-      << percent(last.test_accuracy) << ", loss " << last.test_loss << "\n";
+  if (data.validation)
+    out << "validation set (" << data.held_out.size() << " samples held out of the training set): "
+        << "accuracy " << percent(last.test_accuracy) << ", loss " << last.test_loss << "\n";
+  out << data.name << " test set (" << data.test.size() << " samples): accuracy "
+      << percent(check.in_memory.confusion.accuracy()) << ", loss " << check.in_memory.loss
+      << "\n";
   out << "saved " << shown_path(request.output) << "; reloaded: predictions identical bit for bit ("
       << check.reloaded.predictions.numel() << " " << dtype_name(check.reloaded.predictions.dtype())
       << " values), accuracy " << percent(check.reloaded.confusion.accuracy()) << "\n";
@@ -424,16 +414,26 @@ void evaluate_model(const EvalRequest& request, std::ostream& out) {
     batch_size = config.eval_batch_size;
   }
   const int threads = request.threads.value_or(1);
-  if (request.split != "test" && request.split != "train" && request.split != "all")
-    throw UsageError("--split: expected test, train or all, got '" + request.split + "'");
+  if (request.split != "test" && request.split != "train" && request.split != "validation" &&
+      request.split != "all")
+    throw UsageError("--split: expected test, train, validation or all, got '" + request.split +
+                     "'");
   const Graph graph = load_graph_argument(request.graph, request.read);
   check_bindings_of(graph, bindings, request.config);  // before the data are read
+  if (request.split == "validation" && request.data.validation == 0)
+    throw UsageError("--split validation: --validation N says how many training samples are held "
+                     "out (the number train was given)");
+  const std::string name = source_of(request.data).name;
   Dataset set;
   if (request.split == "all") {
-    set = load_mnist_digits(mnist_dir(request.data));
+    // The training samples in file order, validation samples included.
+    const TrainTestData d = load_dataset(source_of(request.data));
+    set = concatenate(d.train, d.test);
   } else {
-    MnistData data = load_data(request.data);
-    set = request.split == "train" ? std::move(data.train) : std::move(data.test);
+    LoadedData data = load_data(request.data);
+    set = request.split == "train"        ? std::move(data.train)
+          : request.split == "validation" ? std::move(data.held_out)
+                                          : std::move(data.test);
   }
   const auto start = std::chrono::steady_clock::now();
   const Evaluation ev =
@@ -446,12 +446,27 @@ void evaluate_model(const EvalRequest& request, std::ostream& out) {
     write_npy(request.predictions, ev.predictions);
     directories.keep();
   }
-  out << "evaluated " << shown_path(request.graph) << " on the MNIST " << request.split << " split ("
-      << set.size() << " digits) in " << seconds << " s ("
+  out << "evaluated " << shown_path(request.graph) << " on the " << name << " "
+      << request.split << " split (" << set.size() << " samples) in " << seconds << " s ("
       << static_cast<long long>(static_cast<double>(set.size()) / seconds) << " images/s, "
       << threads << " thread(s)): loss " << ev.loss << "\n";
   out << ev.confusion.format();
 }
+
+namespace {
+
+constexpr const char* kDataHelp =
+    "Dataset: mnist[:DIR], fashion-mnist[:DIR] or npy:DIR (docs/training-config.md, "
+    "\"Datasets\"); mnist without DIR reads $NODEFLOW_MNIST_DIR, else .cache/mnist";
+
+void add_validation_option(CLI::App& verb, std::uint64_t& count) {
+  add_count_option(verb, "--validation", count, 1,
+                   static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()), false,
+                   "Hold N training samples out (a fixed shuffle) as the validation set, "
+                   "evaluated after every epoch instead of the test set");
+}
+
+}  // namespace
 
 void add_training_verbs(CLI::App& app, TrainingVerbs& verbs) {
   TrainRequest& t = verbs.train_request;
@@ -465,9 +480,7 @@ void add_training_verbs(CLI::App& app, TrainingVerbs& verbs) {
       ->required();
   verbs.train->add_option("--config", t.config, "Training configuration (docs/training-config.md)")
       ->required();
-  verbs.train->add_option("--data", t.data.name, "Dataset")
-      ->required()
-      ->check(CLI::IsMember({"mnist"}));
+  verbs.train->add_option("--data", t.data.spec, kDataHelp)->required();
   verbs.train->add_option("-o,--output", t.output, "Where to save the trained graph: an ONNX model for .onnx, else a graph "
                           "document")->required();
   verbs.train->add_option("--metrics", t.metrics_csv, "Metrics CSV (default: OUT.metrics.csv)");
@@ -476,8 +489,8 @@ void add_training_verbs(CLI::App& app, TrainingVerbs& verbs) {
   verbs.train->add_option("--checkpoint", t.checkpoint,
                           "Checkpoint after every epoch (default: OUT.checkpoint.json)");
   verbs.train->add_option("--predictions", t.predictions,
-                          "Also write the held-out set's scores (.npy): the prediction output "
-                          "of each digit, e.g. float32 logits [2000, 10]; a row's argmax is its "
+                          "Also write the test set's scores (.npy): the prediction output "
+                          "of each sample, e.g. float32 logits [10000, 10]; a row's argmax is its "
                           "class");
   add_threads_option(*verbs.train, verbs.threads,
                      "Threads the kernels may use (overrides the config)");
@@ -485,9 +498,7 @@ void add_training_verbs(CLI::App& app, TrainingVerbs& verbs) {
   add_count_option(*verbs.train, "--epochs", verbs.epochs, 1,
                    static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()), false,
                    "Epochs (overrides the config)");
-  verbs.train->add_option(
-      "--mnist-dir", t.data.mnist_dir,
-      "MNIST digits folder (default: $NODEFLOW_MNIST_DIR or .cache/mnist/digits)");
+  add_validation_option(*verbs.train, t.data.validation);
   add_max_initializer_bytes(*verbs.train, t.read);
   add_max_tensor_bytes(*verbs.train, t.max_tensor_bytes);
 
@@ -499,21 +510,20 @@ void add_training_verbs(CLI::App& app, TrainingVerbs& verbs) {
                    "Graph document (nodeflow.graph JSON), or ONNX model (.onnx); - for a document "
                    "on standard input")
       ->required();
-  verbs.eval->add_option("--data", e.data.name, "Dataset")
-      ->required()
-      ->check(CLI::IsMember({"mnist"}));
-  verbs.eval->add_option("--split", e.split, "Which digits: test (default), train or all")
-      ->check(CLI::IsMember({"test", "train", "all"}));
+  verbs.eval->add_option("--data", e.data.spec, kDataHelp)->required();
+  verbs.eval
+      ->add_option("--split", e.split,
+                   "Which samples: test (default), train (less --validation's), validation or "
+                   "all (training then test)")
+      ->check(CLI::IsMember({"test", "train", "validation", "all"}));
+  add_validation_option(*verbs.eval, e.data.validation);
   verbs.eval->add_option("--config", e.config,
                          "Training configuration to take \"bindings\" (default: image, label, "
                          "loss, logits) and eval_batch_size from");
   verbs.eval->add_option("--predictions", e.predictions,
-                         "Also write the scores (.npy): the prediction output of each digit, e.g. "
+                         "Also write the scores (.npy): the prediction output of each sample, e.g. "
                          "float32 logits [N, 10]; a row's argmax is its class");
   add_threads_option(*verbs.eval, verbs.threads, "Threads the kernels may use (default 1)");
-  verbs.eval->add_option(
-      "--mnist-dir", e.data.mnist_dir,
-      "MNIST digits folder (default: $NODEFLOW_MNIST_DIR or .cache/mnist/digits)");
   add_max_initializer_bytes(*verbs.eval, e.read);
   add_max_tensor_bytes(*verbs.eval, e.max_tensor_bytes);
 }

@@ -13,18 +13,18 @@
 
 namespace nodeflow::cli {
 
-/// Where the samples come from: `--data mnist` reads the MNIST digits from
-/// `mnist_dir` (default: $NODEFLOW_MNIST_DIR, else .cache/mnist/digits). A
-/// folder that lacks one of 0.json ... 9.json is refused (IoError) before any
-/// is read, naming the missing files, the folder and where it came from, and
-/// every way to provide the data (scripts/fetch_mnist.sh, --mnist-dir,
-/// NODEFLOW_MNIST_DIR).
+/// Where the samples come from: `--data` (training/datasets.hpp,
+/// parse_dataset_source: mnist[:DIR], fashion-mnist[:DIR], npy:DIR) and
+/// `--validation N`, the training samples held out for validation
+/// (split_validation; 0: none). A dataset whose files are missing is refused
+/// (IoError) before any is read, naming the missing files, the folder, where it
+/// came from and how to get the data (load_dataset).
 struct DataRequest {
-  std::string name;  ///< "mnist"
-  std::filesystem::path mnist_dir;
+  std::string spec = "mnist";   ///< the --data value
+  std::uint64_t validation = 0; ///< --validation N
 };
 
-/// `nodeflow train GRAPH --config CONFIG --data mnist -o OUT.json`.
+/// `nodeflow train GRAPH --config CONFIG --data SPEC -o OUT.json`.
 struct TrainRequest {
   std::filesystem::path graph;
   std::filesystem::path config;
@@ -33,8 +33,8 @@ struct TrainRequest {
   std::filesystem::path metrics_csv;  ///< default: OUT with ".metrics.csv" for ".json"
   std::filesystem::path chart;        ///< default: OUT with ".chart.svg"
   std::filesystem::path checkpoint;   ///< default: OUT with ".checkpoint.json"
-  /// Optional .npy of the held-out set's scores: the prediction output per
-  /// digit, [2000, 10] in its dtype (float32 logits for the examples).
+  /// Optional .npy of the test set's scores: the prediction output per
+  /// sample, [10000, 10] for MNIST, in its dtype (float32 logits for the examples).
   std::filesystem::path predictions;
   std::optional<int> threads;         ///< overrides the configuration's
   std::optional<long long> epochs;    ///< overrides the configuration's
@@ -50,31 +50,35 @@ struct TrainRequest {
 /// a directory or its directory cannot be created or written in. Then loads the
 /// graph and configuration, checks the bindings against the graph before the
 /// data are read (InvalidGraph naming the graph's tensors and --config's
-/// "bindings"), trains on the training split (logging progress on stderr),
+/// "bindings"), trains on the training split less the validation samples
+/// (logging progress on stderr; the validation set, else the test set, is
+/// evaluated after every epoch),
 /// keeps the checkpoint up to date (one that cannot be written is a warning:
 /// Trainer::fit), saves the trained graph to `output` with the metrics CSV and
 /// the chart as one set per directory with a manifest (write_file_set;
 /// IoError naming the last good checkpoint and its epoch, or that none was
 /// saved, when -o's set fails), reloads it and checks that it predicts
-/// the held-out set exactly as the network in memory (Error when not), then
-/// prints a summary and the held-out confusion matrix to `out`.
+/// the test set exactly as the network in memory (Error when not), then
+/// prints a summary and the test set's confusion matrix to `out`.
 void train_model(const TrainRequest& request, std::ostream& out);
 
-/// `nodeflow eval GRAPH --data mnist`.
+/// `nodeflow eval GRAPH --data SPEC`.
 struct EvalRequest {
   std::filesystem::path graph;
   DataRequest data;
-  std::string split = "test";    ///< "test", "train" or "all"
+  /// "test", "train" (less the validation samples), "validation" (needs
+  /// data.validation) or "all" (the training samples, then the test samples)
+  std::string split = "test";
   std::filesystem::path config;  ///< optional: bindings and eval_batch_size from a training config
-  /// Optional .npy of the scores: the prediction output per digit of the
-  /// split, [N, 10] in its dtype (float32 logits for the examples).
+  /// Optional .npy of the scores: the prediction output per sample of the
+  /// split, [N, classes] in its dtype (float32 logits for the examples).
   std::filesystem::path predictions;
   std::optional<int> threads;
   ReadOptions read;  ///< --max-initializer-bytes
   std::uint64_t max_tensor_bytes = kDefaultMaxTensorBytes;  ///< --max-tensor-bytes
 };
 
-/// Evaluates the graph in inference mode and prints the loss, the accuracy,
+/// Evaluates the graph in inference mode on the split and prints the loss, the accuracy,
 /// the per-class accuracy and the confusion matrix to `out`. UsageError,
 /// before anything is loaded, when `predictions` is the graph's or the
 /// configuration's file; InvalidGraph, before the data are read, when the

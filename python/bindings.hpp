@@ -11,7 +11,7 @@ namespace py = pybind11;
 void bind_errors(py::module_& m);
 /// nodeflow.Graph, TrainingRun, load, loads.
 void bind_graph(py::module_& m);
-/// nodeflow.Trainer, evaluate, load_mnist.
+/// nodeflow.Trainer, evaluate, load_dataset.
 void bind_training(py::module_& m);
 /// nodeflow.ops.
 void bind_ops(py::module_& m);

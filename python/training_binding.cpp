@@ -13,7 +13,7 @@
 #include "python/bindings.hpp"
 #include "python/graph_state.hpp"
 #include "training/evaluation.hpp"
-#include "training/mnist.hpp"
+#include "training/datasets.hpp"
 #include "training/trainer.hpp"
 
 namespace nodeflow::python {
@@ -123,16 +123,16 @@ py::dict evaluate_graph(const State& s, const py::handle& samples, const py::han
   return d;
 }
 
-py::tuple mnist(const std::optional<std::filesystem::path>& dir) {
-  const MnistData data = [&] {
+py::tuple load_data(const std::string& data) {
+  const TrainTestData d = [&] {
     py::gil_scoped_release release;
-    return load_mnist(dir.value_or(default_mnist_dir()));
+    return load_dataset(parse_dataset_source(data));
   }();
-  const auto labels = [](const Dataset& d) {
-    return py::array_t<std::int64_t>(static_cast<py::ssize_t>(d.labels.size()), d.labels.data());
+  const auto labels = [](const Dataset& set) {
+    return py::array_t<std::int64_t>(static_cast<py::ssize_t>(set.labels.size()), set.labels.data());
   };
-  return py::make_tuple(to_array(data.train.samples, true), labels(data.train),
-                        to_array(data.test.samples, true), labels(data.test));
+  return py::make_tuple(to_array(d.train.samples, true), labels(d.train),
+                        to_array(d.test.samples, true), labels(d.test), d.train.num_classes);
 }
 
 }  // namespace
@@ -154,10 +154,10 @@ void bind_training(py::module_& m) {
         py::arg("num_classes"), py::arg("config") = py::none(),
         "Inference over a dataset: {'loss', 'accuracy', 'predictions'}; the configuration's "
         "bindings and eval_batch_size (defaults without one)");
-  m.def("load_mnist", &mnist, py::arg("dir") = py::none(),
-        "The MNIST digits as `nodeflow train --data mnist` splits them: (train_samples, "
-        "train_labels, test_samples, test_labels); dir defaults to $NODEFLOW_MNIST_DIR, else "
-        ".cache/mnist/digits");
+  m.def("load_dataset", &load_data, py::arg("data") = "mnist",
+        "The dataset `nodeflow train --data DATA` reads (mnist[:DIR], fashion-mnist[:DIR], "
+        "npy:DIR; docs/training-config.md, \"Datasets\"): (train_samples, train_labels, "
+        "test_samples, test_labels, num_classes)");
 }
 
 }  // namespace nodeflow::python

@@ -1,5 +1,6 @@
 #include "training/dataset.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <numeric>
 #include <string>
@@ -49,6 +50,27 @@ Dataset subset(const Dataset& data, std::span<const std::size_t> indices) {
   Batch b = gather(data, indices);
   auto labels = b.labels.values<std::int64_t>();
   return {b.samples, {labels.begin(), labels.end()}, data.num_classes};
+}
+
+Dataset concatenate(const Dataset& first, const Dataset& second) {
+  const Shape& a = first.samples.shape();
+  const Shape& b = second.samples.shape();
+  if (first.samples.dtype() != second.samples.dtype() || a.empty() || b.empty() ||
+      !std::equal(a.begin() + 1, a.end(), b.begin() + 1, b.end()))
+    throw ShapeMismatch("dataset: cannot concatenate samples " +
+                        std::string(dtype_name(first.samples.dtype())) + " " + to_string(a) +
+                        " and " + std::string(dtype_name(second.samples.dtype())) + " " +
+                        to_string(b));
+  Shape shape = a;
+  shape[0] = a[0] + b[0];
+  Dataset out{Tensor::uninitialized(first.samples.dtype(), shape), first.labels,
+              std::max(first.num_classes, second.num_classes)};
+  if (first.samples.nbytes()) std::memcpy(out.samples.raw(), first.samples.raw(), first.samples.nbytes());
+  if (second.samples.nbytes())
+    std::memcpy(out.samples.raw() + first.samples.nbytes(), second.samples.raw(),
+                second.samples.nbytes());
+  out.labels.insert(out.labels.end(), second.labels.begin(), second.labels.end());
+  return out;
 }
 
 Split split(const Dataset& data, std::size_t first_count, std::uint64_t seed) {

@@ -39,6 +39,10 @@ Batch slice(const Dataset& data, std::size_t begin, std::size_t end);
 /// The samples at `indices` as a dataset of their own.
 Dataset subset(const Dataset& data, std::span<const std::size_t> indices);
 
+/// `first`'s samples followed by `second`'s, with the larger num_classes.
+/// Throws ShapeMismatch when their samples differ in dtype or in shape after N.
+Dataset concatenate(const Dataset& first, const Dataset& second);
+
 /// A reproducible split: the samples in the order of shuffled_indices(N,
 /// Rng(seed)); the first `first_count` make `first`, the rest `second`.
 /// Throws ShapeMismatch when first_count > N.

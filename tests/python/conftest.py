@@ -1,8 +1,8 @@
 """Shared pieces of the Python module's tests (docs/python.md).
 
 ctest runs each file with PYTHONPATH naming the built module and NODEFLOW_CLI
-the `nodeflow` binary of the same build; the repository's examples/ and, when
-fetched, the MNIST digits are found from this file's place."""
+the `nodeflow` binary of the same build; the repository's examples/ are found
+from this file's place."""
 import json
 import os
 import pathlib

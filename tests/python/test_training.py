@@ -1,9 +1,8 @@
 """Training through the module: the same weights, bit for bit, and the same
 accuracy as `nodeflow train` on the same configuration and digits; the
-callback sees every step and can stop training; evaluate."""
+callback sees every step and can stop training; evaluate; load_dataset."""
 import csv
 import json
-import os
 import re
 
 import numpy as np
@@ -13,31 +12,33 @@ import nodeflow
 from conftest import LENET, ROOT, run_cli, same_bits
 from test_gil import counted
 
-MNIST_FILES = [f"{d}.json" for d in range(10)]
+def write_idx(path, array):
+    """An IDX file of uint8 `array` (docs/training-config.md, "Datasets")."""
+    header = bytes([0, 0, 0x08, array.ndim]) + b"".join(
+        int(d).to_bytes(4, "big") for d in array.shape)
+    path.write_bytes(header + array.astype(np.uint8).tobytes())
 
 
-def write_stand_in_digits(folder):
-    """10,000 digits the MNIST loader takes, when the real ones are not fetched:
-    per class a seeded random 0/1 pattern with 10% of its pixels flipped per
-    digit (learnable, so the accuracy means something)."""
-    rng = np.random.default_rng(21)
-    folder.mkdir()
-    for d in range(10):
-        pattern = rng.random(784) < 0.3
-        digits = pattern ^ (rng.random((1000, 784)) < 0.1)
-        (folder / f"{d}.json").write_text(
-            '{"data": [' + ",".join(map(str, digits.astype(np.uint8).ravel().tolist())) + "]}")
+def stand_in_digits(n, rng, patterns):
+    """n digits of 28x28 bytes: per class a 0/1 pattern with 10% of its
+    pixels flipped per digit (learnable, so the accuracy means something)."""
+    labels = np.arange(n) % 10
+    images = patterns[labels] ^ (rng.random((n, 784)) < 0.1)
+    return (images * 255).reshape(n, 28, 28), labels
 
 
 @pytest.fixture(scope="module")
 def mnist_dir(tmp_path_factory):
-    """The real digits ($NODEFLOW_MNIST_DIR, else the checkout's .cache, as
-    scripts/fetch_mnist.sh puts them), else a stand-in."""
-    real = os.environ.get("NODEFLOW_MNIST_DIR") or str(ROOT / ".cache" / "mnist" / "digits")
-    if all(os.path.isfile(os.path.join(real, f)) for f in MNIST_FILES):
-        return real
-    folder = tmp_path_factory.mktemp("mnist") / "digits"
-    write_stand_in_digits(folder)
+    """A stand-in for the MNIST folder: 2,000 training and 500 test digits in
+    the four IDX files of scripts/fetch_mnist.sh (the real 60,000 would make
+    this test slow, and they are tested by the main job)."""
+    rng = np.random.default_rng(21)
+    patterns = rng.random((10, 784)) < 0.3
+    folder = tmp_path_factory.mktemp("mnist")
+    for prefix, n in (("train", 2000), ("t10k", 500)):
+        images, labels = stand_in_digits(n, rng, patterns)
+        write_idx(folder / f"{prefix}-images-idx3-ubyte", images)
+        write_idx(folder / f"{prefix}-labels-idx1-ubyte", labels)
     return str(folder)
 
 
@@ -51,16 +52,19 @@ def config():
 
 def test_same_weights_and_accuracy_as_nodeflow_train(mnist_dir, config, tmp_path):
     (tmp_path / "config.json").write_text(json.dumps(config))
-    out = run_cli("train", LENET, "--config", tmp_path / "config.json", "--data", "mnist",
-                  "--mnist-dir", mnist_dir, "-o", tmp_path / "cli.json")
-    cli_accuracy = re.search(r"held-out set \(2000 digits\): accuracy ([0-9.]+)%", out).group(1)
+    out = run_cli("train", LENET, "--config", tmp_path / "config.json", "--data",
+                  f"mnist:{mnist_dir}", "-o", tmp_path / "cli.json")
+    cli_accuracy = re.search(r"mnist test set \(500 samples\): accuracy ([0-9.]+)%", out).group(1)
     with open(tmp_path / "cli.metrics.csv") as f:
         cli_epochs = list(csv.DictReader(f))
 
     graph = nodeflow.load(LENET)
-    train_x, train_y, test_x, test_y = nodeflow.load_mnist(mnist_dir)
-    assert train_x.shape == (8000, 1, 28, 28) and test_y.shape == (2000,)
-    history = nodeflow.Trainer(graph, config).fit(train_x, train_y, test_x, test_y, num_classes=10)
+    train_x, train_y, test_x, test_y, classes = nodeflow.load_dataset(f"mnist:{mnist_dir}")
+    assert train_x.shape == (2000, 1, 28, 28) and test_y.shape == (500,) and classes == 10
+    assert train_x.dtype == np.float32 and train_y.dtype == np.int64
+    assert set(np.unique(train_x)) == {0.0, 1.0}
+    history = nodeflow.Trainer(graph, config).fit(train_x, train_y, test_x, test_y,
+                                                  num_classes=classes)
 
     trained = nodeflow.load(tmp_path / "cli.json")
     for init in graph.initializers:
@@ -71,7 +75,28 @@ def test_same_weights_and_accuracy_as_nodeflow_train(mnist_dir, config, tmp_path
     assert f"{100 * history[0]['test_accuracy']:.2f}" == cli_accuracy
     evaluation = nodeflow.evaluate(graph, test_x, test_y, num_classes=10, config=config)
     assert evaluation["accuracy"] == history[0]["test_accuracy"]
-    assert evaluation["predictions"].shape == (2000, 10)
+    assert evaluation["predictions"].shape == (500, 10)
+
+
+def test_load_dataset_reads_an_npy_folder(tmp_path):
+    rng = np.random.default_rng(5)
+    arrays = {"train_samples": rng.random((6, 3), dtype=np.float32),
+              "train_labels": np.array([0, 1, 2, 3, 0, 1]),
+              "test_samples": rng.random((2, 3), dtype=np.float32),
+              "test_labels": np.array([4, 0])}
+    for name, array in arrays.items():
+        np.save(tmp_path / f"{name}.npy", array)
+    train_x, train_y, test_x, test_y, classes = nodeflow.load_dataset(f"npy:{tmp_path}")
+    assert np.array_equal(train_x, arrays["train_samples"])
+    assert np.array_equal(train_y, arrays["train_labels"])
+    assert np.array_equal(test_x, arrays["test_samples"])
+    assert np.array_equal(test_y, arrays["test_labels"])
+    assert classes == 5
+    np.save(tmp_path / "test_labels.npy", np.array([4.0, 0.0]))
+    with pytest.raises(nodeflow.IoError, match="labels must be int64, uint8 or int8"):
+        nodeflow.load_dataset(f"npy:{tmp_path}")
+    with pytest.raises(nodeflow.Error, match="unknown dataset 'cifar'"):
+        nodeflow.load_dataset("cifar")
 
 
 def small_problem():

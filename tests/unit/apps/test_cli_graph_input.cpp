@@ -74,11 +74,11 @@ TEST_F(CliGraphInput, RunAndConvertReadDashToo) {
 TEST_F(CliGraphInput, TrainAndEvalReadDashToo) {
   write_text("config.json", R"({"optimizer": {"type": "sgd", "lr": 0.1}, "batch_size": 4, "epochs": 1})");
   const ProcessResult train = shell(
-      R"(echo '{"format": ' | "$0" train - --config config.json --data mnist --mnist-dir none -o t.json)");
+      R"(echo '{"format": ' | "$0" train - --config config.json --data mnist:none -o t.json)");
   EXPECT_EQ(train.exit_code, kFailure) << train.describe();
   EXPECT_EQ(train.err.rfind("error: invalid JSON", 0), 0u) << train.describe();
   const ProcessResult eval =
-      shell(R"(echo '{"format": ' | "$0" eval - --data mnist --mnist-dir none)");
+      shell(R"(echo '{"format": ' | "$0" eval - --data mnist:none)");
   EXPECT_EQ(eval.exit_code, kFailure) << eval.describe();
   EXPECT_EQ(eval.err.rfind("error: invalid JSON", 0), 0u) << eval.describe();
 }

@@ -103,7 +103,7 @@ TEST_F(CliMessages, DivergedTrainingLeavesNoDirectoryItCreated) {
   fs::create_directories(dir() / "existing");
 
   const ProcessResult r = nodeflow({"train", graph.string(), "--config", config.string(), "--data",
-                                    "mnist", "--mnist-dir", digits.string(), "-o",
+                                    "mnist:" + digits.string(), "-o",
                                     (dir() / "out" / "a" / "model.json").string(), "--checkpoint",
                                     (dir() / "existing" / "ck" / "model.ck.json").string()});
   EXPECT_EQ(r.exit_code, kFailure) << r.describe();

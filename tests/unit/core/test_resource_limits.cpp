@@ -352,10 +352,8 @@ TEST_F(ResourceLimitFlags, TrainAndEvalTakeBothLimits) {
   write_text("g.json", testing::linear_classifier_json(R"("init": {"rule": "zeros"})"));
   write_text("c.json", R"({"optimizer": {"type": "sgd", "lr": 0.1}, "epochs": 1, "log_every": 0,
                            "batch_size": 64, "eval_batch_size": 100})");
-  const std::vector<std::string> train{"train", "g.json", "--config", "c.json", "--data", "mnist",
-                                       "--mnist-dir", "digits", "-o", "out/m.json"};
-  const std::vector<std::string> eval{"eval", "g.json", "--config", "c.json", "--data", "mnist",
-                                      "--mnist-dir", "digits"};
+  const std::vector<std::string> train{"train", "g.json", "--config", "c.json", "--data", "mnist:digits", "-o", "out/m.json"};
+  const std::vector<std::string> eval{"eval", "g.json", "--config", "c.json", "--data", "mnist:digits"};
   for (const std::vector<std::string>& verb : {train, eval}) {
     std::vector<std::string> args = verb;
     args.insert(args.end(), {"--max-initializer-bytes", "31399"});

@@ -117,7 +117,7 @@ class TrainChartCommand : public CliTest {
     for (const std::string& arg :
          {binary(), std::string("train"), std::string("g.json"),
           std::string("--config"), std::string("c.json"), std::string("--data"),
-          std::string("mnist"), std::string("--mnist-dir"), std::string("digits"),
+          std::string("mnist:digits"),
           std::string("-o"), output})
       argv.push_back(arg);
     return run(argv);
@@ -127,9 +127,13 @@ class TrainChartCommand : public CliTest {
 
   // What every run leaves besides its outputs.
   static std::vector<std::string> inputs() {
-    std::vector<std::string> names{"c.json", "digits", "g.json"};
-    for (int d = 0; d < 10; ++d) names.push_back("digits/" + std::to_string(d) + ".json");
-    return names;
+    return {"c.json",
+            "digits",
+            "digits/t10k-images-idx3-ubyte",
+            "digits/t10k-labels-idx1-ubyte",
+            "digits/train-images-idx3-ubyte",
+            "digits/train-labels-idx1-ubyte",
+            "g.json"};
   }
 };
 

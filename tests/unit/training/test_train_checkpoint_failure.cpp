@@ -150,7 +150,7 @@ ProcessResult train_with_too_small_a_file_limit(const fs::path& dir, int epochs,
   // either holds the log and the CSV but not the 40 KiB graph (its W in base64).
   const char* kLimited = R"(trap '' XFSZ; ulimit -f 24 && exec "$@")";
   return run_process({"/bin/sh", "-c", kLimited, "sh", NODEFLOW_BUILT_CLI, "train", "g.json", "--config",
-                      "c.json", "--data", "mnist", "--mnist-dir", "digits", "-o", "o.json", "--checkpoint",
+                      "c.json", "--data", "mnist:digits", "-o", "o.json", "--checkpoint",
                       checkpoint},
                      dir);
 }

@@ -1,7 +1,7 @@
 // What `eval` and `train` tell a user who has to fix something: bindings
 // that do not fit the graph (and how to give others), MNIST files that are
-// missing (which ones, and every way to point at the data), and what the
-// --predictions file holds.
+// missing (which ones, and every way to point at the data), an unknown
+// dataset, the validation split, and what the --predictions file holds.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -36,10 +36,12 @@ class EvalMessages : public CliTest {
     std::ofstream(dir() / "pixels.json") << pixels_graph();
     std::ofstream(dir() / "c.json")
         << R"({"optimizer": {"type": "sgd", "lr": 0.1}, "epochs": 1, "log_every": 0})";
-    // Nine of the ten digit files: the check for them comes before they are read.
+    // Three of the four MNIST files, not even IDX: the check that they are
+    // all there comes before any is read.
     fs::create_directories(dir() / "nine");
-    for (int d = 0; d < 10; ++d)
-      if (d != 7) std::ofstream(dir() / "nine" / (std::to_string(d) + ".json")) << "{}";
+    for (const char* name : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+                             "t10k-images-idx3-ubyte.gz"})
+      std::ofstream(dir() / "nine" / name) << "{}";
   }
 
   // The `nodeflow` command `args` in dir(), with NODEFLOW_MNIST_DIR set to
@@ -64,57 +66,83 @@ TEST_F(EvalMessages, BindingsThatDoNotFitTheGraphPointToConfigAndItsBindings) {
   const std::string inputs =
       "bindings.input: 'image' is not a graph input (the graph's inputs: 'pixels' float32 "
       "[?, 1, 28, 28], 'label' int64 [?])";
-  // Refused before the data are read: "nine" lacks a digit file.
-  ProcessResult r = nodeflow({"eval", "pixels.json", "--data", "mnist", "--mnist-dir", "nine"});
+  // Refused before the data are read: "nine" lacks a file.
+  ProcessResult r = nodeflow({"eval", "pixels.json", "--data", "mnist:nine"});
   EXPECT_EQ(r.exit_code, 1) << r.describe();
   expect_all(r, {inputs,
                  "without --config, eval binds input 'image', label 'label', loss 'loss' "
                  "and prediction 'logits'",
                  "give --config FILE", "\"bindings\" object", "docs/training-config.md"});
-  EXPECT_EQ(r.err.find("7.json"), std::string::npos) << r.describe();
+  EXPECT_EQ(r.err.find("t10k-labels"), std::string::npos) << r.describe();
 
   r = nodeflow(
-      {"eval", "pixels.json", "--config", "c.json", "--data", "mnist", "--mnist-dir", "nine"});
+      {"eval", "pixels.json", "--config", "c.json", "--data", "mnist:nine"});
   EXPECT_EQ(r.exit_code, 1) << r.describe();
   expect_all(r,
              {inputs, "fix the \"bindings\" object of --config c.json (docs/training-config.md)"});
 
-  r = nodeflow({"train", "pixels.json", "--config", "c.json", "--data", "mnist", "--mnist-dir",
-                "nine", "-o", "o.json"});
+  r = nodeflow({"train", "pixels.json", "--config", "c.json", "--data", "mnist:nine", "-o", "o.json"});
   EXPECT_EQ(r.exit_code, 1) << r.describe();
   expect_all(r,
              {inputs, "fix the \"bindings\" object of --config c.json (docs/training-config.md)"});
 }
 
 TEST_F(EvalMessages, AMissingDigitFileIsNamedWithEveryWayToPointAtTheData) {
-  const std::vector<std::string> ways{"scripts/fetch_mnist.sh", "--mnist-dir DIR",
+  const std::vector<std::string> ways{"scripts/fetch_mnist.sh", "--data mnist:DIR",
                                       "NODEFLOW_MNIST_DIR=DIR"};
   for (const char* split : {"test", "all"}) {
     SCOPED_TRACE(split);
-    ProcessResult r =
-        nodeflow({"eval", "g.json", "--data", "mnist", "--split", split, "--mnist-dir", "nine"});
+    ProcessResult r = nodeflow({"eval", "g.json", "--data", "mnist:nine", "--split", split});
     EXPECT_EQ(r.exit_code, 1) << r.describe();
     expect_all(r, ways);
-    expect_all(r, {"MNIST digits: 7.json is missing from nine (--mnist-dir), which must hold all "
-                   "of 0.json ... 9.json"});
+    expect_all(r, {"mnist dataset: t10k-labels-idx1-ubyte (or .gz) is missing from nine (--data)"});
   }
   ProcessResult r = nodeflow({"eval", "g.json", "--data", "mnist"}, "nine");
   EXPECT_EQ(r.exit_code, 1) << r.describe();
   expect_all(r, ways);
-  expect_all(r, {"7.json is missing from nine ($NODEFLOW_MNIST_DIR)"});
+  expect_all(r, {"t10k-labels-idx1-ubyte (or .gz) is missing from nine ($NODEFLOW_MNIST_DIR)"});
 
   // From outside the checkout, with no folder given: the default is named
   // with the directory it is relative to.
   r = nodeflow({"train", "g.json", "--config", "c.json", "--data", "mnist", "-o", "o.json"});
   EXPECT_EQ(r.exit_code, 1) << r.describe();
   expect_all(r, ways);
-  expect_all(r, {"the folder .cache/mnist/digits (the default, in the current directory " +
+  expect_all(r, {"the folder .cache/mnist (the default, in the current directory " +
                  fs::canonical(dir()).string() + ") does not exist"});
 
   fs::create_directories(dir() / "empty");
-  r = nodeflow({"eval", "g.json", "--data", "mnist", "--mnist-dir", "empty"});
+  r = nodeflow({"eval", "g.json", "--data", "mnist:empty"});
   expect_all(r, ways);
-  expect_all(r, {"none of the digit files 0.json ... 9.json is in empty (--mnist-dir)"});
+  expect_all(r, {"train-images-idx3-ubyte (or .gz), train-labels-idx1-ubyte (or .gz), "
+                 "t10k-images-idx3-ubyte (or .gz) and t10k-labels-idx1-ubyte (or .gz) are missing "
+                 "from empty (--data)"});
+}
+
+TEST_F(EvalMessages, AnUnknownDatasetOrAMissingValidationCountIsWrongUsage) {
+  ProcessResult r = nodeflow({"eval", "g.json", "--data", "cifar"});
+  EXPECT_EQ(r.exit_code, 2) << r.describe();
+  expect_all(r, {"--data: unknown dataset 'cifar' (expected mnist, mnist:DIR, fashion-mnist, "
+                 "fashion-mnist:DIR or npy:DIR)"});
+  r = nodeflow({"eval", "g.json", "--data", "mnist:nine", "--split", "validation"});
+  EXPECT_EQ(r.exit_code, 2) << r.describe();
+  expect_all(r, {"--split validation: --validation N says how many training samples are held out"});
+  write_blank_digits(dir() / "digits");
+  r = nodeflow({"eval", "g.json", "--data", "mnist:digits", "--validation", "200"});
+  EXPECT_EQ(r.exit_code, 2) << r.describe();
+  expect_all(r, {"--validation: 200 samples cannot be held out of a training set of 200 (1 to 199)"});
+}
+
+TEST_F(EvalMessages, EvaluatesTheValidationSplitOfTrain) {
+  write_blank_digits(dir() / "digits");
+  for (const auto& [split, count] : {std::pair{"validation", "30"}, std::pair{"train", "170"},
+                                     std::pair{"all", "300"}, std::pair{"test", "100"}}) {
+    const ProcessResult r = nodeflow({"eval", "g.json", "--data", "mnist:digits", "--validation",
+                                      "30", "--split", split});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    EXPECT_NE(r.out.find(std::string("on the mnist ") + split + " split (" + count + " samples)"),
+              std::string::npos)
+        << r.out;
+  }
 }
 
 TEST_F(EvalMessages, TheHelpSaysWhatThePredictionsFileHolds) {
@@ -133,11 +161,11 @@ TEST_F(EvalMessages, TheHelpSaysWhatThePredictionsFileHolds) {
 TEST_F(EvalMessages, ThePredictionsFileHoldsWhatTheHelpSays) {
   write_blank_digits(dir() / "digits");
   const ProcessResult r = nodeflow(
-      {"eval", "g.json", "--data", "mnist", "--mnist-dir", "digits", "--predictions", "p.npy"});
+      {"eval", "g.json", "--data", "mnist:digits", "--predictions", "p.npy"});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   const Tensor p = read_npy(dir() / "p.npy");
   EXPECT_EQ(p.dtype(), DType::Float32);
-  EXPECT_EQ(p.shape(), (Shape{2000, 10}));
+  EXPECT_EQ(p.shape(), (Shape{kBlankTestCount, 10}));
 }
 
 }  // namespace

@@ -151,7 +151,7 @@ class TrainKill : public ::testing::Test {
   std::vector<std::string> train_args(const std::string& config, const fs::path& out,
                                       std::optional<int> epochs = std::nullopt) const {
     std::vector<std::string> args{"train",       "g.json", "--config", config,
-                                  "--data",      "mnist",  "--mnist-dir", "digits",
+                                  "--data",      "mnist:digits",
                                   "-o",          (out / "o.json").string()};
     if (epochs) {
       args.push_back("--epochs");

@@ -21,16 +21,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A sanitized Debug build trains LeNet-5 at some 80 digits/s (an epoch of
-// 8,000 takes a minute and a half): there the run from JSON, whose result is
-// the same arithmetic, is left to the Release build.
+// A sanitized Debug build trains LeNet-5 at some 80 digits/s: there the run
+// from JSON, whose result is the same arithmetic, is left to the Release build.
 #ifdef __SANITIZE_ADDRESS__
 constexpr bool kSanitized = true;
 #else
 constexpr bool kSanitized = false;
 #endif
 
-// One epoch of 16 steps: short, and enough for the weights to move.
+// One epoch of one step (the 200 stand-in digits in one batch): short, and
+// enough for the weights to move.
 constexpr const char* kConfig = R"({"optimizer": {"type": "sgd", "lr": 0.05}, "epochs": 1,
                                     "batch_size": 500, "seed": 3, "threads": 1, "log_every": 0})";
 
@@ -42,7 +42,7 @@ class TrainOnnx : public CliTest {
     ProcessOptions options;
     options.timeout = std::chrono::minutes(10);
     return nodeflow({"train", graph.string(), "--config", (dir() / "c.json").string(), "--data",
-                     "mnist", "--mnist-dir", (dir() / "digits").string(), "-o", out},
+                     "mnist:" + (dir() / "digits").string(), "-o", out},
                     options);
   }
 };

@@ -312,8 +312,8 @@ class TrainCommandOutputs : public CliTest {
   // Without digits: every refusal must come before the data is needed.
   ProcessResult train(const std::vector<std::string>& args,
                       const std::string& mnist_dir = "no-digits") const {
-    std::vector<std::string> argv{"train",  "g.json", "--config",    "c.json",
-                                  "--data", "mnist",  "--mnist-dir", mnist_dir};
+    std::vector<std::string> argv{"train", "g.json", "--config", "c.json", "--data",
+                                  "mnist:" + mnist_dir};
     argv.insert(argv.end(), args.begin(), args.end());
     return nodeflow(argv);
   }
@@ -372,8 +372,7 @@ TEST_F(TrainCommandOutputs, AnOutputNamingAnInputIsRefusedBeforeAnythingIsWritte
 TEST_F(TrainCommandOutputs, EvalRefusesPredictionsNamingItsGraph) {
   const std::vector<std::string> before = files();
   const ProcessResult r =
-      run_process({NODEFLOW_BUILT_CLI, "eval", "g.json", "--data", "mnist", "--mnist-dir",
-                   "no-digits", "--predictions", "./g.json"},
+      run_process({NODEFLOW_BUILT_CLI, "eval", "g.json", "--data", "mnist:no-digits", "--predictions", "./g.json"},
                   dir());
   EXPECT_EQ(r.exit_code, kUsage) << r.describe();
   EXPECT_NE(r.err.find("--predictions ./g.json is the file of the graph (g.json)"),
@@ -389,8 +388,7 @@ TEST_F(TrainCommandOutputs, EvalChecksItsPredictionsFileBeforeEvaluating) {
   ASSERT_EQ(::mkfifo((dir() / "pipe.npy").c_str(), 0600), 0);
   for (const char* target : {"adir.npy", "pipe.npy"}) {
     const ProcessResult r =
-        run_process({NODEFLOW_BUILT_CLI, "eval", "g.json", "--data", "mnist", "--mnist-dir",
-                     "no-digits", "--predictions", target},
+        run_process({NODEFLOW_BUILT_CLI, "eval", "g.json", "--data", "mnist:no-digits", "--predictions", target},
                     dir());
     EXPECT_EQ(r.exit_code, kFailure) << r.describe();
     EXPECT_NE(r.err.find(std::string("--predictions: cannot write ") + target + ": it is a"),
@@ -487,7 +485,7 @@ TEST_F(TrainCommandOutputs, EvalCreatesTheDirectoriesOfItsPredictionsAsTrainDoes
   ASSERT_EQ(train({"-o", "model.json"}, "digits").exit_code, 0);
   const ProcessResult r =
       run_process({NODEFLOW_BUILT_CLI, "eval", "model.json", "--config", "c.json", "--data",
-                   "mnist", "--mnist-dir", "digits", "--predictions", "new/sub/p.npy"},
+                   "mnist:digits", "--predictions", "new/sub/p.npy"},
                   dir());
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   EXPECT_TRUE(fs::is_regular_file(dir() / "new" / "sub" / "p.npy"));
