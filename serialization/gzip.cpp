@@ -107,8 +107,10 @@ std::string gunzip(std::span<const std::byte> compressed, const std::string& sou
   constexpr std::size_t kBlock = std::size_t{1} << 20;
   for (;;) {
     const std::size_t at = out.size();
-    // One byte past the limit tells "exactly max_bytes" from "more".
-    const std::size_t room = std::min(kBlock, max_bytes - std::min(max_bytes, at) + 1);
+    // One byte past the limit tells "exactly max_bytes" from "more" (at never
+    // passes max_bytes here: that threw below).
+    const std::size_t left = max_bytes - at;
+    const std::size_t room = left >= kBlock ? kBlock : left + 1;
     out.resize(at + room);
     const std::size_t got = reader.read(reinterpret_cast<std::byte*>(out.data() + at), room);
     out.resize(at + got);
