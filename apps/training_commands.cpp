@@ -321,7 +321,6 @@ std::string percent(double fraction) {
 
 }  // namespace
 
-
 void train_model(const TrainRequest& request, std::ostream& out) {
   // Before anything is loaded, trained or created: a bad destination costs nothing yet.
   const TrainFiles files = planned_files(request);
