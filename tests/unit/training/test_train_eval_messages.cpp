@@ -145,6 +145,19 @@ TEST_F(EvalMessages, EvaluatesTheValidationSplitOfTrain) {
   }
 }
 
+TEST_F(EvalMessages, TrainWithValidationReportsTheValidationAndTheTestSet) {
+  write_blank_digits(dir() / "digits");
+  const ProcessResult r = nodeflow({"train", "g.json", "--config", "c.json", "--data",
+                                    "mnist:digits", "--validation", "50", "-o", "o.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_NE(r.out.find("validation set (50 samples held out of the training set): accuracy "),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("mnist test set (100 samples): accuracy "), std::string::npos) << r.out;
+  // The log: 150 samples trained on, the 50 evaluated after every epoch.
+  EXPECT_NE(r.err.find("on 150 samples (50 held out)"), std::string::npos) << r.describe();
+}
+
 TEST_F(EvalMessages, TheHelpSaysWhatThePredictionsFileHolds) {
   for (const char* verb : {"eval", "train"}) {
     const ProcessResult r = nodeflow({verb, "--help"});
