@@ -367,7 +367,8 @@ void train_model(const TrainRequest& request, std::ostream& out, ProcessGroup* g
   // a link, the directory of the file it points to.
   CreatedDirectories directories;
   if (writer)
-    for (const OutputFile& file : files.all()) directories.create_parent_of(final_target(file.path));
+    for (const OutputFile& file : files.all())
+      directories.create_parent_of(final_target(file.path));
 
   const auto start = std::chrono::steady_clock::now();
   Trainer trainer(graph, config);

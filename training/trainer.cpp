@@ -310,7 +310,8 @@ void Trainer::set_process_group(ProcessGroup& group) {
   // Rank 0 keeps the stream of a single process; the others draw masks of their own.
   dropout_seed_ = mix_seed(config_.seed, kDropoutStream);
   if (group.rank() > 0)
-    dropout_seed_ = mix_seed(dropout_seed_, kRankStreams + static_cast<std::uint64_t>(group.rank()));
+    dropout_seed_ =
+        mix_seed(dropout_seed_, kRankStreams + static_cast<std::uint64_t>(group.rank()));
 }
 
 std::string Trainer::checkpoint_status() const {
