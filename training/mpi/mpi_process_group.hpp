@@ -30,9 +30,10 @@ class MpiProcessGroup final : public ProcessGroup {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   /// MPI_Allreduce with a non-commutative addition per dtype: MPI then
-  /// combines the operands in ascending rank order, and Open MPI reduces such
-  /// an operation to one rank and broadcasts the result, so every rank gets
-  /// the same bits. Counts beyond INT_MAX go in several calls.
+  /// combines the operands in ascending rank order. For two ranks that is one
+  /// addition, the same bits on both; with more, the grouping is the MPI
+  /// library's (docs/distributed.md, step 5). Counts beyond INT_MAX go in
+  /// several calls.
   void sum(DType dtype, std::byte* values, std::size_t count) override;
   std::vector<std::uint64_t> all_gather(std::uint64_t value) override;
 
