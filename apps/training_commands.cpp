@@ -406,7 +406,10 @@ void train_model(const TrainRequest& request, std::ostream& out, ProcessGroup* g
       << " steps) in " << static_cast<long long>(seconds + 0.5) << " s, "
       << static_cast<long long>(last.samples_per_second) << " samples/s in the last epoch, "
       << config.threads << " thread(s)"
-      << (group ? " on each of " + std::to_string(group->size()) + " data-parallel ranks" : "")
+      << (group == nullptr  ? ""
+          : group->size() > 1 ? " on each of " + std::to_string(group->size()) +
+                                    " data-parallel ranks"
+                              : " (a data-parallel job of one rank)")
       << "\n";
   out << "held-out set (" << data.test.size() << " digits): accuracy "
       << percent(last.test_accuracy) << ", loss " << last.test_loss << "\n";
