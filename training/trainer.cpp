@@ -63,6 +63,7 @@ StepResult global_result(ProcessGroup& group, const StepResult& local) {
   return {totals[1] / totals[0], std::llround(totals[2]), std::llround(totals[0])};
 }
 
+// Where a binding's tensor is reported: "bindings.loss ('logits')".
 // Distinct streams derived from the one user seed.
 constexpr std::uint64_t kShuffleStream = 1;
 constexpr std::uint64_t kDropoutStream = 2;
