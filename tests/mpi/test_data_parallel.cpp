@@ -63,6 +63,25 @@ std::string mlp_json(int seed) {
     {"op_type": "SoftmaxCrossEntropyLoss", "name": "xent", "inputs": ["logits", "label"], "specified_outputs_name": ["loss"]}]})";
 }
 
+// mlp_json with BatchNormalization between fc1 and the Relu.
+std::string batch_norm_mlp_json() {
+  std::string g = mlp_json(1);
+  const auto replace = [&](const std::string& from, const std::string& to) {
+    g.replace(g.find(from), from.size(), to);
+  };
+  replace(R"("inputs": ["h"])", R"("inputs": ["hn"])");
+  replace(R"({"op_type": "Relu")",
+          R"({"op_type": "BatchNormalization", "name": "bn", "inputs": ["h", "scale", "shift", "mean", "var"], "specified_outputs_name": ["hn"]},
+    {"op_type": "Relu")");
+  replace(R"("init": {"rule": "zeros"}}],)",
+          R"("init": {"rule": "zeros"}},
+    {"name": "scale", "dtype": "float32", "shape": [32], "trainable": true, "init": {"rule": "ones"}},
+    {"name": "shift", "dtype": "float32", "shape": [32], "trainable": true, "init": {"rule": "zeros"}},
+    {"name": "mean", "dtype": "float32", "shape": [32], "trainable": false, "init": {"rule": "zeros"}},
+    {"name": "var", "dtype": "float32", "shape": [32], "trainable": false, "init": {"rule": "ones"}}],)");
+  return g;
+}
+
 // 1,000 digits per class as the MNIST loader reads them: each pixel 1 with a
 // probability that depends on the class and the row, else 0, so that the
 // classes can be told apart and every weight gets a gradient.
@@ -172,6 +191,21 @@ TEST_F(DataParallelTest, TwoRanksMatchOneProcessWithinTheStatedTolerance) {
   RecordProperty("worst_relative_difference", std::to_string(worst));
   std::cout << "two ranks against one process: worst relative difference " << worst
             << (any_difference ? "" : " (bit-identical)") << "\n";
+}
+
+// Per-rank batch statistics, running statistics averaged over the ranks
+// through MPI (docs/distributed.md, "BatchNormalization"): the ranks keep
+// identical weights and running statistics (fit checks it after every epoch,
+// or the run fails), and the running statistics moved.
+TEST_F(DataParallelTest, BatchNormalizationRanksKeepTheSameRunningStatistics) {
+  write_text("mlp.json", batch_norm_mlp_json());
+  ProcessResult two = train_on(2, "bn.json");
+  ASSERT_EQ(two.exit_code, 0) << two.describe();
+  const Graph trained_bn = trained("bn.json");
+  const auto mean = trained_bn.initializer("mean")->value.values<float>();
+  const auto var = trained_bn.initializer("var")->value.values<float>();
+  EXPECT_NE(mean[0], 0.0f);
+  EXPECT_NE(var[0], 1.0f);
 }
 
 TEST_F(DataParallelTest, TwoRanksAreReproducibleBitForBit) {
