@@ -17,6 +17,7 @@
 
 #include "apps/arguments.hpp"
 #include "apps/commands.hpp"
+#include "apps/distributed_training.hpp"
 #include "apps/limit_flags.hpp"
 #include "apps/output_files.hpp"
 #include "core/errors.hpp"
@@ -321,12 +322,15 @@ std::string percent(double fraction) {
 
 }  // namespace
 
-void train_model(const TrainRequest& request, std::ostream& out) {
+void train_model(const TrainRequest& request, std::ostream& out, ProcessGroup* group) {
+  // Rank 0 of a data-parallel run writes the files, the progress lines and
+  // the summary; the other ranks train and log warnings only.
+  const bool writer = group == nullptr || group->rank() == 0;
   // Before anything is loaded, trained or created: a bad destination costs nothing yet.
   const TrainFiles files = planned_files(request);
-  check_outputs(request, files);
+  if (writer) check_outputs(request, files);
   keep_freed_buffers_in_heap();
-  spdlog::set_level(spdlog::level::info);  // progress lines (stderr)
+  if (writer) spdlog::set_level(spdlog::level::info);  // progress lines (stderr)
   TrainConfig config = load_train_config(request.config);
   if (request.threads) config.threads = *request.threads;
   config.max_tensor_bytes = request.max_tensor_bytes;
@@ -343,15 +347,19 @@ void train_model(const TrainRequest& request, std::ostream& out) {
   // Only the checkpoint is saved after every epoch; the metrics and the chart
   // join the trained graph's set at the end.
   TrainOutputs outputs;
-  outputs.checkpoint = files.checkpoint.path;
+  if (writer) outputs.checkpoint = files.checkpoint.path;
   // Created before training, so that an unusable location fails at once; for
   // a link, the directory of the file it points to.
   CreatedDirectories directories;
-  for (const OutputFile& file : files.all()) directories.create_parent_of(final_target(file.path));
+  if (writer)
+    for (const OutputFile& file : files.all())
+      directories.create_parent_of(final_target(file.path));
 
   const auto start = std::chrono::steady_clock::now();
   Trainer trainer(graph, config);
+  if (group) trainer.set_process_group(*group);
   const std::vector<EpochMetrics> history = trainer.fit(data.train, data.held_out, outputs);
+  if (!writer) return;
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const std::vector<FinalSet> sets = final_sets(files, graph, history);
@@ -382,7 +390,12 @@ void train_model(const TrainRequest& request, std::ostream& out) {
   out << "trained " << graph.name() << " for " << history.size() << " epoch(s) (" << trainer.steps()
       << " steps) in " << static_cast<long long>(seconds + 0.5) << " s, "
       << static_cast<long long>(last.samples_per_second) << " samples/s in the last epoch, "
-      << config.threads << " thread(s)\n";
+      << config.threads << " thread(s)"
+      << (group == nullptr  ? ""
+          : group->size() > 1 ? " on each of " + std::to_string(group->size()) +
+                                    " data-parallel ranks"
+                              : " (a data-parallel job of one rank)")
+      << "\n";
   if (data.validation)
     out << "validation set (" << data.held_out.size() << " samples held out of the training set): "
         << "accuracy " << percent(last.test_accuracy) << ", loss " << last.test_loss << "\n";
@@ -498,6 +511,10 @@ void add_training_verbs(CLI::App& app, TrainingVerbs& verbs) {
                    static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()), false,
                    "Epochs (overrides the config)");
   add_validation_option(*verbs.train, t.data.validation);
+  verbs.train->add_flag("--distributed", t.distributed,
+                        "Be one rank of a data-parallel run started by mpirun -np N: each rank "
+                        "trains its shard of every batch, rank 0 writes the files "
+                        "(docs/distributed.md)");
   add_max_initializer_bytes(*verbs.train, t.read);
   add_max_tensor_bytes(*verbs.train, t.max_tensor_bytes);
 
@@ -531,7 +548,10 @@ bool run_training_verb(TrainingVerbs& verbs, std::ostream& out) {
   if (verbs.train->parsed()) {
     if (verbs.threads > 0) verbs.train_request.threads = verbs.threads;
     if (verbs.epochs > 0) verbs.train_request.epochs = static_cast<long long>(verbs.epochs);
-    train_model(verbs.train_request, out);
+    if (verbs.train_request.distributed)
+      train_distributed(verbs.train_request, out);
+    else
+      train_model(verbs.train_request, out);
     return true;
   }
   if (verbs.eval->parsed()) {

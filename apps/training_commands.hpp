@@ -11,6 +11,10 @@
 #include "core/executor.hpp"
 #include "serialization/json_reader.hpp"
 
+namespace nodeflow::training {
+class ProcessGroup;
+}
+
 namespace nodeflow::cli {
 
 /// Where the samples come from: `--data` (training/datasets.hpp,
@@ -38,6 +42,7 @@ struct TrainRequest {
   std::filesystem::path predictions;
   std::optional<int> threads;         ///< overrides the configuration's
   std::optional<long long> epochs;    ///< overrides the configuration's
+  bool distributed = false;  ///< --distributed: a rank of an MPI job (train_distributed)
   ReadOptions read;                   ///< --max-initializer-bytes (the graph and its reload)
   std::uint64_t max_tensor_bytes = kDefaultMaxTensorBytes;  ///< --max-tensor-bytes
 };
@@ -60,7 +65,11 @@ struct TrainRequest {
 /// saved, when -o's set fails), reloads it and checks that it predicts
 /// the test set exactly as the network in memory (Error when not), then
 /// prints a summary and the test set's confusion matrix to `out`.
-void train_model(const TrainRequest& request, std::ostream& out);
+/// With a `group` of data-parallel ranks (docs/distributed.md), every rank
+/// trains its shard of each batch; only rank 0 checks and writes the files,
+/// logs progress and prints to `out`.
+void train_model(const TrainRequest& request, std::ostream& out,
+                 training::ProcessGroup* group = nullptr);
 
 /// `nodeflow eval GRAPH --data SPEC`.
 struct EvalRequest {

@@ -8,6 +8,7 @@
 
 #include "serialization/json_writer.hpp"
 #include "training/chart.hpp"
+#include "training/data_parallel.hpp"
 #include "training/evaluation.hpp"
 #include "training/lr_schedule.hpp"
 #include "training/metrics.hpp"
@@ -52,10 +53,21 @@ std::string non_finite_text(double x) {
   return x > 0 ? "+inf" : "-inf";
 }
 
+// The global batch's loss, correct predictions and samples from the ranks'
+// (docs/distributed.md): the loss is the sample-weighted mean of the ranks'.
+StepResult global_result(ProcessGroup& group, const StepResult& local) {
+  double totals[3] = {static_cast<double>(local.samples),
+                      local.loss * static_cast<double>(local.samples),
+                      static_cast<double>(local.correct)};
+  group.sum(DType::Float64, reinterpret_cast<std::byte*>(totals), 3);
+  return {totals[1] / totals[0], std::llround(totals[2]), std::llround(totals[0])};
+}
+
 // Where a binding's tensor is reported: "bindings.loss ('logits')".
 // Distinct streams derived from the one user seed.
 constexpr std::uint64_t kShuffleStream = 1;
 constexpr std::uint64_t kDropoutStream = 2;
+constexpr std::uint64_t kRankStreams = 1000;  // + rank: the Dropout stream of rank > 0
 
 }  // namespace
 
@@ -89,6 +101,11 @@ StepResult Trainer::step(const Batch& batch, double lr) {
   const std::int64_t* labels = batch.labels.data<std::int64_t>();
   for (std::size_t i = 0; i < predicted.size(); ++i)
     result.correct += predicted[i] == labels[i] ? 1 : 0;
+  // Data-parallel: the global batch's figures, before the check below, so
+  // that a loss gone non-finite on one rank stops every rank alike.
+  const std::int64_t shard_samples = result.samples;
+  const bool parallel = group_ != nullptr && group_->size() > 1;
+  if (parallel) result = global_result(*group_, result);
   if (!std::isfinite(result.loss)) {
     // Adam with eps 0 turns a gradient that is still 0 into 0/0 = NaN weights.
     const OptimizerSettings& o = config_.optimizer;
@@ -100,8 +117,14 @@ StepResult Trainer::step(const Batch& batch, double lr) {
                          : " (diverged; lower the learning rate)"));
   }
 
-  const TensorMap grads = executor_.backward(run, {{b.loss, ones_like(loss)}});
-  for (const auto& [name, value] : run.initializer_updates()) graph_.set_initializer(name, value);
+  TensorMap grads = executor_.backward(run, {{b.loss, ones_like(loss)}});
+  TensorMap updates = run.initializer_updates();
+  if (parallel) {  // the hook of data-parallel training: every rank gets the same step
+    const double share = static_cast<double>(shard_samples) / static_cast<double>(result.samples);
+    sum_gradients(*group_, grads, reached_, share);
+    average_updates(*group_, updates, share);
+  }
+  for (const auto& [name, value] : updates) graph_.set_initializer(name, value);
   for (const std::string& name : reached_) {
     const Initializer* init = graph_.initializer(name);
     graph_.set_initializer(
@@ -119,6 +142,7 @@ EpochMetrics Trainer::train_epoch(const Dataset& train, std::int64_t epoch) {
   const auto batch = static_cast<std::size_t>(config_.batch_size);
   const std::size_t batches = (order.size() + batch - 1) / batch;
   if (planned_samples_ == 0.0) planned_samples_ = static_cast<double>(train.size());
+  if (group_) check_shardable(train.size(), config_.batch_size, group_->size());
 
   stopped_ = false;
   EpochMetrics m;
@@ -129,7 +153,12 @@ EpochMetrics Trainer::train_epoch(const Dataset& train, std::int64_t epoch) {
   const Clock::time_point start = Clock::now();
   for (std::size_t k = 0; k < batches; ++k) {
     const std::size_t begin = k * batch, end = std::min(order.size(), begin + batch);
-    const StepResult r = step(gather(train, std::span(order).subspan(begin, end - begin)), lr);
+    std::span<const std::size_t> samples = std::span(order).subspan(begin, end - begin);
+    if (group_) {  // this rank's shard of the global batch
+      const Shard shard = shard_of(samples.size(), group_->rank(), group_->size());
+      samples = samples.subspan(shard.first, shard.count);
+    }
+    const StepResult r = step(gather(train, samples), lr);
     loss_sum += r.loss * static_cast<double>(r.samples);
     correct += r.correct;
     seen += r.samples;
@@ -177,6 +206,18 @@ std::vector<EpochMetrics> Trainer::fit(const Dataset& train, const Dataset& test
   check_feeds(graph_, config_.bindings, test, config_.eval_batch_size,
               "evaluation (eval_batch_size " + std::to_string(config_.eval_batch_size) + ")");
   if (!outputs.chart.empty()) check_chart_name(outputs.chart);  // not an epoch later
+  if (group_) {
+    check_shardable(train.size(), config_.batch_size, group_->size());
+    check_same_on_every_rank(*group_, initializers_fingerprint(graph_), "initial weights",
+                             "every rank must load the same graph (on every host a copy of "
+                             "the same file)");
+    check_same_on_every_rank(*group_, dataset_fingerprint(train), "training samples",
+                             "every rank must read the same dataset (on every host a copy "
+                             "of the same files)");
+    check_same_on_every_rank(*group_, settings_fingerprint(config_), "training settings",
+                             "every rank must read the same configuration and options "
+                             "(only threads, eval_batch_size and log_every may differ)");
+  }
   std::vector<EpochMetrics> history;
   planned_samples_ = static_cast<double>(train.size()) * static_cast<double>(config_.epochs);
   done_samples_ = 0;
@@ -194,13 +235,19 @@ std::vector<EpochMetrics> Trainer::fit(const Dataset& train, const Dataset& test
         graph_.name(), config_.bindings.loss);
   spdlog::info(
       "training {} parameter tensors ({} values) of '{}' on {} samples ({} held out): {} epoch(s) "
-      "of batches of {}, {} lr {}, {} thread(s)",
+      "of batches of {}, {} lr {}, {} thread(s){}",
       reached_.size(), trained_values, graph_.name(), train.size(), test.size(), config_.epochs,
       config_.batch_size, optimizer_kind_name(config_.optimizer.kind), config_.optimizer.lr,
-      config_.threads);
+      config_.threads,
+      group_ ? " per rank, data-parallel on " + std::to_string(group_->size()) + " ranks" : "");
   for (std::int64_t e = 0; e < config_.epochs; ++e) {
     EpochMetrics m = train_epoch(train, e);
     const bool stopped = stopped_;
+    if (group_)
+      check_same_on_every_rank(*group_, initializers_fingerprint(graph_),
+                               "weights after epoch " + std::to_string(e + 1),
+                               "the ranks computed different steps, which is a bug of nodeflow "
+                               "(or of the MPI library); please report it");
     const Clock::time_point eval_start = Clock::now();
     const Evaluation ev = evaluate(graph_, test, config_.bindings, config_.eval_batch_size,
                                    config_.executor_options());
@@ -254,6 +301,18 @@ std::vector<EpochMetrics> Trainer::fit(const Dataset& train, const Dataset& test
     }
   }
   return history;
+}
+
+void Trainer::set_process_group(ProcessGroup& group) {
+  if (steps_ > 0)
+    throw InvalidAttribute("set_process_group: the trainer has taken " + std::to_string(steps_) +
+                           " step(s) already; a process group is set before the first");
+  group_ = &group;
+  // Rank 0 keeps the stream of a single process; the others draw masks of their own.
+  dropout_seed_ = mix_seed(config_.seed, kDropoutStream);
+  if (group.rank() > 0)
+    dropout_seed_ =
+        mix_seed(dropout_seed_, kRankStreams + static_cast<std::uint64_t>(group.rank()));
 }
 
 std::string Trainer::checkpoint_status() const {

@@ -17,6 +17,7 @@
 #include "training/dataset.hpp"
 #include "training/history.hpp"
 #include "training/optimizer.hpp"
+#include "training/process_group.hpp"
 #include "training/train_config.hpp"
 
 namespace nodeflow::training {
@@ -87,6 +88,20 @@ class Trainer {
   std::vector<EpochMetrics> fit(const Dataset& train, const Dataset& test,
                                 const TrainOutputs& outputs = {});
 
+  /// Makes this trainer one rank of a data-parallel run (docs/distributed.md):
+  /// each step trains on this rank's shard of the global batch (shard_of),
+  /// the loss and accuracy are the global batch's, the gradients are the
+  /// sample-weighted sum of the ranks' (sum_gradients) and the running
+  /// statistics their weighted mean (average_updates), so that every rank
+  /// takes the same optimizer step. fit() checks first that every rank has the
+  /// same initial weights, training set and settings, and after every epoch
+  /// that they still have the same weights (RunError otherwise). Rank r > 0
+  /// draws its Dropout masks from a stream of its own. Every rank must run
+  /// the same calls (a progress callback must stop every rank at the same
+  /// step). `group` must outlive the trainer. Throws InvalidAttribute after
+  /// the first step.
+  void set_process_group(ProcessGroup& group);
+
   /// Sets (or, with an empty function, clears) the progress callback.
   void set_progress_callback(ProgressCallback callback) { progress_ = std::move(callback); }
   /// True when the progress callback stopped training (returned false); the
@@ -121,6 +136,7 @@ class Trainer {
   std::uint64_t dropout_seed_;
   std::int64_t steps_ = 0;
   ProgressCallback progress_;
+  ProcessGroup* group_ = nullptr;  // set_process_group; null trains alone
   bool stopped_ = false;
   std::filesystem::path checkpoint_;  // fit()'s outputs.checkpoint
   std::optional<std::int64_t> checkpoint_epoch_;
