@@ -25,6 +25,7 @@
 #include "serialization/json_text.hpp"
 #include "serialization/npy.hpp"
 #include "training/chart.hpp"
+#include "training/checkpoint.hpp"
 #include "training/evaluation.hpp"
 #include "training/heap_tuning.hpp"
 #include "training/history.hpp"
@@ -222,6 +223,10 @@ void refuse_config_and_data(const OutputFile& file, const fs::path& config,
 void refuse_inputs_as_outputs(const TrainRequest& request, const TrainFiles& files) {
   for (const OutputFile& file : files.all()) {
     if (file.option != "-o") refuse_input_as_output(file, "the graph", request.graph);
+    // The checkpoint a run resumes from is read whole before anything is
+    // written; only its own checkpoint may replace it.
+    if (file.option.find("--checkpoint") == std::string::npos)
+      refuse_input_as_output(file, "--resume", request.resume);
     refuse_config_and_data(file, request.config, request.data);
   }
 }
@@ -352,6 +357,18 @@ void train_model(const TrainRequest& request, std::ostream& out) {
     config.epochs = *request.epochs;
   }
   Graph graph = load_graph_argument(request.graph, request.read);
+  std::optional<TrainingState> resume_state;
+  if (!request.resume.empty()) {
+    Checkpoint checkpoint = load_checkpoint(request.resume, request.read);
+    try {
+      check_same_structure(graph.def(), checkpoint.graph.def());
+    } catch (const InvalidGraph& e) {
+      throw InvalidGraph("--resume " + request.resume.string() + " is not a checkpoint of " +
+                         request.graph.string() + ": " + e.what());
+    }
+    graph = std::move(checkpoint.graph);  // its weights, the graph's structure
+    resume_state = std::move(checkpoint.state);
+  }
   check_bindings_of(graph, config.bindings, request.config);  // before the data are read
   const MnistData data = load_data(request.data);
 
@@ -366,6 +383,13 @@ void train_model(const TrainRequest& request, std::ostream& out) {
 
   const auto start = std::chrono::steady_clock::now();
   Trainer trainer(graph, config);
+  if (resume_state) {
+    try {
+      trainer.restore(*resume_state);
+    } catch (const InvalidAttribute& e) {
+      throw InvalidAttribute("--resume " + request.resume.string() + ": " + e.what());
+    }
+  }
   const std::vector<EpochMetrics> history = trainer.fit(data.train, data.test, outputs);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -475,6 +499,9 @@ void add_training_verbs(CLI::App& app, TrainingVerbs& verbs) {
                           "Loss/accuracy chart, .svg or .png (default: OUT.chart.svg)");
   verbs.train->add_option("--checkpoint", t.checkpoint,
                           "Checkpoint after every epoch (default: OUT.checkpoint.json)");
+  verbs.train->add_option("--resume", t.resume,
+                          "Continue the run a checkpoint of this graph was saved by (its "
+                          "weights, optimizer state, position and random streams)");
   verbs.train->add_option("--predictions", t.predictions,
                           "Also write the held-out set's scores (.npy): the prediction output "
                           "of each digit, e.g. float32 logits [2000, 10]; a row's argmax is its "
