@@ -41,8 +41,10 @@ struct StepResult {
 /// What the progress callback is told after each optimizer step of train_epoch.
 struct Progress {
   std::int64_t epoch = 0;    ///< 1-based epoch
-  std::int64_t batch = 0;    ///< 1-based batch within the epoch
-  std::int64_t batches = 0;  ///< batches of this epoch
+  /// 1-based optimizer step within the epoch: a batch, or with
+  /// gradient_accumulation k, k micro-batches
+  std::int64_t batch = 0;
+  std::int64_t batches = 0;  ///< optimizer steps of this epoch
   std::int64_t step = 0;     ///< 1-based optimizer step of this Trainer (steps())
   double loss = 0.0;         ///< mean loss over the epoch's samples so far
   double accuracy = 0.0;     ///< fraction of the epoch's samples so far predicted right
