@@ -28,7 +28,8 @@
 //   dX = scale * dY / sqrt(var + epsilon), dscale = sum dY * xhat, dB = sum dY.
 //   d input_mean = -scale * sum dY / sqrt(var + epsilon),
 //   d input_var = -scale / 2 * sum dY * xhat / (var + epsilon).
-// Absent, the run decides (ONNX's default 0 is an inference run's mode).
+// Absent, the run decides (ONNX's default 0 is an inference run's mode). As in
+// ONNX, training_mode 1 needs all three outputs and 0 only Y.
 // A running variance below 0 is refused (InvalidAttribute naming the channel
 // and the value) in either mode, since no variance is negative and inference
 // would give NaN for the whole channel: at load when input_var is a constant
@@ -67,6 +68,13 @@ class BatchNormalizationNode final : public Node {
     check_shapes(x.shape, [&](std::size_t k) { return ctx.inputs[k]->shape; });
     for (std::size_t k = 1; k < 5; ++k) check_float_input("BatchNormalization", k, kInputNames[k], ctx.inputs[k]->dtype);
     if (ctx.constants.size() > 4 && ctx.constants[4]) check_variance(*ctx.constants[4]);
+    // ONNX ties the outputs to the mode (BatchNormalization-14's inference).
+    if (training_mode_ && ctx.num_outputs != (*training_mode_ ? 3u : 1u))
+      throw InvalidAttribute(std::string("attributes.training_mode: ") + (*training_mode_ ? "1" : "0") +
+                             " needs " +
+                             (*training_mode_ ? "all three outputs (Y, running_mean, running_var)"
+                                              : "the one output Y") +
+                             ", as ONNX defines it; the node has " + std::to_string(ctx.num_outputs));
     return {x, *ctx.inputs[3], *ctx.inputs[4]};
   }
 

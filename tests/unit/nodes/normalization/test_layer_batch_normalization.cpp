@@ -168,6 +168,14 @@ TEST(LayerBatchNormalization, TrainingModeAttributeDecidesAsOnnxDefinesIt) {
   EXPECT_NEAR(as_doubles(grads[0])[4], -0.5 / std::sqrt(2.0 + 1e-5), 1e-12);
   EXPECT_EQ(as_doubles(grads[2]), (std::vector<double>{12.0, 12.0}));  // dB = sum dY
   EXPECT_THROW(make_node("BatchNormalization", {{"training_mode", std::int64_t{2}}}), InvalidAttribute);
+  // ONNX ties the outputs to the mode.
+  const std::vector<TensorInfo> infos5(5, TensorInfo{DType::Float32, {2}});
+  std::vector<TensorInfo> x_and_stats = infos5;
+  x_and_stats[0] = {DType::Float32, {3, 2}};
+  EXPECT_NO_THROW(testing::infer(*batch, x_and_stats, {}, 3));
+  EXPECT_THROW(testing::infer(*batch, x_and_stats, {}, 1), InvalidAttribute);
+  EXPECT_NO_THROW(testing::infer(*running, x_and_stats, {}, 1));
+  EXPECT_THROW(testing::infer(*running, x_and_stats, {}, 3), InvalidAttribute);
 }
 
 TEST(LayerBatchNormalization, RunningStatisticsReachTheTrainingRunOnlyInTrainingMode) {
