@@ -26,6 +26,7 @@
 #include "serialization/json_text.hpp"
 #include "serialization/npy.hpp"
 #include "training/chart.hpp"
+#include "training/checkpoint.hpp"
 #include "training/evaluation.hpp"
 #include "training/heap_tuning.hpp"
 #include "training/history.hpp"
@@ -208,6 +209,10 @@ void refuse_config_and_data(const OutputFile& file, const fs::path& config,
 void refuse_inputs_as_outputs(const TrainRequest& request, const TrainFiles& files) {
   for (const OutputFile& file : files.all()) {
     if (file.option != "-o") refuse_input_as_output(file, "the graph", request.graph);
+    // The checkpoint a run resumes from is read whole before anything is
+    // written; only its own checkpoint may replace it.
+    if (file.option.find("--checkpoint") == std::string::npos)
+      refuse_input_as_output(file, "--resume", request.resume);
     refuse_config_and_data(file, request.config, request.data);
   }
 }
@@ -341,6 +346,18 @@ void train_model(const TrainRequest& request, std::ostream& out, ProcessGroup* g
     config.epochs = *request.epochs;
   }
   Graph graph = load_graph_argument(request.graph, request.read);
+  std::optional<TrainingState> resume_state;
+  if (!request.resume.empty()) {
+    Checkpoint checkpoint = load_checkpoint(request.resume, request.read);
+    try {
+      check_same_structure(graph.def(), checkpoint.graph.def());
+    } catch (const InvalidGraph& e) {
+      throw InvalidGraph("--resume " + request.resume.string() + " is not a checkpoint of " +
+                         request.graph.string() + ": " + e.what());
+    }
+    graph = std::move(checkpoint.graph);  // its weights, the graph's structure
+    resume_state = std::move(checkpoint.state);
+  }
   check_bindings_of(graph, config.bindings, request.config);  // before the data are read
   const LoadedData data = load_data(request.data);
 
@@ -358,6 +375,13 @@ void train_model(const TrainRequest& request, std::ostream& out, ProcessGroup* g
   const auto start = std::chrono::steady_clock::now();
   Trainer trainer(graph, config);
   if (group) trainer.set_process_group(*group);
+  if (resume_state) {
+    try {
+      trainer.restore(*resume_state);
+    } catch (const InvalidAttribute& e) {
+      throw InvalidAttribute("--resume " + request.resume.string() + ": " + e.what());
+    }
+  }
   const std::vector<EpochMetrics> history = trainer.fit(data.train, data.held_out, outputs);
   if (!writer) return;
   const double seconds =
@@ -500,6 +524,9 @@ void add_training_verbs(CLI::App& app, TrainingVerbs& verbs) {
                           "Loss/accuracy chart, .svg or .png (default: OUT.chart.svg)");
   verbs.train->add_option("--checkpoint", t.checkpoint,
                           "Checkpoint after every epoch (default: OUT.checkpoint.json)");
+  verbs.train->add_option("--resume", t.resume,
+                          "Continue the run a checkpoint of this graph was saved by (its "
+                          "weights, optimizer state, position and random streams)");
   verbs.train->add_option("--predictions", t.predictions,
                           "Also write the test set's scores (.npy): the prediction output "
                           "of each sample, e.g. float32 logits [10000, 10]; a row's argmax is its "

@@ -43,6 +43,9 @@ struct TrainRequest {
   std::optional<int> threads;         ///< overrides the configuration's
   std::optional<long long> epochs;    ///< overrides the configuration's
   bool distributed = false;  ///< --distributed: a rank of an MPI job (train_distributed)
+  /// --resume: a checkpoint of an earlier run of this graph to continue
+  /// (training/checkpoint.hpp); may be the file --checkpoint names.
+  std::filesystem::path resume;
   ReadOptions read;                   ///< --max-initializer-bytes (the graph and its reload)
   std::uint64_t max_tensor_bytes = kDefaultMaxTensorBytes;  ///< --max-tensor-bytes
 };

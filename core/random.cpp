@@ -2,8 +2,27 @@
 
 #include <cmath>
 #include <numbers>
+#include <sstream>
+
+#include "core/errors.hpp"
 
 namespace nodeflow {
+
+std::string Rng::state() const {
+  std::ostringstream out;
+  out << engine_;
+  return out.str();
+}
+
+void Rng::restore(std::string_view state) {
+  std::istringstream in{std::string(state)};
+  std::mt19937_64 engine;
+  in >> engine;
+  std::string rest;
+  if (in.fail() || (in >> rest))
+    throw InvalidAttribute("not a state of the random stream (std::mt19937_64's 312 words and position)");
+  engine_ = engine;
+}
 
 std::uint64_t mix_seed(std::uint64_t a, std::uint64_t b) {
   std::uint64_t x = a ^ (b * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL);

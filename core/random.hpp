@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <random>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace nodeflow {
@@ -25,6 +27,12 @@ class Rng {
   std::uint64_t below(std::uint64_t n);
   /// Standard normal (Box-Muller, one value per two uniforms).
   double normal();
+  /// The engine's state as text (std::mt19937_64's 312 words and position,
+  /// decimal, space-separated): a checkpoint keeps it so that a resumed run
+  /// continues the stream exactly (docs/training-config.md, "Resuming").
+  std::string state() const;
+  /// Restores a state() text; throws InvalidAttribute for text that is not one.
+  void restore(std::string_view state);
 
  private:
   std::mt19937_64 engine_;

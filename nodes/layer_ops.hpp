@@ -45,15 +45,17 @@ void register_tanh(OpRegistry& registry);
 void register_flatten(OpRegistry& registry);
 void register_reshape(OpRegistry& registry);
 /// Dropout-22: inputs data, ratio (optional scalar; or the `ratio` attribute;
-/// default 0.5), training_mode (refused: the run decides). Outputs output and
-/// optional uint8 mask. Training mode: mask from ForwardContext::seed, kept
-/// elements scaled by 1/(1-ratio), mask reused by backward; else identity.
+/// default 0.5), training_mode (optional uint8 scalar: when given it decides,
+/// as ONNX says; absent, the run decides). Outputs output and optional uint8
+/// mask. Training mode: mask from ForwardContext::seed, kept elements scaled
+/// by 1/(1-ratio), mask reused by backward; else identity.
 void register_dropout(OpRegistry& registry);
 /// BatchNormalization-15: X [N, C, ...], scale, B, input_mean, input_var [C];
 /// epsilon (1e-5), momentum (0.9, ONNX convention). Training mode: batch mean
 /// and biased variance; new running stats pushed to ForwardContext::updates as
 /// inputs 3 and 4 (and optional outputs running_mean, running_var); RunError for
-/// a single value per channel. Inference: running stats. Gradients X, scale, B.
+/// a single value per channel. Inference: running stats. training_mode (0/1,
+/// optional) fixes the mode as ONNX defines it. Gradients X, scale, B.
 void register_batch_normalization(OpRegistry& registry);
 /// Softmax-13 / LogSoftmax-13 along `axis` (default -1), max subtracted first.
 void register_softmax(OpRegistry& registry);

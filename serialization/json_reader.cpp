@@ -283,6 +283,11 @@ class ListReader : public json_detail::ElementSink {
 
 GraphDef parse_graph_def(std::string_view text, const OpRegistry& registry,
                          const ReadOptions& options) {
+  return parse_graph_document(text, registry, options).def;
+}
+
+GraphDocument parse_graph_document(std::string_view text, const OpRegistry& registry,
+                                   const ReadOptions& options) {
   ListReader lists(registry, options);
   const Json doc = json_detail::parse_json_streaming(
       text, {"inputs", "outputs", "initializers", "nodes"}, lists);
@@ -297,7 +302,12 @@ GraphDef parse_graph_def(std::string_view text, const OpRegistry& registry,
     if (!json_detail::as_int64(*it, v) || v != kVersion) expected("version", std::to_string(kVersion), *it);
   }
   json_detail::check_keys(doc, "", {"format", "version", "inputs", "outputs", "nodes"},
-                          {"name", "initializers"});
+                          {"name", "initializers", "training_state"});
+  std::string training_state;
+  if (const auto it = doc.find("training_state"); it != doc.end()) {
+    if (!it->is_object()) expected("training_state", "an object (a checkpoint's training state)", *it);
+    training_state = it->dump();
+  }
 
   // The lists' elements were read during parsing: a list that is an array in
   // the document holds them (its array there is empty now).
@@ -316,7 +326,7 @@ GraphDef parse_graph_def(std::string_view text, const OpRegistry& registry,
   }
   required_list(doc, "nodes", "a list of nodes");
   lists.check("nodes");
-  return std::move(def);
+  return GraphDocument{std::move(def), std::move(training_state)};
 }
 
 Graph load_graph(std::string_view text, const ReadOptions& options, const OpRegistry& registry) {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string_view>
+#include <string>
 
 #include "core/graph.hpp"
 #include "core/registry.hpp"
@@ -86,6 +87,21 @@ struct ReadOptions {
 /// --max-initializer-bytes)`.
 GraphDef parse_graph_def(std::string_view text, const OpRegistry& registry = OpRegistry::global(),
                          const ReadOptions& options = {});
+
+/// A graph document and its optional top-level member "training_state",
+/// which a training checkpoint carries (training/checkpoint.hpp,
+/// docs/training-config.md "Resuming"): its compact JSON text, or empty when
+/// the document has none. The graph reader checks only that it is an object;
+/// every other reader ignores it.
+struct GraphDocument {
+  GraphDef def;
+  std::string training_state;
+};
+
+/// parse_graph_def, keeping the "training_state" member.
+GraphDocument parse_graph_document(std::string_view text,
+                                   const OpRegistry& registry = OpRegistry::global(),
+                                   const ReadOptions& options = {});
 
 /// parse_graph_def, then Graph(def, registry) (semantic validation). Throws the errors of both.
 Graph load_graph(std::string_view text, const ReadOptions& options = {},

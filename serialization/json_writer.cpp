@@ -59,6 +59,10 @@ class DocumentWriter {
       node(def.nodes[i], element("nodes", i, def.nodes[i].name));
     }
     end_items(def.nodes.size());
+    if (!options_.training_state.empty()) {
+      out_ += ",\n  \"training_state\": ";
+      out_ += options_.training_state;
+    }
     out_ += "\n}\n";
     return std::move(out_);
   }

@@ -5,7 +5,8 @@
 //
 // Layout, fixed so that files diff well and re-writes are byte-identical:
 // two-space indentation; top-level keys in the order format, version, name,
-// inputs, outputs, initializers, nodes (all always present); one line per
+// inputs, outputs, initializers, nodes (all always present), then
+// training_state in a checkpoint; one line per
 // graph input, initializer and node. Node keys in the order op_type, name,
 // inputs, specified_outputs_name, attributes, training, lda_coeff; the last
 // four are written only when they differ from their defaults (unset, empty,
@@ -31,6 +32,11 @@ namespace nodeflow {
 struct JsonWriteOptions {
   /// Initializers with more elements than this are written as base64.
   std::size_t inline_limit = 64;
+  /// When not empty, written as the optional top-level member
+  /// "training_state" after "nodes": the compact JSON object of a training
+  /// checkpoint (training/checkpoint.hpp; docs/graph-format.md). The writer
+  /// takes it as given; the checkpoint code renders it.
+  std::string training_state;
 };
 
 /// The document for `def`. Writes what `def` holds without validating it as a

@@ -27,6 +27,8 @@ bool parse_schedule_kind(std::string_view name, ScheduleKind& out) {
     out = ScheduleKind::MultiStep;
   else if (name == "cosine")
     out = ScheduleKind::Cosine;
+  else if (name == "exponential")
+    out = ScheduleKind::Exponential;
   else
     return false;
   return true;
@@ -42,6 +44,8 @@ std::string_view schedule_kind_name(ScheduleKind kind) {
       return "multistep";
     case ScheduleKind::Cosine:
       return "cosine";
+    case ScheduleKind::Exponential:
+      return "exponential";
   }
   return "constant";
 }
@@ -50,7 +54,8 @@ void validate(const ScheduleSettings& s) {
   if (s.kind == ScheduleKind::Step && s.step_size < 1)
     throw InvalidAttribute("schedule.step_size: expected an integer >= 1, got " +
                            std::to_string(s.step_size));
-  if ((s.kind == ScheduleKind::Step || s.kind == ScheduleKind::MultiStep) &&
+  if ((s.kind == ScheduleKind::Step || s.kind == ScheduleKind::MultiStep ||
+       s.kind == ScheduleKind::Exponential) &&
       !(std::isfinite(s.gamma) && s.gamma > 0))
     throw InvalidAttribute("schedule.gamma: expected a finite number > 0, got " + number(s.gamma));
   if (s.kind == ScheduleKind::MultiStep) {
@@ -86,6 +91,8 @@ double learning_rate(const ScheduleSettings& s, double lr0, std::int64_t epoch) 
                             (1.0 + std::cos(std::numbers::pi * static_cast<double>(epoch) /
                                             static_cast<double>(s.t_max))) /
                             2.0;
+    case ScheduleKind::Exponential:
+      return lr0 * std::pow(s.gamma, static_cast<double>(epoch));
   }
   return lr0;
 }

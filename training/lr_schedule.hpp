@@ -12,9 +12,10 @@ enum class ScheduleKind {
   Step,       ///< lr0 * gamma^floor(e / step_size)
   MultiStep,  ///< lr0 * gamma^(number of milestones <= e)
   Cosine,     ///< lr_min + (lr0 - lr_min) * (1 + cos(pi * e / t_max)) / 2
+  Exponential,  ///< lr0 * gamma^e (PyTorch's ExponentialLR)
 };
 
-/// "constant", "step", "multistep", "cosine"; false for another name.
+/// "constant", "step", "multistep", "cosine", "exponential"; false for another name.
 bool parse_schedule_kind(std::string_view name, ScheduleKind& out);
 std::string_view schedule_kind_name(ScheduleKind kind);
 
@@ -22,7 +23,7 @@ struct ScheduleSettings {
   ScheduleKind kind = ScheduleKind::Constant;
   std::int64_t step_size = 1;            ///< Step: epochs per decay (>= 1)
   std::vector<std::int64_t> milestones;  ///< MultiStep: epochs (>= 1, increasing)
-  double gamma = 0.1;                    ///< Step, MultiStep: decay factor (> 0)
+  double gamma = 0.1;                    ///< Step, MultiStep, Exponential: decay factor (> 0)
   double lr_min = 0.0;                   ///< Cosine: the floor (PyTorch's eta_min)
   std::int64_t t_max = 0;  ///< Cosine: period E (>= 1; the config defaults it to epochs)
 };

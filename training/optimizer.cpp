@@ -25,14 +25,18 @@ void for_each_element(Tensor& out, const Tensor& value, const Tensor& grad, Tens
     using T = decltype(tag);
     using S = accumulator_t<T>;
     const T* w = value.data<T>();
-    const T* g = grad.data<T>();
+    // A float64 gradient (the trainer's accumulated, unscaled or clipped one)
+    // is read as it is, without a rounding to the parameter's dtype first.
+    const bool wide = grad.dtype() == DType::Float64;
+    const T* g = wide ? nullptr : grad.data<T>();
+    const double* g64 = wide ? grad.data<double>() : nullptr;
     T* o = out.data<T>();
     S* pm = m.data<S>();
     S* pv = v != nullptr ? v->data<S>() : nullptr;
     for (std::int64_t i = 0; i < value.numel(); ++i) {
       double mi = static_cast<double>(pm[i]);
       double vi = pv != nullptr ? static_cast<double>(pv[i]) : 0.0;
-      o[i] = static_cast<T>(rule(static_cast<double>(w[i]), static_cast<double>(g[i]), mi, vi));
+      o[i] = static_cast<T>(rule(static_cast<double>(w[i]), wide ? g64[i] : static_cast<double>(g[i]), mi, vi));
       pm[i] = static_cast<S>(mi);
       if (pv != nullptr) pv[i] = static_cast<S>(vi);
     }
@@ -85,17 +89,17 @@ Optimizer::Optimizer(OptimizerSettings settings) : settings_(settings) { validat
 
 Tensor Optimizer::update(const std::string& name, const Tensor& value, const Tensor& grad,
                          double lr, double weight_decay) {
-  if (!is_float(value.dtype()) || grad.dtype() != value.dtype())
+  if (!is_float(value.dtype()) || (grad.dtype() != value.dtype() && grad.dtype() != DType::Float64))
     throw UnsupportedDType("parameter '" + name +
                            "': the optimizer needs a float parameter and a gradient "
-                           "of the same dtype, got " +
+                           "of the same dtype (or float64), got " +
                            std::string(dtype_name(value.dtype())) + " and " +
                            std::string(dtype_name(grad.dtype())));
   if (grad.shape() != value.shape())
     throw ShapeMismatch("parameter '" + name + "': gradient shape " + to_string(grad.shape()) +
                         " differs from the parameter's " + to_string(value.shape()));
   const bool adam = settings_.kind != OptimizerKind::SGD;
-  State& st = state_[name];
+  ParameterState& st = state_[name];
   if (st.t == 0) {
     st.m = Tensor(state_dtype(value.dtype()), value.shape());
     if (adam) st.v = Tensor(state_dtype(value.dtype()), value.shape());
@@ -131,6 +135,23 @@ Tensor Optimizer::update(const std::string& name, const Tensor& value, const Ten
     return w - lr * (m / bias1) / (std::sqrt(v / bias2) + eps);
   });
   return out;
+}
+
+void Optimizer::restore_state(std::map<std::string, ParameterState> state) {
+  const bool adam = settings_.kind != OptimizerKind::SGD;
+  for (const auto& [name, st] : state) {
+    const std::string where = "optimizer state of '" + name + "': ";
+    if (st.t < 1) throw InvalidAttribute(where + "step count " + std::to_string(st.t) + " < 1");
+    const DType d = st.m.dtype();
+    if (st.m.empty() || !(d == DType::Float32 || d == DType::Float64))
+      throw InvalidAttribute(where + "the first moment must be a float32 or float64 tensor");
+    if (adam != !st.v.empty())
+      throw InvalidAttribute(where + (adam ? "adam and adamw need a second moment"
+                                           : "sgd keeps no second moment"));
+    if (adam && (st.v.dtype() != d || st.v.shape() != st.m.shape()))
+      throw InvalidAttribute(where + "the second moment's dtype or shape differs from the first's");
+  }
+  state_ = std::move(state);
 }
 
 std::int64_t Optimizer::steps(const std::string& name) const {

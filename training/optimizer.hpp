@@ -54,7 +54,7 @@ class Optimizer {
   explicit Optimizer(OptimizerSettings settings);
 
   /// The parameter after one step. `value` and `grad` must be float tensors of
-  /// one dtype and shape (UnsupportedDType / ShapeMismatch naming `name`), and
+  /// one dtype (or a float64 `grad`, read without rounding) and one shape (UnsupportedDType / ShapeMismatch naming `name`), and
   /// the same dtype and shape as at the parameter's previous steps.
   Tensor update(const std::string& name, const Tensor& value, const Tensor& grad, double lr,
                 double weight_decay);
@@ -67,13 +67,26 @@ class Optimizer {
   Tensor second_moment(const std::string& name) const;
   const OptimizerSettings& settings() const { return settings_; }
 
- private:
-  struct State {
+  /// What the optimizer keeps for one parameter: the momentum buffer (SGD;
+  /// kept even without momentum) or first moment m, the
+  /// second moment v (Adam, AdamW; empty for SGD), in the state dtype, and
+  /// the parameter's step count t.
+  struct ParameterState {
     Tensor m, v;
     std::int64_t t = 0;
   };
+  /// Every parameter's state, by name (a checkpoint saves it).
+  const std::map<std::string, ParameterState>& state() const { return state_; }
+  /// Replaces the whole state (a resumed run; training/checkpoint.hpp). Throws
+  /// InvalidAttribute naming the parameter when a state does not fit this
+  /// optimizer: t < 1, m missing or not of the state dtype of a float
+  /// parameter, v present for SGD or missing (or of another dtype or shape
+  /// than m) for Adam and AdamW. Nothing changes on a throw.
+  void restore_state(std::map<std::string, ParameterState> state);
+
+ private:
   OptimizerSettings settings_;
-  std::map<std::string, State> state_;
+  std::map<std::string, ParameterState> state_;
 };
 
 }  // namespace nodeflow::training

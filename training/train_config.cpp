@@ -125,12 +125,14 @@ ScheduleSettings read_schedule(const Json& obj) {
   if (const Json* type = member(obj, "type");
       type == nullptr || !type->is_string() ||
       !parse_schedule_kind(type->get<std::string>(), s.kind))
-    fail("schedule.type", "\"constant\", \"step\", \"multistep\" or \"cosine\"",
+    fail("schedule.type",
+         "\"constant\", \"step\", \"multistep\", \"cosine\" or \"exponential\"",
          type == nullptr ? Json() : *type);
   refuse_keys_of_other_types(obj, path, "schedule",
                              {{"step_size", "step", {"step"}},
                               {"milestones", "multistep", {"multistep"}},
-                              {"gamma", "step and multistep", {"step", "multistep"}},
+                              {"gamma", "step, multistep and exponential",
+                               {"step", "multistep", "exponential"}},
                               {"lr_min", "cosine", {"cosine"}},
                               {"t_max", "cosine", {"cosine"}}});
   read_int(obj, path, "step_size", 1, s.step_size);
@@ -149,6 +151,55 @@ ScheduleSettings read_schedule(const Json& obj) {
   return s;
 }
 
+ClipSettings read_clipping(const Json& obj) {
+  const std::string path = "gradient_clipping";
+  check_keys(obj, path, {"value", "max_norm", "norm_type"});
+  ClipSettings s;
+  if (member(obj, "value") == nullptr && member(obj, "max_norm") == nullptr)
+    throw InvalidConfig(path + ": give value, max_norm or both");
+  double x = 0;
+  if (member(obj, "value")) {
+    read_number(obj, path, "value", x);
+    s.value = x;
+  }
+  if (member(obj, "max_norm")) {
+    read_number(obj, path, "max_norm", x);
+    s.max_norm = x;
+  }
+  if (const Json* p = member(obj, "norm_type")) {
+    if (!s.max_norm) throw InvalidConfig(path + ".norm_type: only used with max_norm");
+    if (p->is_string() && p->get<std::string>() == "inf")
+      s.norm_type = std::numeric_limits<double>::infinity();
+    else if (p->is_number())
+      s.norm_type = p->get<double>();
+    else
+      fail(path + ".norm_type", "a number >= 1 or \"inf\"", *p);
+  }
+  try {
+    validate(s);
+  } catch (const InvalidAttribute& e) {
+    throw InvalidConfig(e.what());
+  }
+  return s;
+}
+
+LossScaleSettings read_loss_scaling(const Json& obj) {
+  const std::string path = "loss_scaling";
+  check_keys(obj, path, {"init_scale", "growth_factor", "backoff_factor", "growth_interval"});
+  LossScaleSettings s;
+  s.enabled = true;
+  read_number(obj, path, "init_scale", s.init_scale);
+  read_number(obj, path, "growth_factor", s.growth_factor);
+  read_number(obj, path, "backoff_factor", s.backoff_factor);
+  read_int(obj, path, "growth_interval", 1, s.growth_interval);
+  try {
+    validate(s);
+  } catch (const InvalidAttribute& e) {
+    throw InvalidConfig(e.what());
+  }
+  return s;
+}
+
 }  // namespace
 
 TrainConfig parse_train_config(std::string_view text) {
@@ -160,7 +211,8 @@ TrainConfig parse_train_config(std::string_view text) {
   }
   check_keys(doc, "",
              {"optimizer", "schedule", "batch_size", "epochs", "seed", "threads", "eval_batch_size",
-              "log_every", "weight_decay_overrides", "bindings"});
+              "log_every", "weight_decay_overrides", "bindings", "gradient_clipping",
+              "gradient_accumulation", "loss_scaling", "checkpoint_every"});
   TrainConfig c;
   const Json* opt = member(doc, "optimizer");
   if (opt == nullptr) throw InvalidConfig("optimizer: missing (an object with type and lr)");
@@ -176,6 +228,10 @@ TrainConfig parse_train_config(std::string_view text) {
   c.threads = static_cast<int>(threads);
   read_int(doc, "", "eval_batch_size", 1, c.eval_batch_size);
   read_int(doc, "", "log_every", 0, c.log_every);
+  read_int(doc, "", "gradient_accumulation", 1, c.gradient_accumulation);
+  read_int(doc, "", "checkpoint_every", 0, c.checkpoint_every);
+  if (const Json* clip = member(doc, "gradient_clipping")) c.clipping = read_clipping(*clip);
+  if (const Json* ls = member(doc, "loss_scaling")) c.loss_scaling = read_loss_scaling(*ls);
   if (const Json* sched = member(doc, "schedule")) c.schedule = read_schedule(*sched);
   if (c.schedule.kind == ScheduleKind::Cosine && c.schedule.t_max == 0) c.schedule.t_max = c.epochs;
   try {

@@ -9,6 +9,7 @@
 
 #include "core/errors.hpp"
 #include "core/executor.hpp"
+#include "training/gradient_steps.hpp"
 #include "training/lr_schedule.hpp"
 #include "training/optimizer.hpp"
 
@@ -44,6 +45,13 @@ struct TrainConfig {
   std::int64_t log_every = 50;  ///< batches between progress lines; 0 logs epochs only
   std::map<std::string, double> weight_decay_overrides;  ///< by initializer name
   Bindings bindings;
+  ClipSettings clipping;        ///< gradient_clipping: by value, by global norm
+  /// Micro-batches of batch_size whose gradients make one optimizer step
+  /// (weighted by their sample counts: the step on the k-times batch of a mean loss).
+  std::int64_t gradient_accumulation = 1;
+  LossScaleSettings loss_scaling;  ///< dynamic loss scaling (float16, bfloat16)
+  /// Optimizer steps between checkpoints within an epoch; 0: after every epoch only.
+  std::int64_t checkpoint_every = 0;
 
   /// The settings of the runs' Executor (threads, max_tensor_bytes).
   ExecutorOptions executor_options() const { return {threads, max_tensor_bytes}; }

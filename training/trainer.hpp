@@ -8,13 +8,16 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "core/executor.hpp"
 #include "core/graph.hpp"
 #include "core/random.hpp"
+#include "training/checkpoint.hpp"
 #include "training/dataset.hpp"
+#include "training/gradient_steps.hpp"
 #include "training/history.hpp"
 #include "training/optimizer.hpp"
 #include "training/process_group.hpp"
@@ -39,8 +42,10 @@ struct StepResult {
 /// What the progress callback is told after each optimizer step of train_epoch.
 struct Progress {
   std::int64_t epoch = 0;    ///< 1-based epoch
-  std::int64_t batch = 0;    ///< 1-based batch within the epoch
-  std::int64_t batches = 0;  ///< batches of this epoch
+  /// 1-based optimizer step within the epoch: a batch, or with
+  /// gradient_accumulation k, k micro-batches
+  std::int64_t batch = 0;
+  std::int64_t batches = 0;  ///< optimizer steps of this epoch
   std::int64_t step = 0;     ///< 1-based optimizer step of this Trainer (steps())
   double loss = 0.0;         ///< mean loss over the epoch's samples so far
   double accuracy = 0.0;     ///< fraction of the epoch's samples so far predicted right
@@ -72,13 +77,31 @@ class Trainer {
   /// gradient keep their value and their optimizer state.
   StepResult step(const Batch& batch, double lr);
 
+  /// One optimizer step on micro-batches (gradient accumulation): forward and
+  /// backward on each in turn, their gradients summed weighted by their share
+  /// of the samples (the gradient of the mean loss over all of them), then
+  /// with loss scaling divided by the scale (a step with an inf or NaN is
+  /// skipped: no parameter changes, the scale backs off), clipped by value,
+  /// then by global norm, and given to the optimizer. Dropout draws a fresh
+  /// mask per micro-batch. The result sums the micro-batches (loss: their
+  /// sample-weighted mean). InvalidAttribute for an empty list.
+  StepResult step(std::span<const Batch> micro_batches, double lr);
+
   /// One epoch (0-based `epoch`) over `train` in a freshly shuffled order,
-  /// batches of config.batch_size (the last may be smaller), with the
-  /// schedule's learning rate. test_* of the result are left 0.
+  /// micro-batches of config.batch_size (the last may be smaller), one
+  /// optimizer step per config.gradient_accumulation of them, with the
+  /// schedule's learning rate. When the trainer stopped (or was restored)
+  /// inside epoch `epoch`, the epoch continues from there in its order
+  /// instead, and the result covers the whole epoch. test_* of the result are
+  /// left 0. With a checkpoint path (fit) and config.checkpoint_every > 0, a
+  /// checkpoint is saved every that many steps inside the epoch.
   EpochMetrics train_epoch(const Dataset& train, std::int64_t epoch);
 
-  /// config.epochs epochs; after each, evaluates `test` (inference mode) and
-  /// writes `outputs`. Returns the history. A chart name that ends in neither
+  /// config.epochs epochs (after restore(): the epochs the checkpoint had
+  /// not finished, continuing its epoch where it stopped); after each,
+  /// evaluates `test` (inference mode) and writes `outputs`, the checkpoint
+  /// with the training state (training/checkpoint.hpp). Returns the history
+  /// (a restored run's included). A chart name that ends in neither
   /// .svg nor .png throws InvalidAttribute before the first step. A file of
   /// `outputs` that cannot be written (IoError: a full disk, say) does not stop
   /// training, which would lose the weights in memory: it is logged as a
@@ -118,6 +141,26 @@ class Trainer {
   /// or "no checkpoint of this run has been saved".
   std::string checkpoint_status() const;
 
+  /// Everything a run needs to continue exactly from here (between steps).
+  TrainingState state() const;
+
+  /// Continues the run `state` describes (a checkpoint of this graph and
+  /// configuration; the weights are the graph's): the optimizer's state, the
+  /// random streams, the step, the epoch and the position in its order, the
+  /// loss scale and the history; the next fit() continues from there.
+  /// Throws InvalidAttribute, changing nothing, when the state does not fit:
+  /// another optimizer type, state of a parameter the loss does not reach or
+  /// of another dtype or shape, a history that disagrees with the epoch. A
+  /// configuration with another seed is a warning: the checkpoint's streams
+  /// go on. Training from a state with the same configuration and data ends
+  /// bit-identical to the uninterrupted run.
+  void restore(const TrainingState& state);
+
+  /// Steps skipped by loss scaling (inf or NaN in the gradients).
+  std::int64_t skipped_steps() const { return skipped_steps_; }
+  /// The current loss scale (config.loss_scaling; 1 without it).
+  double loss_scale() const { return config_.loss_scaling.enabled ? scaler_.scale() : 1.0; }
+
   const Optimizer& optimizer() const { return optimizer_; }
   const TrainConfig& config() const { return config_; }
   /// Optimizer steps taken so far.
@@ -126,6 +169,10 @@ class Trainer {
   const std::set<std::string>& trained_parameters() const { return reached_; }
 
  private:
+  // Saves the checkpoint with the state (fit's path); a failure is a warning,
+  // which says training goes on unless `last`.
+  void save_checkpoint_now(bool epoch_end, bool last);
+
   Graph& graph_;
   TrainConfig config_;
   Executor executor_;
@@ -133,8 +180,22 @@ class Trainer {
   std::set<std::string> reached_;
   std::map<std::string, double> weight_decay_;
   Rng shuffle_rng_;
+  std::uint64_t seed_;  // the streams' seed: config.seed, or a restored checkpoint's
   std::uint64_t dropout_seed_;
   std::int64_t steps_ = 0;
+  LossScaler scaler_;
+  std::int64_t skipped_steps_ = 0;
+  // Position: the epoch in progress (or next) and, once it began, its order
+  // and what its steps so far measured.
+  std::int64_t epoch_ = 0;
+  std::vector<std::size_t> order_;
+  std::size_t epoch_samples_ = 0;
+  double epoch_loss_sum_ = 0.0;
+  std::int64_t epoch_correct_ = 0;
+  double epoch_seconds_ = 0.0;
+  std::vector<EpochMetrics> history_;  // finished epochs of fit()
+  bool resumed_ = false;               // restore() was called: fit() continues
+  std::optional<std::int64_t> checkpoint_step_;  // a checkpoint saved inside an epoch
   ProgressCallback progress_;
   ProcessGroup* group_ = nullptr;  // set_process_group; null trains alone
   bool stopped_ = false;

@@ -11,9 +11,15 @@
 //
 // ratio: input 1 (ONNX-12 and later; may be an initializer or a run-time
 // scalar) or the attribute `ratio` (ONNX-10 and earlier), not both; default
-// 0.5; must lie in [0, 1). The ONNX training_mode input is refused: the mode
-// comes from the run, as above. The optional mask output is uint8 0/1 (nodeflow
-// has no bool dtype); all ones in inference mode.
+// 0.5; must lie in [0, 1).
+// training_mode: input 2 (ONNX-12 and later), a scalar of nodeflow's bool,
+// uint8 (0 false, else true). When given, it decides as ONNX defines it: true
+// drops (with the run's seed) in any run, an inference run too; false is the
+// identity, a training run too. When absent, the run decides, as above
+// (ONNX's default false is an inference run's mode). A node that keeps no
+// state (inference runs, `training` false) passes no gradient, whatever it drew.
+// The optional mask output is uint8 0/1 (nodeflow has no bool dtype); all
+// ones when nothing is dropped.
 #include <algorithm>
 #include <random>
 
@@ -66,9 +72,14 @@ class DropoutNode final : public Node {
         throw ShapeMismatch("input 1 (ratio) has shape " + to_string(r.shape) + "; Dropout needs a scalar");
       if (const Tensor* value = ctx.constants[1]) check_ratio(scalar_value(*value), "input 1 (ratio)");
     }
-    if (ctx.inputs.size() > 2 && ctx.inputs[2])
-      throw InvalidGraph("input 2 (training_mode) is not supported: Dropout trains exactly in a training-mode "
-                         "run (Executor::forward) when the node's training is true");
+    if (ctx.inputs.size() > 2 && ctx.inputs[2]) {
+      const TensorInfo& m = *ctx.inputs[2];
+      if (m.dtype != DType::UInt8)
+        throw UnsupportedDType("input 2 (training_mode) is " + std::string(dtype_name(m.dtype)) +
+                               "; Dropout needs a uint8 (nodeflow's bool) scalar");
+      if (!(m.shape.empty() || (m.shape.size() == 1 && (m.shape[0] == 1 || m.shape[0] == kDynamicDim))))
+        throw ShapeMismatch("input 2 (training_mode) has shape " + to_string(m.shape) + "; Dropout needs a scalar");
+    }
     return {data, TensorInfo{DType::UInt8, data.shape}};
   }
 
@@ -83,7 +94,14 @@ class DropoutNode final : public Node {
       check_ratio(ratio, "input 1 (ratio)");
     }
     const bool want_mask = ctx.outputs.size() > 1;
-    if (!ctx.saved || ratio == 0.0) {  // identity; backward passes the gradient as is
+    bool drop = ctx.saved != nullptr;  // the run decides, unless training_mode says
+    if (ctx.inputs.size() > 2 && !ctx.inputs[2].empty()) {
+      if (ctx.inputs[2].numel() != 1)
+        throw ShapeMismatch("input 2 (training_mode) has shape " + to_string(ctx.inputs[2].shape()) +
+                            "; Dropout needs a scalar");
+      drop = ctx.inputs[2].data<std::uint8_t>()[0] != 0;
+    }
+    if (!drop || ratio == 0.0) {  // identity; backward passes the gradient as is
       ctx.outputs[0] = x;
       if (want_mask) {
         Tensor ones(DType::UInt8, x.shape());
@@ -105,7 +123,7 @@ class DropoutNode final : public Node {
     apply_mask(x, mask, scale, y);
     ctx.outputs[0] = y;
     if (want_mask) ctx.outputs[1] = mask;
-    ctx.saved->insert(ctx.saved->end(), {mask, Tensor::from<double>({}, {scale})});
+    if (ctx.saved) ctx.saved->insert(ctx.saved->end(), {mask, Tensor::from<double>({}, {scale})});
   }
 
   void backward(const BackwardContext& ctx) const override {
@@ -156,7 +174,8 @@ void register_dropout(OpRegistry& registry) {
   s.doc = "In training, zeroes each element with probability ratio and scales the rest by 1/(1-ratio); optional mask";
   s.inputs = {{"data", float_dtypes(), "any shape"},
               {"ratio", float_dtypes(), "scalar drop probability in [0, 1); default 0.5"},
-              {"training_mode", {}, "refused: the mode comes from the run (docs/graph-format.md)"}};
+              {"training_mode", {DType::UInt8},
+               "scalar bool (uint8): true drops in any run, false never; absent: the run decides"}};
   s.min_inputs = 1;
   s.outputs = {{"output", float_dtypes(), "data's shape and dtype"},
                {"mask", {DType::UInt8}, "data's shape, 1 where kept (ONNX: bool)"}};

@@ -19,6 +19,17 @@
 // m = N*D1*..*Dn); normalization itself uses the biased variance in both.
 // Gradients: X, scale and B (batch statistics as functions of X); none for
 // input_mean and input_var, which Y does not read in training mode.
+// training_mode (ONNX BatchNormalization-14 and later), when given, decides
+// the mode as ONNX defines it, whatever the run: 1 normalizes with the batch
+// statistics and gives the updated running statistics as outputs 1 and 2 (in
+// a training run of a node with `training` true they also update the
+// initializers, as above); 0 normalizes with input_mean and input_var, in a
+// training run too, where the gradients then treat them as constants:
+//   dX = scale * dY / sqrt(var + epsilon), dscale = sum dY * xhat, dB = sum dY.
+//   d input_mean = -scale * sum dY / sqrt(var + epsilon),
+//   d input_var = -scale / 2 * sum dY * xhat / (var + epsilon).
+// Absent, the run decides (ONNX's default 0 is an inference run's mode). As in
+// ONNX, training_mode 1 needs all three outputs and 0 only Y.
 // A running variance below 0 is refused (InvalidAttribute naming the channel
 // and the value) in either mode, since no variance is negative and inference
 // would give NaN for the whole channel: at load when input_var is a constant
@@ -47,7 +58,9 @@ class BatchNormalizationNode final : public Node {
   explicit BatchNormalizationNode(NodeConfig c)
       : Node(std::move(c)),
         epsilon_(attr_float(config().attributes, "epsilon")),
-        momentum_(attr_float(config().attributes, "momentum")) {}
+        momentum_(attr_float(config().attributes, "momentum")) {
+    if (const auto mode = optional_int(config().attributes, "training_mode")) training_mode_ = *mode != 0;
+  }
 
   std::vector<TensorInfo> infer(const InferContext& ctx) const override {
     const TensorInfo& x = *ctx.inputs[0];
@@ -55,6 +68,13 @@ class BatchNormalizationNode final : public Node {
     check_shapes(x.shape, [&](std::size_t k) { return ctx.inputs[k]->shape; });
     for (std::size_t k = 1; k < 5; ++k) check_float_input("BatchNormalization", k, kInputNames[k], ctx.inputs[k]->dtype);
     if (ctx.constants.size() > 4 && ctx.constants[4]) check_variance(*ctx.constants[4]);
+    // ONNX ties the outputs to the mode (BatchNormalization-14's inference).
+    if (training_mode_ && ctx.num_outputs != (*training_mode_ ? 3u : 1u))
+      throw InvalidAttribute(std::string("attributes.training_mode: ") + (*training_mode_ ? "1" : "0") +
+                             " needs " +
+                             (*training_mode_ ? "all three outputs (Y, running_mean, running_var)"
+                                              : "the one output Y") +
+                             ", as ONNX defines it; the node has " + std::to_string(ctx.num_outputs));
     return {x, *ctx.inputs[3], *ctx.inputs[4]};
   }
 
@@ -67,14 +87,17 @@ class BatchNormalizationNode final : public Node {
     const Tensor scale = as_dtype(ctx.inputs[1], ct);
     const Tensor bias = as_dtype(ctx.inputs[2], ct);
     const ChannelView v = channel_view(x.shape());
-    const bool training = ctx.saved != nullptr;
+    // Batch statistics or the running ones; what backward needs is kept
+    // whenever the node trains (ctx.saved), in either mode.
+    const bool training = training_mode_.value_or(ctx.saved != nullptr);
+    const bool keep = ctx.saved != nullptr;
     if (training && v.n * v.s <= 1)
       throw RunError("BatchNormalization in training mode needs more than one value per channel, got input shape " +
                      to_string(x.shape()));
     Tensor mean = training ? Tensor(ct, {v.c}) : as_dtype(ctx.inputs[3], ct);
     Tensor var = training ? Tensor(ct, {v.c}) : as_dtype(ctx.inputs[4], ct);
     Tensor y(ct, x.shape());
-    Tensor xhat = training ? Tensor(ct, x.shape()) : Tensor{};
+    Tensor xhat = keep ? Tensor(ct, x.shape()) : Tensor{};
     Tensor invstd(ct, {v.c});
     visit_compute_dtype(ct, [&](auto tag) {
       using T = decltype(tag);
@@ -90,7 +113,7 @@ class BatchNormalizationNode final : public Node {
           const std::int64_t base = (n * v.c + c) * v.s;
           for (std::int64_t i = base; i < base + v.s; ++i) {
             const T h = (xp[i] - mu) * is;
-            if (training) xhat.data<T>()[i] = h;
+            if (keep) xhat.data<T>()[i] = h;
             y.data<T>()[i] = g * h + b;
           }
         }
@@ -99,25 +122,28 @@ class BatchNormalizationNode final : public Node {
     ctx.outputs[0] = as_dtype(y, x_in.dtype());
     if (!training) {
       for (std::size_t k = 1; k < ctx.outputs.size(); ++k) ctx.outputs[k] = ctx.inputs[2 + k];
-      return;
+    } else {
+      Tensor running_mean = running_update(ctx.inputs[3], mean);
+      Tensor running_var = running_update(ctx.inputs[4], var);
+      if (ctx.outputs.size() > 1) ctx.outputs[1] = running_mean;
+      if (ctx.outputs.size() > 2) ctx.outputs[2] = running_var;
+      if (keep && ctx.updates) {  // a node with training false changes no initializer
+        ctx.updates->emplace_back(3, running_mean);
+        ctx.updates->emplace_back(4, running_var);
+      }
     }
-    Tensor running_mean = running_update(ctx.inputs[3], mean);
-    Tensor running_var = running_update(ctx.inputs[4], var);
-    if (ctx.outputs.size() > 1) ctx.outputs[1] = running_mean;
-    if (ctx.outputs.size() > 2) ctx.outputs[2] = running_var;
-    if (ctx.updates) {
-      ctx.updates->emplace_back(3, running_mean);
-      ctx.updates->emplace_back(4, running_var);
-    }
-    ctx.saved->insert(ctx.saved->end(), {xhat, invstd, scale});
+    if (keep)
+      ctx.saved->insert(ctx.saved->end(),
+                        {xhat, invstd, scale, Tensor::from<std::uint8_t>({}, {std::uint8_t{training}})});
   }
 
   void backward(const BackwardContext& ctx) const override {
     if (ctx.grad_outputs[0].empty()) return;
-    require_saved("BatchNormalization", ctx.saved.size(), 3);
+    require_saved("BatchNormalization", ctx.saved.size(), 4);
     const Tensor& xhat = ctx.saved[0];
     const Tensor& invstd = ctx.saved[1];
     const Tensor& scale = ctx.saved[2];
+    const bool batch_statistics = ctx.saved[3].data<std::uint8_t>()[0] != 0;
     const DType ct = xhat.dtype();
     check_output_gradient("BatchNormalization", 0, ctx.grad_outputs[0], xhat.shape());
     const Tensor dy = to_compute(ctx.grad_outputs[0]);
@@ -125,6 +151,9 @@ class BatchNormalizationNode final : public Node {
     Tensor dx(ct, xhat.shape());
     Tensor dscale(ct, {v.c});
     Tensor dbias(ct, {v.c});
+    // Constant statistics are inputs Y reads: their gradients too.
+    Tensor dmean = batch_statistics ? Tensor{} : Tensor(ct, {v.c});
+    Tensor dvar = batch_statistics ? Tensor{} : Tensor(ct, {v.c});
     visit_compute_dtype(ct, [&](auto tag) {
       using T = decltype(tag);
       const T* g = dy.data<T>();
@@ -140,6 +169,15 @@ class BatchNormalizationNode final : public Node {
           }
         dbias.data<T>()[c] = sum_dy;
         dscale.data<T>()[c] = sum_dy_h;
+        if (!batch_statistics) {  // constant statistics: a per-channel affine map of X
+          const T is = invstd.data<T>()[c];
+          const T k = scale.data<T>()[c] * is;
+          for (std::int64_t n = 0; n < v.n; ++n)
+            for (std::int64_t i = (n * v.c + c) * v.s, e = i + v.s; i < e; ++i) dx.data<T>()[i] = k * g[i];
+          dmean.data<T>()[c] = -k * sum_dy;
+          dvar.data<T>()[c] = T(-0.5) * k * is * sum_dy_h;  // d/dvar of (x - mu) / sqrt(var + eps)
+          continue;
+        }
         // The batch mean and variance depend on X: their terms are the two sums.
         const T k = scale.data<T>()[c] * invstd.data<T>()[c] / m;
         for (std::int64_t n = 0; n < v.n; ++n)
@@ -147,8 +185,8 @@ class BatchNormalizationNode final : public Node {
             dx.data<T>()[i] = k * (m * g[i] - sum_dy - h[i] * sum_dy_h);
       }
     });
-    const Tensor* grads[] = {&dx, &dscale, &dbias};
-    for (std::size_t k = 0; k < 3; ++k)
+    const Tensor* grads[] = {&dx, &dscale, &dbias, &dmean, &dvar};
+    for (std::size_t k = 0; k < (batch_statistics ? 3u : 5u); ++k)
       if (!ctx.grad_inputs[k].empty()) accumulate_gradient(ctx.grad_inputs[k], *grads[k], ctx.scale_for(k));
   }
 
@@ -210,6 +248,7 @@ class BatchNormalizationNode final : public Node {
 
   double epsilon_;
   double momentum_;
+  std::optional<bool> training_mode_;  // the attribute; absent: the run decides
 };
 
 }  // namespace
@@ -235,7 +274,13 @@ void register_batch_normalization(OpRegistry& registry) {
                                  "(PyTorch's momentum is 1 - this)");
   momentum.min_float = FloatBound{0.0, false};
   momentum.max_float = FloatBound{1.0, false};
-  s.attributes = {epsilon, momentum};
+  AttrSpec training_mode;
+  training_mode.name = "training_mode";
+  training_mode.kind = AttrKind::Int;
+  training_mode.allowed_ints = {0, 1};
+  training_mode.since_version = 14;
+  training_mode.doc = "1: batch statistics in every run, 0: the running ones in every run; absent: the run decides";
+  s.attributes = {epsilon, momentum, training_mode};
   s.create = [](NodeConfig c) -> std::unique_ptr<Node> {
     return std::make_unique<BatchNormalizationNode>(std::move(c));
   };

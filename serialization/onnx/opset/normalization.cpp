@@ -1,8 +1,10 @@
 // Opset history of the normalizations and Dropout, whose old versions carry a
-// mode of their own (is_test, training_mode, spatial): docs/onnx.md,
-// "Opset history". The library takes the mode from the run
-// (docs/graph-format.md, "training and lda_coeff"), so a node the model puts in
-// training mode is refused, as ONNX's own version converter refuses is_test = 0.
+// mode of their own (is_test, spatial): docs/onnx.md, "Opset history". Before
+// opset 14 the library takes the mode from the run (docs/graph-format.md,
+// "training and lda_coeff"), so a node the model puts in training mode is
+// refused, as ONNX's own version converter refuses is_test = 0. From opset 14,
+// BatchNormalization's training_mode (and Dropout's training_mode input, from
+// 12) is kept and read as ONNX defines it.
 #include "serialization/onnx/detail/opset_common.hpp"
 
 namespace nodeflow::onnx_import::detail {
@@ -33,14 +35,12 @@ OpHistory batch_normalization() {
   const Custom outputs = no_outputs_from(
       1, "mean, var, saved_mean, saved_var",
       "before opset 14 they make a training-mode node (the library takes the mode from the run)");
-  const Only training_mode{"training_mode", std::int64_t{0},
-                           "the library takes the mode from the run (docs/graph-format.md)"};
   return {"BatchNormalization",
           {version(1, with(v6, {kConsumedInputs}), 5, 5, {kDropConsumedInputs, is_test(), spatial, outputs}),
            version(6, v6, 5, 5, {is_test(), spatial, outputs}), version(7, v7, 5, 5, {spatial, outputs}),
            version(9, base, 5, 5, {outputs}),
-           version(14, with(base, {int_attr("training_mode")}), 5, 3, {training_mode}),
-           version(15, with(base, {int_attr("training_mode")}), 5, 3, {training_mode})},
+           version(14, with(base, {int_attr("training_mode")}), 5, 3),
+           version(15, with(base, {int_attr("training_mode")}), 5, 3)},
           {}};
 }
 

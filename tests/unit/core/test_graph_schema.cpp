@@ -61,10 +61,7 @@ TEST(GraphSchema, EveryInputAndOutputNamesItsDtypes) {
       for (const TensorSpec& t : *list) {
         EXPECT_FALSE(t.name.empty()) << op;
         EXPECT_FALSE(t.doc.empty()) << op << " " << t.name;
-        // Only an input nodeflow refuses has none (Dropout's training_mode).
-        if (!(op == "Dropout" && t.name == "training_mode")) {
-          EXPECT_FALSE(t.dtypes.empty()) << op << " " << t.name;
-        }
+        EXPECT_FALSE(t.dtypes.empty()) << op << " " << t.name;
         for (DType d : t.dtypes) EXPECT_TRUE(is_graph_dtype(d)) << op << " " << t.name;
       }
   }

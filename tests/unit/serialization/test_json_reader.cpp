@@ -235,7 +235,7 @@ TEST(JsonReaderDocument, RequiredAndUnknownKeys) {
   EXPECT_EQ(error_of(R"({"format": "nodeflow.graph", "version": 1, "inputs": [], "outputs": [], "nodes": [],
                          "initialisers": []})"),
             "initialisers: unknown key 'initialisers' (known: format, version, inputs, outputs, nodes, "
-            "name, initializers)");
+            "name, initializers, training_state)");
   EXPECT_EQ(error_of(R"({"format": "nodeflow.graph", "version": 1, "name": 3, "inputs": [], "outputs": [], "nodes": []})"),
             "name: expected a string, got 3");
 }

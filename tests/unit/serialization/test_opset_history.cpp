@@ -182,8 +182,6 @@ TEST(OpsetHistory, LowestOpsetOfThePoolingOps) {
 /// The attributes of the newest ONNX version that the registered op lacks, or
 /// has beyond it, with the step that handles them.
 const std::map<std::string, std::pair<std::vector<std::string>, std::vector<std::string>>> kRegistryDiffers = {
-    // training_mode = 0 is dropped, 1 refused: the mode comes from the run.
-    {"BatchNormalization", {{"training_mode"}, {}}},
     // The library also takes Dropout-10's ratio attribute; the importer moves it to input 1.
     {"Dropout", {{}, {"ratio"}}},
 };
@@ -352,8 +350,11 @@ TEST(OpsetHistory, EachBoundaryUpgradesAnOldNodeToTheRegisteredForm) {
        {"x", "s", "b", "m", "v"}, {"y"}, {}, {{"epsilon", 1e-3}}, {"x", "s", "b", "m", "v"}},
       {"BatchNormalization", 1, {{"consumed_inputs", Ints{0, 0}}}, {"x", "s", "b", "m", "v"}, {"y"}, {}, {},
        {"x", "s", "b", "m", "v"}},
-      {"BatchNormalization", 15, {{"training_mode", I{0}}}, {"x", "s", "b", "m", "v"}, {"y"}, {}, {},
-       {"x", "s", "b", "m", "v"}},
+      // training_mode is kept, read as ONNX defines it (docs/onnx.md).
+      {"BatchNormalization", 15, {{"training_mode", I{0}}}, {"x", "s", "b", "m", "v"}, {"y"}, {},
+       {{"training_mode", I{0}}}, {"x", "s", "b", "m", "v"}},
+      {"BatchNormalization", 14, {{"training_mode", I{1}}}, {"x", "s", "b", "m", "v"}, {"y"}, {},
+       {{"training_mode", I{1}}}, {"x", "s", "b", "m", "v"}},
       {"InstanceNormalization", 1, {{"consumed_inputs", Ints{0}}}, {"x", "s", "b"}, {"y"}, {}, {},
        {"x", "s", "b"}},
       {"Dropout", 6, {{"is_test", I{1}}, {"ratio", 0.25}}, {"x"}, {"y"}, {}, {}, {"x", "float32[] 0.25"}},
@@ -453,9 +454,6 @@ TEST(OpsetHistory, OldFormsWithoutAnExactLaterFormAreRefusedNamingNodeOpOpsetAnd
       {{"BatchNormalization", 9, {}, {"x", "s", "b", "m", "v"}, {"y", "mean"}, {}, {}, {}},
        "node 'n1' (BatchNormalization, opset 9): output 1 (mean, var, saved_mean, saved_var) is not supported: "
        "before opset 14 they make a training-mode node (the library takes the mode from the run)"},
-      {{"BatchNormalization", 14, {{"training_mode", I{1}}}, {"x", "s", "b", "m", "v"}, {"y"}, {}, {}, {}},
-       "node 'n1' (BatchNormalization, opset 14): attribute 'training_mode' = 1 is not supported: the library "
-       "takes the mode from the run (docs/graph-format.md)"},
       {{"Dropout", 7, {}, {"x"}, {"y", "mask"}, {}, {}, {}},
        "node 'n1' (Dropout, opset 7): output 1 (mask) is not supported: before opset 10 the mask has the data's "
        "dtype"},

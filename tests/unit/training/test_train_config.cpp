@@ -87,7 +87,8 @@ TEST(TrainConfig, ErrorsNameThePath) {
   EXPECT_EQ(error_of(R"({"optimizer": {"type": "sgd", "lr": 0.1}, "seeds": 1})"),
             "seeds: unknown key (known: optimizer, schedule, batch_size, epochs, seed, threads, "
             "eval_batch_size, "
-            "log_every, weight_decay_overrides, bindings)");
+            "log_every, weight_decay_overrides, bindings, gradient_clipping, "
+            "gradient_accumulation, loss_scaling, checkpoint_every)");
   EXPECT_EQ(error_of("[1, 2]"), "configuration: expected an object, got [1, 2]");
   EXPECT_EQ(error_of("{").rfind("invalid JSON: ", 0), 0u);
 }
@@ -95,7 +96,7 @@ TEST(TrainConfig, ErrorsNameThePath) {
 TEST(TrainConfig, AScheduleKeyOfAnotherScheduleIsRefused) {
   // gamma with the constant schedule was accepted and silently ignored.
   EXPECT_EQ(error_of(R"({"optimizer": {"type": "sgd", "lr": 0.1}, "schedule": {"type": "constant", "gamma": 0.5}})"),
-            "schedule.gamma: not used by the \"constant\" schedule (only by step and multistep)");
+            "schedule.gamma: not used by the \"constant\" schedule (only by step, multistep and exponential)");
   EXPECT_EQ(error_of(R"({"optimizer": {"type": "sgd", "lr": 0.1}, "schedule": {"type": "step", "milestones": [2]}})"),
             "schedule.milestones: not used by the \"step\" schedule (only by multistep)");
   EXPECT_EQ(error_of(R"({"optimizer": {"type": "sgd", "lr": 0.1}, "schedule": {"type": "multistep", "t_max": 3}})"),

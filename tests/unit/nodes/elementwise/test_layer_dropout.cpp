@@ -1,7 +1,7 @@
 // Dropout (ONNX Dropout-22; docs/graph-format.md, "training and lda_coeff"):
 // masks from the run's seed (same seed same mask, another seed another mask),
 // inverted scaling 1/(1-ratio), identity in inference mode, backward with the forward's mask, the ratio as
-// attribute or input, and the refused training_mode input.
+// attribute or input, and the training_mode input read as ONNX defines it.
 #include <gtest/gtest.h>
 
 #include "core/errors.hpp"
@@ -140,17 +140,47 @@ TEST(LayerDropout, RefusesRatioTwiceAndTheTrainingModeInput) {
   auto plain = make_node("Dropout", {});
   const TensorInfo x{DType::Float32, {kDynamicDim, 3}};
   const TensorInfo r{DType::Float32, {}};
+  EXPECT_NO_THROW(testing::infer(*plain, {x, r, {DType::UInt8, {}}}));
   try {
-    testing::infer(*plain, {x, r, {DType::UInt8, {}}});
+    testing::infer(*plain, {x, r, {DType::Float32, {}}});
     FAIL();
-  } catch (const InvalidGraph& e) {
-    EXPECT_STREQ(e.what(),
-                 "input 2 (training_mode) is not supported: Dropout trains exactly in a training-mode run "
-                 "(Executor::forward) when the node's training is true");
+  } catch (const UnsupportedDType& e) {
+    EXPECT_STREQ(e.what(), "input 2 (training_mode) is float32; Dropout needs a uint8 (nodeflow's bool) scalar");
   }
   const auto out = testing::infer(*plain, {x, r}, {}, 2);
   EXPECT_EQ(out[0].shape, (Shape{kDynamicDim, 3}));
   EXPECT_EQ(out[1].dtype, DType::UInt8);
+}
+
+TEST(LayerDropout, TrainingModeInputDecidesAsOnnxDefinesIt) {
+  // ONNX Dropout-12+: training_mode true drops in any run, false is the
+  // identity in any run; a node that keeps no state saves nothing.
+  auto node = make_node("Dropout", {});
+  const Tensor x = ones({4, 16});
+  const Tensor ratio = Tensor::from<float>({}, {0.5f});
+  const Tensor yes = Tensor::from<std::uint8_t>({}, {1}), no = Tensor::from<std::uint8_t>({}, {0});
+  // Inference (no saved state) with training_mode true: a mask of 0 and 2.
+  {
+    std::vector<Tensor> in{x, ratio, yes}, out(2);
+    node->forward(ForwardContext{in, out, nullptr, 9, nullptr});
+    const std::vector<double> y = as_doubles(out[0].cast(DType::Float64));
+    int kept = 0;
+    for (double v : y) {
+      EXPECT_TRUE(v == 0.0 || v == 2.0) << v;
+      kept += v == 2.0;
+    }
+    EXPECT_GT(kept, 0);
+    EXPECT_LT(kept, 64);
+  }
+  // A training run with training_mode false: the identity, the mask all ones.
+  {
+    const Trained t = train(*node, {x, ratio, no}, 9);
+    EXPECT_EQ(as_doubles(t.y.cast(DType::Float64)), as_doubles(x.cast(DType::Float64)));
+    for (double m : mask_of(t)) EXPECT_EQ(m, 1.0);
+    EXPECT_TRUE(t.saved.empty());
+  }
+  // A training run with training_mode true is the run's own training mode: same mask.
+  EXPECT_EQ(mask_of(train(*node, {x, ratio, yes}, 9)), mask_of(train(*node, {x, ratio}, 9)));
 }
 
 TEST(LayerDropout, TheExecutorsRunSeedAdvancesTheMask) {

@@ -125,6 +125,59 @@ TEST(LayerBatchNormalization, GradientsForXScaleAndBInTrainingMode) {
   }
 }
 
+// ONNX BatchNormalization-14+: training_mode fixes the mode whatever the run.
+TEST(LayerBatchNormalization, TrainingModeAttributeDecidesAsOnnxDefinesIt) {
+  // training_mode 1 in an inference run: batch statistics (kTrainY), the new
+  // running statistics as outputs, no update of the initializers.
+  auto batch = make_node("BatchNormalization", {{"momentum", 0.8}, {"training_mode", std::int64_t{1}}});
+  const auto inference = run_forward(*batch, bn_inputs(), 3, false).outputs;
+  expect_near(as_doubles(inference[0]), kTrainY, 1e-14);
+  expect_near(as_doubles(inference[1]), {0.07166666666666668, -0.1766666666666667}, 1e-15);
+  expect_near(as_doubles(inference[2]), {0.976736111111111, 1.7631944444444445}, 1e-15);
+  // training_mode 0 in a training run: the running statistics, as in
+  // inference, no updates; the saved state gives the gradient of a constant-
+  // statistics normalization.
+  auto running = make_node("BatchNormalization", {{"momentum", 0.8}, {"training_mode", std::int64_t{0}}});
+  std::vector<Tensor> out(1), saved;
+  std::vector<std::pair<std::size_t, Tensor>> updates;
+  running->forward(ForwardContext{bn_inputs(), out, &saved, 0, &updates});
+  expect_near(as_doubles(out[0]), as_doubles(run_forward(*running, bn_inputs(), 1, false).outputs[0]), 0.0);
+  EXPECT_TRUE(updates.empty());
+  std::mt19937_64 rng(3);
+  auto random = [&](Shape s) { return testing::random_uniform(std::move(s), rng, 1.5); };
+  Tensor var = random({2});
+  for (double& v : var.values<double>()) v = std::abs(v) + 0.5;
+  const testing::GradCheckResult r = testing::check_gradient(
+      *running, {random({3, 2, 2}), random({2}), random({2}), random({2}), var}, {.training = true});
+  EXPECT_TRUE(r.ok) << r.failures;
+  // By hand: dX = scale * dY / sqrt(var + eps) for channel c.
+  std::vector<Tensor> grads{Tensor(DType::Float64, {3, 2, 2, 2}), Tensor(DType::Float64, {2}),
+                            Tensor(DType::Float64, {2}), Tensor{}, Tensor{}};
+  Tensor dy(DType::Float64, {3, 2, 2, 2});
+  for (double& v : dy.values<double>()) v = 1.0;
+  std::vector<TensorInfo> infos;
+  for (const Tensor& t : bn_inputs()) infos.push_back({t.dtype(), t.shape()});
+  const std::vector<Tensor> dys{dy};
+  BackwardContext back;
+  back.inputs = infos;
+  back.saved = saved;
+  back.grad_outputs = dys;
+  back.grad_inputs = grads;
+  running->backward(back);
+  EXPECT_NEAR(as_doubles(grads[0])[0], 1.5 / std::sqrt(1.0 + 1e-5), 1e-12);
+  EXPECT_NEAR(as_doubles(grads[0])[4], -0.5 / std::sqrt(2.0 + 1e-5), 1e-12);
+  EXPECT_EQ(as_doubles(grads[2]), (std::vector<double>{12.0, 12.0}));  // dB = sum dY
+  EXPECT_THROW(make_node("BatchNormalization", {{"training_mode", std::int64_t{2}}}), InvalidAttribute);
+  // ONNX ties the outputs to the mode.
+  const std::vector<TensorInfo> infos5(5, TensorInfo{DType::Float32, {2}});
+  std::vector<TensorInfo> x_and_stats = infos5;
+  x_and_stats[0] = {DType::Float32, {3, 2}};
+  EXPECT_NO_THROW(testing::infer(*batch, x_and_stats, {}, 3));
+  EXPECT_THROW(testing::infer(*batch, x_and_stats, {}, 1), InvalidAttribute);
+  EXPECT_NO_THROW(testing::infer(*running, x_and_stats, {}, 1));
+  EXPECT_THROW(testing::infer(*running, x_and_stats, {}, 3), InvalidAttribute);
+}
+
 TEST(LayerBatchNormalization, RunningStatisticsReachTheTrainingRunOnlyInTrainingMode) {
   for (bool training : {true, false}) {
     GraphDef g;
