@@ -90,8 +90,10 @@ class BatchNormalizationNode final : public Node {
       const T* bp = bias.data<T>();
       const auto eps = static_cast<T>(epsilon_);
       // Channels are independent: each thread takes a range of them, and every
-      // channel is computed in the same order whatever the thread count.
-      channel_ranges(ctx.threads, v, [&](std::int64_t c0, std::int64_t c1) {
+      // channel is computed in the same order whatever the thread count. The
+      // loops capture by value: a float held by reference may alias the
+      // outputs for the compiler, which then keeps the loops scalar.
+      channel_ranges(ctx.threads, v, [=](std::int64_t c0, std::int64_t c1) {
         for (std::int64_t c = c0; c < c1; ++c) {
           if (training) batch_statistics<T>(v, c, xp, mp, vp);
           const T is = T(1) / std::sqrt(vp[c] + eps);
@@ -150,7 +152,7 @@ class BatchNormalizationNode final : public Node {
       T* dsp = dscale.data<T>();
       T* dbp = dbias.data<T>();
       const auto m = static_cast<T>(v.n * v.s);
-      channel_ranges(ctx.threads, v, [&](std::int64_t c0, std::int64_t c1) {
+      channel_ranges(ctx.threads, v, [=](std::int64_t c0, std::int64_t c1) {
         for (std::int64_t c = c0; c < c1; ++c) {
           T sum_dy = 0;
           T sum_dy_h = 0;
