@@ -18,8 +18,8 @@ struct Relu : ActivationTraits {
   // NaN is not < 0, so it passes through (as numpy.maximum(x, 0) does).
   template <typename A> A value(A x) const { return x < A(0) ? A(0) : x; }
   // The derivative at 0 is taken as 0 (PyTorch's convention); NaN gets 0.
-  // A converted comparison, not a ?: of constants, which GCC leaves as a
-  // branch and so keeps the backward loop scalar.
+  // (This file is built with -fno-trapping-math, CMakeLists.txt, so that the
+  // backward loop vectorizes.)
   template <typename A> A slope(A y) const { return static_cast<A>(y > A(0)); }
 };
 
