@@ -84,19 +84,15 @@ struct ColumnPlan {
 };
 
 // The rows of the columns are short (an output row: 28 elements for
-// LeNet-5's first Conv, 10 for its second), so they are filled by inline
-// loops: GCC would turn them into calls of memcpy and memset, whose cost per
-// call made up a tenth of a LeNet-5 training step. Clang keeps such loops.
-#if defined(__clang__)
-#define NODEFLOW_INLINE_LOOPS
-#else
-#define NODEFLOW_INLINE_LOOPS [[gnu::optimize("no-tree-loop-distribute-patterns")]]
-#endif
+// LeNet-5's first Conv, 7 to 28 in the ResNet example), so they are filled by
+// inline loops. GCC would turn them into calls of memcpy and memset, whose
+// cost per call made up a tenth of a LeNet-5 training step: this file is
+// built with -fno-tree-loop-distribute-patterns (CMakeLists.txt).
 
 // One row of the columns: zeros, the input read at the stride over the valid
 // outputs v (src is the input at output v.begin's tap), zeros.
 template <typename T>
-NODEFLOW_INLINE_LOOPS void gather_row(T* dst, std::int64_t out, const T* src, std::int64_t stride, IndexRange v) {
+void gather_row(T* dst, std::int64_t out, const T* src, std::int64_t stride, IndexRange v) {
   for (std::int64_t o = 0; o < v.begin; ++o) dst[o] = T(0);
   if (stride == 1)
     for (std::int64_t o = v.begin; o < v.end; ++o) dst[o] = src[o - v.begin];
@@ -106,7 +102,7 @@ NODEFLOW_INLINE_LOOPS void gather_row(T* dst, std::int64_t out, const T* src, st
 }
 
 template <typename T>
-NODEFLOW_INLINE_LOOPS void zero_row(T* dst, std::int64_t out) {
+void zero_row(T* dst, std::int64_t out) {
   for (std::int64_t o = 0; o < out; ++o) dst[o] = T(0);
 }
 
