@@ -1,22 +1,27 @@
-// LeNet-5 (examples/lenet5.json) training and inference throughput:
-//  - BM_LeNet5TrainStep: one optimizer step on a batch of 64 (training-mode
-//    forward, backward from the loss, SGD with momentum), samples per second;
-//  - BM_LeNet5Inference: inference on a batch of 256, images per second;
-// each with 1 and 2 threads for the kernels (ExecutorOptions::threads).
-// Inputs are seeded uniform pixels and labels i % 10, so no dataset is needed.
-// For scale: PyTorch 1.13 takes about 10.4 ms per training step of 64 and
-// 17 ms per inference batch of 256 with 2 threads.
+// Training and inference throughput of the example networks, for the
+// side-by-side comparison with PyTorch (bench/train_compare.py runs this and
+// bench/train_torch.py in turn):
+//  - BM_<Net>TrainStep: one optimizer step on a batch of 64 (training-mode
+//    forward, backward from the loss, the optimizer of the example's
+//    .train.json), samples per second;
+//  - BM_<Net>Inference: inference on a batch of 256, images per second;
+// for LeNet-5 (examples/lenet5.json) and the ResNet example
+// (examples/resnet.json), each with 1 and 2 threads for the kernels
+// (ExecutorOptions::threads). Inputs are seeded uniform pixels and labels
+// i % 10, so no dataset is needed.
 // Like `nodeflow train` and `eval`, the benchmark keeps freed activation
 // buffers in the heap (keep_freed_buffers_in_heap); run it with
 // --no_heap_tuning to measure glibc's default behaviour.
 #include <benchmark/benchmark.h>
 
 #include <cstring>
+#include <string>
 
 #include "bench/heap_tuning_flag.hpp"
 #include "core/executor.hpp"
 #include "core/random.hpp"
 #include "serialization/json_reader.hpp"
+#include "training/train_config.hpp"
 #include "training/trainer.hpp"
 
 namespace {
@@ -32,30 +37,35 @@ Batch synthetic_batch(std::int64_t n) {
   return b;
 }
 
-Graph lenet5() { return load_graph_file(NODEFLOW_EXAMPLES_DIR "/lenet5.json"); }
+std::string example(const std::string& name) { return std::string(NODEFLOW_EXAMPLES_DIR) + "/" + name; }
 
-void BM_LeNet5TrainStep(benchmark::State& state) {
-  Graph graph = lenet5();
-  TrainConfig config;
-  config.optimizer.lr = 0.01;
-  config.optimizer.momentum = 0.9;
+void train_step(benchmark::State& state, const std::string& net) {
+  Graph graph = load_graph_file(example(net + ".json"));
+  TrainConfig config = load_train_config(example(net + ".train.json"));
   config.threads = static_cast<int>(state.range(0));
   Trainer trainer(graph, config);
   const Batch batch = synthetic_batch(64);
-  for (auto _ : state) benchmark::DoNotOptimize(trainer.step(batch, 0.01).loss);
+  for (auto _ : state) benchmark::DoNotOptimize(trainer.step(batch, config.optimizer.lr).loss);
   state.SetItemsProcessed(state.iterations() * 64);
 }
-BENCHMARK(BM_LeNet5TrainStep)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-void BM_LeNet5Inference(benchmark::State& state) {
-  const Graph graph = lenet5();
+void inference(benchmark::State& state, const std::string& net) {
+  const Graph graph = load_graph_file(example(net + ".json"));
   const Executor executor(graph, ExecutorOptions{static_cast<int>(state.range(0))});
   const Batch batch = synthetic_batch(256);
   const TensorMap feeds{{"image", batch.samples}, {"label", batch.labels}};
   for (auto _ : state) benchmark::DoNotOptimize(executor.run(feeds));
   state.SetItemsProcessed(state.iterations() * 256);
 }
+
+void BM_LeNet5TrainStep(benchmark::State& state) { train_step(state, "lenet5"); }
+void BM_LeNet5Inference(benchmark::State& state) { inference(state, "lenet5"); }
+void BM_ResNetTrainStep(benchmark::State& state) { train_step(state, "resnet"); }
+void BM_ResNetInference(benchmark::State& state) { inference(state, "resnet"); }
+BENCHMARK(BM_LeNet5TrainStep)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_LeNet5Inference)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ResNetTrainStep)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ResNetInference)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

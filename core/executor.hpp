@@ -49,7 +49,7 @@ struct ExecutorOptions {
   /// Executor is made. Graph inputs and initializers are not checked (they
   /// exist already; ReadOptions::max_initializer_bytes bounds the latter).
   /// The same cap holds for each buffer a node allocates beyond the sizes of
-  /// its inputs and outputs (Conv's im2col columns and tap table, MaxPool's
+  /// its inputs and outputs (Conv's im2col columns and row table, MaxPool's
   /// saved argmax), refused before allocation as an output is; a float32
   /// compute copy of a float16 tensor (twice its bytes) is not counted
   /// (check_tensor_bytes in core/node.hpp). The command line's --max-tensor-bytes.

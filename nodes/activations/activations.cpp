@@ -17,8 +17,10 @@ struct Relu : ActivationTraits {
   explicit Relu(const Attributes&) {}
   // NaN is not < 0, so it passes through (as numpy.maximum(x, 0) does).
   template <typename A> A value(A x) const { return x < A(0) ? A(0) : x; }
-  // The derivative at 0 is taken as 0 (PyTorch's convention).
-  template <typename A> A slope(A y) const { return y > A(0) ? A(1) : A(0); }
+  // The derivative at 0 is taken as 0 (PyTorch's convention); NaN gets 0.
+  // (This file is built with -fno-trapping-math, CMakeLists.txt, so that the
+  // backward loop vectorizes.)
+  template <typename A> A slope(A y) const { return static_cast<A>(y > A(0)); }
 };
 
 struct Sigmoid : ActivationTraits {

@@ -1,5 +1,6 @@
-// The one file of the library built with OpenMP (CMakeLists.txt): Eigen's
-// products keep their own thread setting (training/threads.hpp).
+// The one file of the library built with OpenMP (CMakeLists.txt): every
+// kernel that splits its work, Eigen's matrix products included
+// (nodes/linear/matrix_product.cpp), runs on the threads of this team.
 #include "nodes/common/parallel.hpp"
 
 #include <algorithm>

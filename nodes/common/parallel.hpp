@@ -1,5 +1,6 @@
 #pragma once
-// Work splitting for the kernels (fast pooling, elementwise, reductions, ...): contiguous ranges of work
+// Work splitting for the kernels (fast pooling, elementwise, reductions, Conv,
+// matrix products, ...): contiguous ranges of work
 // items, one per thread, so each thread streams through its own part of the
 // tensors. OpenMP when the library is built with it, else the calling thread.
 #include <cstdint>

@@ -1,6 +1,6 @@
 // Conv (ONNX Conv-22), any number of spatial axes >= 1, with groups,
 // dilations, strides, pads and auto_pad. Forward and backward are the kernels
-// of conv_kernels.hpp.
+// of conv_kernels.hpp, on the executor's threads.
 #include <memory>
 #include <utility>
 
@@ -23,7 +23,7 @@ class ConvNode final : public ConvNodeBase {
     visit_compute_dtype(x.dtype(), [&](auto tag) {
       using T = decltype(tag);
       conv_forward<T>(g, x.data<T>(), w.data<T>(), b.empty() ? nullptr : b.data<T>(), y.data<T>(),
-                      ctx.max_tensor_bytes);
+                      ctx.max_tensor_bytes, ctx.threads);
     });
   }
 
@@ -33,7 +33,7 @@ class ConvNode final : public ConvNodeBase {
       using T = decltype(tag);
       auto ptr = [](Tensor& t) { return t.empty() ? nullptr : t.data<T>(); };
       conv_backward<T>(g, x.data<T>(), w.data<T>(), dy.data<T>(), ptr(dx), ptr(dw), ptr(db),
-                       ctx.max_tensor_bytes);
+                       ctx.max_tensor_bytes, ctx.threads);
     });
   }
 };

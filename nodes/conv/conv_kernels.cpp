@@ -1,130 +1,212 @@
 #include "nodes/conv/conv_kernels.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include "core/node.hpp"
+#include "nodes/common/parallel.hpp"
 #include "nodes/linear/matrix_product.hpp"
-
-// GCC's per-function loop alignment for the gather and scatter loops below (an
-// unaligned hot loop made LeNet-5 inference 10% slower); clang has no such
-// attribute and aligns them itself.
-#if defined(__clang__)
-#define NODEFLOW_ALIGN_LOOPS
-#else
-#define NODEFLOW_ALIGN_LOOPS [[gnu::optimize("align-loops=64")]]
-#endif
 
 namespace nodeflow {
 namespace {
 
-// For every (kernel tap, output position) of one channel plane, the offset of
-// the input element it reads, or -1 where it reads the padding. The same
-// table serves every image and channel, and both im2col and its adjoint.
-struct TapTable {
-  std::int64_t taps = 0;     // K = k1 * ... * kn
-  std::int64_t outputs = 0;  // P = O1 * ... * On
-  std::vector<std::int64_t> offset;  // K x P
-  bool identity = false;     // K == 1 and output p reads input p: no im2col needed
+// Where im2col reads, one input row at a time. A tap t of the kernel splits
+// into its outer axes' part (all axes but the last) and its last-axis tap;
+// an output position likewise. The outer parts give the start of an input
+// row (or the padding, for the whole row); along the last axis the outputs
+// whose tap reads the input form one range, and they read it at the stride.
+// So a row of the columns is zeros, a strided copy and zeros.
+struct ColumnPlan {
+  std::int64_t outer_taps = 1, outer_outputs = 1;  // products over the outer axes
+  WindowAxis last;                                 // the last spatial axis
+  std::vector<std::int64_t> row_offset;            // outer_taps x outer_outputs: input offset, or -1
+  std::vector<IndexRange> last_valid;              // per last-axis tap: the outputs that read the input
+  bool identity = false;  // one tap, output p reads input p: the input is its own columns
 
-  TapTable(const ConvGeometry& g, std::uint64_t max_bytes)
-      : taps(g.kernel_size()), outputs(g.output_plane()) {
-    check_tensor_bytes("im2col tap table", {taps, outputs}, DType::Int64, max_bytes);
-    const std::size_t rank = g.axes.size();
-    std::vector<std::int64_t> in_stride(rank, 1);
-    for (std::size_t a = rank - 1; a-- > 0;) in_stride[a] = in_stride[a + 1] * g.axes[a + 1].in;
-    // Per axis and output position: the taps that read the input, not the padding.
-    std::vector<std::vector<IndexRange>> valid(rank);
-    for (std::size_t a = 0; a < rank; ++a)
-      for (std::int64_t o = 0; o < g.axes[a].out; ++o) valid[a].push_back(g.axes[a].valid_taps(o));
-    offset.resize(static_cast<std::size_t>(taps * outputs));
-    std::vector<std::int64_t> tap(rank);
-    std::vector<std::int64_t> out(rank);
-    identity = taps == 1 && outputs == g.input_plane();
-    for (std::int64_t t = 0; t < taps; ++t) {
+  ColumnPlan(const ConvGeometry& g, std::uint64_t max_bytes) : last(g.axes.back()) {
+    const std::size_t outer = g.axes.size() - 1;
+    for (std::size_t a = 0; a < outer; ++a) {
+      outer_taps *= g.axes[a].kernel;
+      outer_outputs *= g.axes[a].out;
+    }
+    check_tensor_bytes("im2col row table", {outer_taps, outer_outputs}, DType::Int64, max_bytes);
+    std::vector<std::int64_t> in_stride(g.axes.size(), 1);
+    for (std::size_t a = g.axes.size() - 1; a-- > 0;) in_stride[a] = in_stride[a + 1] * g.axes[a + 1].in;
+    row_offset.resize(static_cast<std::size_t>(outer_taps * outer_outputs));
+    std::vector<std::int64_t> tap(outer), out(outer);
+    for (std::int64_t t = 0; t < outer_taps; ++t) {
       unravel(t, g, true, tap);
-      for (std::int64_t p = 0; p < outputs; ++p) {
+      for (std::int64_t p = 0; p < outer_outputs; ++p) {
         unravel(p, g, false, out);
         std::int64_t off = 0;
-        for (std::size_t a = 0; a < rank && off >= 0; ++a) {
-          const IndexRange& inside = valid[a][static_cast<std::size_t>(out[a])];
-          off = tap[a] < inside.begin || tap[a] >= inside.end
-                    ? -1
-                    : off + g.axes[a].position(out[a], tap[a]) * in_stride[a];
+        for (std::size_t a = 0; a < outer && off >= 0; ++a) {
+          const std::int64_t pos = g.axes[a].position(out[a], tap[a]);
+          off = pos < 0 || pos >= g.axes[a].in ? -1 : off + pos * in_stride[a];
         }
-        offset[static_cast<std::size_t>(t * outputs + p)] = off;
-        identity = identity && off == p;
+        row_offset[static_cast<std::size_t>(t * outer_outputs + p)] = off;
       }
     }
+    for (std::int64_t t = 0; t < last.kernel; ++t) last_valid.push_back(last.outputs_with_valid_tap(t));
+    identity = g.kernel_size() == 1;
+    for (const WindowAxis& a : g.axes)
+      identity = identity && a.out == a.in && a.position(0, 0) == 0 && (a.out == 1 || a.position(1, 0) == 1);
   }
 
-  static void unravel(std::int64_t flat, const ConvGeometry& g, bool kernel,
-                      std::vector<std::int64_t>& index) {
-    for (std::size_t a = g.axes.size(); a-- > 0;) {
+  // The outer axes' part of a flat index (kernel taps or output positions).
+  static void unravel(std::int64_t flat, const ConvGeometry& g, bool kernel, std::vector<std::int64_t>& index) {
+    for (std::size_t a = index.size(); a-- > 0;) {
       const std::int64_t n = kernel ? g.axes[a].kernel : g.axes[a].out;
       index[a] = flat % n;
       flat /= n;
     }
   }
+
+  // Calls row(r, at, start, valid) for every (channel, tap, outer output) of
+  // `channels` channels: the row of the columns starts at col + r * ld + at;
+  // start is the index of the input element that output valid.begin reads,
+  // or -1 when the whole row reads the padding.
+  template <typename F>
+  void for_each_row(std::int64_t channels, std::int64_t in_plane, F&& row) const {
+    for (std::int64_t c = 0; c < channels; ++c)
+      for (std::int64_t to = 0; to < outer_taps; ++to)
+        for (std::int64_t tl = 0; tl < last.kernel; ++tl) {
+          const IndexRange valid = last_valid[static_cast<std::size_t>(tl)];
+          const std::int64_t shift = tl * last.dilation - last.pad_begin;
+          const std::int64_t r = (c * outer_taps + to) * last.kernel + tl;
+          for (std::int64_t po = 0; po < outer_outputs; ++po) {
+            const std::int64_t off = row_offset[static_cast<std::size_t>(to * outer_outputs + po)];
+            row(r, po * last.out,
+                off < 0 || valid.begin >= valid.end ? -1 : c * in_plane + off + shift + valid.begin * last.stride,
+                valid);
+          }
+        }
+  }
 };
 
-// col (channels*K x P) from `channels` input planes. Not inlined, here and
-// in col2im_add: inlined into conv_backward, the loop's table pointer lost
-// its register and was reloaded from the stack at every element (the training
-// step of bench/train_bench ran 4-12 % slower for it). Their loops start on
-// a 64-byte boundary: where the linker placed them, the 33-byte gather loop
-// spanned two cache lines, and LeNet-5 inference ran 10 % slower for that
-// alone (the code was byte for byte the same).
+// The rows of the columns are short (an output row: 28 elements for
+// LeNet-5's first Conv, 7 to 28 in the ResNet example), so they are filled by
+// inline loops. GCC would turn them into calls of memcpy and memset, whose
+// cost per call made up a tenth of a LeNet-5 training step: this file is
+// built with -fno-tree-loop-distribute-patterns (CMakeLists.txt).
+
+// One row of the columns: zeros, the input read at the stride over the valid
+// outputs v (src is the input at output v.begin's tap), zeros.
 template <typename T>
-[[gnu::noinline]] NODEFLOW_ALIGN_LOOPS void im2col(const TapTable& table, const T* x,
-                                                               std::int64_t channels, std::int64_t in_plane,
-                                                               T* col) {
-  const std::int64_t kp = table.taps * table.outputs;
-  for (std::int64_t c = 0; c < channels; ++c) {
-    const T* xc = x + c * in_plane;
-    T* cc = col + c * kp;
-    for (std::int64_t i = 0; i < kp; ++i) {
-      const std::int64_t off = table.offset[static_cast<std::size_t>(i)];
-      cc[i] = off < 0 ? T(0) : xc[off];
-    }
-  }
+void gather_row(T* dst, std::int64_t out, const T* src, std::int64_t stride, IndexRange v) {
+  for (std::int64_t o = 0; o < v.begin; ++o) dst[o] = T(0);
+  if (stride == 1)
+    for (std::int64_t o = v.begin; o < v.end; ++o) dst[o] = src[o - v.begin];
+  else
+    for (std::int64_t o = v.begin; o < v.end; ++o) dst[o] = src[(o - v.begin) * stride];
+  for (std::int64_t o = v.end; o < out; ++o) dst[o] = T(0);
+}
+
+template <typename T>
+void zero_row(T* dst, std::int64_t out) {
+  for (std::int64_t o = 0; o < out; ++o) dst[o] = T(0);
+}
+
+// col (channels*K rows of row stride ld) from `channels` input planes of x.
+template <typename T>
+void im2col(const ColumnPlan& plan, const T* x, std::int64_t channels, std::int64_t in_plane, T* col,
+            std::int64_t ld) {
+  const std::int64_t out = plan.last.out, stride = plan.last.stride;
+  plan.for_each_row(channels, in_plane, [&](std::int64_t r, std::int64_t at, std::int64_t base, IndexRange v) {
+    T* dst = col + r * ld + at;
+    if (base < 0)
+      zero_row(dst, out);
+    else
+      gather_row(dst, out, x + base, stride, v);
+  });
 }
 
 // The adjoint of im2col: adds col back into the input planes.
 template <typename T>
-[[gnu::noinline]] NODEFLOW_ALIGN_LOOPS void col2im_add(const TapTable& table, const T* col,
-                                                                   std::int64_t channels, std::int64_t in_plane,
-                                                                   T* x) {
-  const std::int64_t kp = table.taps * table.outputs;
-  for (std::int64_t c = 0; c < channels; ++c) {
-    T* xc = x + c * in_plane;
-    const T* cc = col + c * kp;
-    for (std::int64_t i = 0; i < kp; ++i) {
-      const std::int64_t off = table.offset[static_cast<std::size_t>(i)];
-      if (off >= 0) xc[off] += cc[i];
-    }
-  }
+void col2im_add(const ColumnPlan& plan, const T* col, std::int64_t ld, std::int64_t channels, std::int64_t in_plane,
+                T* x) {
+  const std::int64_t stride = plan.last.stride;
+  plan.for_each_row(channels, in_plane, [&](std::int64_t r, std::int64_t at, std::int64_t base, IndexRange v) {
+    if (base < 0) return;
+    const T* src = col + r * ld + at;
+    T* dst = x + base;
+    if (stride == 1)
+      for (std::int64_t o = v.begin; o < v.end; ++o) dst[o - v.begin] += src[o];
+    else
+      for (std::int64_t o = v.begin; o < v.end; ++o) dst[(o - v.begin) * stride] += src[o];
+  });
 }
 
-// Sizes of one (image, group) block.
+// Images per chunk: the columns of a chunk take about this many bytes, so
+// that im2col's output is still in the cache when the product reads it.
+constexpr std::uint64_t kChunkBytes = std::uint64_t{512} << 10;
+
+// Sizes of one (chunk, group) block and the chunking of the batch.
 struct Blocks {
   std::int64_t cg, mg, k, p, r, in_plane;  // R = Cg * K rows of col
-  explicit Blocks(const ConvGeometry& g)
+  std::int64_t images = 1;                 // per chunk
+  std::int64_t chunks = 0;
+
+  Blocks(const ConvGeometry& g, const ColumnPlan& plan, std::uint64_t max_bytes, std::size_t element)
       : cg(g.in_channels / g.group),
         mg(g.out_channels / g.group),
         k(g.kernel_size()),
         p(g.output_plane()),
         r(cg * k),
-        in_plane(g.input_plane()) {}
+        in_plane(g.input_plane()) {
+    // The identity reads x in place, one image at a time; else as many images
+    // as fit the chunk's bytes and the run's limit on a buffer.
+    // (In double: the sizes are not checked yet, buffer_size does that.)
+    const double image_bytes =
+        std::max(1.0, static_cast<double>(std::max(r, mg)) * static_cast<double>(p)) * static_cast<double>(element);
+    const double fit = static_cast<double>(std::min(kChunkBytes, max_bytes)) / image_bytes;
+    if (!plan.identity && fit >= 2)
+      images = std::min<std::int64_t>(static_cast<std::int64_t>(fit), std::max<std::int64_t>(1, g.batch));
+    chunks = (g.batch + images - 1) / images;
+  }
 };
 
-// A work buffer of R x P elements of T (im2col columns or their gradient),
-// refused over the run's max_tensor_bytes before it is allocated. With
-// `wanted` false (no im2col needed, or that gradient not wanted) it is empty.
+// A work buffer of rows x (images * P) elements of T, refused over the run's
+// max_tensor_bytes before anything is allocated. With `wanted` false it is empty.
 template <typename T>
-std::vector<T> column_buffer(const char* what, const Blocks& s, bool wanted, std::uint64_t max_bytes) {
-  if (!wanted) return {};
-  check_tensor_bytes(what, {s.r, s.p}, dtype_of_v<T>, max_bytes);
-  return std::vector<T>(static_cast<std::size_t>(s.r * s.p));
+std::int64_t buffer_size(const char* what, std::int64_t rows, const Blocks& s, bool wanted, std::uint64_t max_bytes) {
+  if (!wanted) return 0;
+  check_tensor_bytes(what, {rows, s.images * s.p}, dtype_of_v<T>, max_bytes);
+  return rows * s.images * s.p;
+}
+
+// Runs chunk(first image, images, product threads, part) for every chunk.
+// With at least one chunk per thread, the chunks are cut into `parts`
+// consecutive runs, one per thread, whose products run on that thread; else
+// the chunks run in order on this thread and each product on `threads`.
+template <typename F>
+void for_each_chunk(const ConvGeometry& g, const Blocks& s, std::int64_t parts, int threads, F&& chunk) {
+  auto run = [&](std::int64_t first_chunk, std::int64_t end_chunk, int product_threads, std::int64_t part) {
+    for (std::int64_t c = first_chunk; c < end_chunk; ++c) {
+      const std::int64_t n0 = c * s.images;
+      chunk(n0, std::min(s.images, g.batch - n0), product_threads, part);
+    }
+  };
+  if (parts <= 1) {
+    run(0, s.chunks, threads, 0);
+    return;
+  }
+  parallel_ranges(static_cast<int>(parts), parts, [&](std::int64_t k0, std::int64_t k1) {
+    for (std::int64_t k = k0; k < k1; ++k) run(s.chunks * k / parts, s.chunks * (k + 1) / parts, 1, k);
+  });
+}
+
+// One work buffer per part (thread), allocated before the threads start.
+template <typename T>
+struct PartBuffers {
+  std::vector<T> data;
+  std::int64_t size;
+  PartBuffers(std::int64_t parts, std::int64_t per_part)
+      : data(static_cast<std::size_t>(parts * per_part)), size(per_part) {}
+  T* of(std::int64_t part) { return data.data() + part * size; }
+};
+
+std::int64_t part_count(int threads, const Blocks& s) {
+  return std::max<std::int64_t>(1, std::min<std::int64_t>(threads, s.chunks));
 }
 
 }  // namespace
@@ -151,66 +233,118 @@ void add_channel_sums(const T* dy, std::int64_t batch, std::int64_t channels, st
 }
 
 template <typename T>
-void conv_forward(const ConvGeometry& g, const T* x, const T* w, const T* b, T* y,
-                  std::uint64_t max_bytes) {
-  const TapTable table(g, max_bytes);
-  const Blocks s(g);
-  std::vector<T> col = column_buffer<T>("im2col buffer", s, !table.identity, max_bytes);
-  for (std::int64_t n = 0; n < g.batch; ++n)
+void conv_forward(const ConvGeometry& g, const T* x, const T* w, const T* b, T* y, std::uint64_t max_bytes,
+                  int threads) {
+  const ColumnPlan plan(g, max_bytes);
+  const Blocks s(g, plan, max_bytes, sizeof(T));
+  const std::int64_t col_size = buffer_size<T>("im2col buffer", s.r, s, !plan.identity, max_bytes);
+  const std::int64_t out_size = buffer_size<T>("im2col output buffer", s.mg, s, s.images > 1, max_bytes);
+  const std::int64_t parts = part_count(threads, s);
+  PartBuffers<T> cols_of(parts, col_size), out_of(parts, out_size);
+  for_each_chunk(g, s, parts, threads, [&](std::int64_t n0, std::int64_t count, int product_threads,
+                                           std::int64_t part) {
+    T* col = cols_of.of(part);
+    T* out = out_of.of(part);
+    const std::int64_t ld = count * s.p;
     for (std::int64_t grp = 0; grp < g.group; ++grp) {
-      const T* xb = x + (n * g.in_channels + grp * s.cg) * s.in_plane;
-      const T* cols = xb;
-      if (!table.identity) {
-        im2col(table, xb, s.cg, s.in_plane, col.data());
-        cols = col.data();
+      const T* cols = x + (n0 * g.in_channels + grp * s.cg) * s.in_plane;  // the identity: x itself
+      if (!plan.identity) {
+        for (std::int64_t i = 0; i < count; ++i)
+          im2col(plan, x + ((n0 + i) * g.in_channels + grp * s.cg) * s.in_plane, s.cg, s.in_plane,
+                 col + i * s.p, ld);
+        cols = col;
       }
-      T* yb = y + (n * g.out_channels + grp * s.mg) * s.p;
-      matrix_product<T>(s.mg, s.p, s.r, T(1), w + grp * s.mg * s.r, false, cols, false, T(0), yb);
-      if (b) add_channel_bias(b + grp * s.mg, 1, s.mg, s.p, yb);
+      T* y0 = y + (n0 * g.out_channels + grp * s.mg) * s.p;
+      const T* wg = w + grp * s.mg * s.r;
+      if (count == 1) {
+        matrix_product<T>(s.mg, s.p, s.r, T(1), wg, false, cols, false, T(0), y0, product_threads);
+        if (b) add_channel_bias(b + grp * s.mg, 1, s.mg, s.p, y0);
+        continue;
+      }
+      // Mg x (count * P), image after image along the rows: into y's layout.
+      matrix_product<T>(s.mg, ld, s.r, T(1), wg, false, cols, false, T(0), out, product_threads);
+      for (std::int64_t i = 0; i < count; ++i)
+        for (std::int64_t m = 0; m < s.mg; ++m) {
+          const T* src = out + m * ld + i * s.p;
+          T* dst = y0 + (i * g.out_channels + m) * s.p;
+          const T bias = b ? b[grp * s.mg + m] : T(0);
+          for (std::int64_t q = 0; q < s.p; ++q) dst[q] = src[q] + bias;
+        }
     }
+  });
 }
 
 template <typename T>
 void conv_backward(const ConvGeometry& g, const T* x, const T* w, const T* dy, T* dx, T* dw, T* db,
-                   std::uint64_t max_bytes) {
-  const TapTable table(g, max_bytes);
-  const Blocks s(g);
-  std::vector<T> col =
-      column_buffer<T>("im2col buffer", s, !table.identity && dw != nullptr, max_bytes);
-  std::vector<T> dcol =
-      column_buffer<T>("im2col gradient buffer", s, !table.identity && dx != nullptr, max_bytes);
-  for (std::int64_t n = 0; n < g.batch; ++n)
-    for (std::int64_t grp = 0; grp < g.group; ++grp) {
-      const T* dyb = dy + (n * g.out_channels + grp * s.mg) * s.p;
-      const std::int64_t x_block = (n * g.in_channels + grp * s.cg) * s.in_plane;
-      const T* wg = w + grp * s.mg * s.r;
-      if (dw) {
-        const T* cols = x + x_block;
-        if (!table.identity) {
-          im2col(table, x + x_block, s.cg, s.in_plane, col.data());
-          cols = col.data();
+                   std::uint64_t max_bytes, int threads) {
+  const ColumnPlan plan(g, max_bytes);
+  const Blocks s(g, plan, max_bytes, sizeof(T));
+  const std::int64_t col_size = buffer_size<T>("im2col buffer", s.r, s, !plan.identity && dw, max_bytes);
+  const std::int64_t dcol_size = buffer_size<T>("im2col gradient buffer", s.r, s, !plan.identity && dx, max_bytes);
+  const std::int64_t dy_size = buffer_size<T>("im2col output gradient buffer", s.mg, s, s.images > 1, max_bytes);
+  const std::int64_t parts = part_count(threads, s);
+  PartBuffers<T> cols_of(parts, col_size), dcols_of(parts, dcol_size), dys_of(parts, dy_size);
+  // Part 0 adds into dw, the others into zeroed partial sums added after it in order.
+  const std::int64_t w_size = g.out_channels * s.r;
+  std::vector<T> partial_dw(dw ? static_cast<std::size_t>((parts - 1) * w_size) : 0);
+  if (dw || dx)
+    for_each_chunk(g, s, parts, threads, [&](std::int64_t n0, std::int64_t count, int product_threads,
+                                             std::int64_t part) {
+      T* col = cols_of.of(part);
+      T* dcol = dcols_of.of(part);
+      T* dyc = dys_of.of(part);
+      T* dw_part = !dw ? nullptr : part == 0 ? dw : partial_dw.data() + (part - 1) * w_size;
+      const std::int64_t ld = count * s.p;
+      for (std::int64_t grp = 0; grp < g.group; ++grp) {
+        const std::int64_t x_block = (n0 * g.in_channels + grp * s.cg) * s.in_plane;
+        const T* wg = w + grp * s.mg * s.r;
+        // dY of the chunk as Mg x (count * P), image after image along the rows.
+        const T* dyb = dy + (n0 * g.out_channels + grp * s.mg) * s.p;
+        if (count > 1) {
+          for (std::int64_t i = 0; i < count; ++i)
+            for (std::int64_t m = 0; m < s.mg; ++m) {
+              const T* src = dy + ((n0 + i) * g.out_channels + grp * s.mg + m) * s.p;
+              std::copy(src, src + s.p, dyc + m * ld + i * s.p);
+            }
+          dyb = dyc;
         }
-        // dW_g (Mg x R) += dY_b (Mg x P) * col^T
-        matrix_product<T>(s.mg, s.r, s.p, T(1), dyb, false, cols, true, T(1), dw + grp * s.mg * s.r);
-      }
-      if (dx) {
-        // dcol (R x P) = W_g^T * dY_b, then scattered back onto the input.
-        if (table.identity) {
-          matrix_product<T>(s.r, s.p, s.mg, T(1), wg, true, dyb, false, T(1), dx + x_block);
-        } else {
-          matrix_product<T>(s.r, s.p, s.mg, T(1), wg, true, dyb, false, T(0), dcol.data());
-          col2im_add(table, dcol.data(), s.cg, s.in_plane, dx + x_block);
+        if (dw) {
+          const T* cols = x + x_block;
+          if (!plan.identity) {
+            for (std::int64_t i = 0; i < count; ++i)
+              im2col(plan, x + ((n0 + i) * g.in_channels + grp * s.cg) * s.in_plane, s.cg, s.in_plane,
+                     col + i * s.p, ld);
+            cols = col;
+          }
+          // dW_g (Mg x R) += dY (Mg x count*P) * col^T
+          matrix_product<T>(s.mg, s.r, ld, T(1), dyb, false, cols, true, T(1), dw_part + grp * s.mg * s.r,
+                            product_threads);
+        }
+        if (dx) {
+          // dcol (R x count*P) = W_g^T * dY, then scattered back onto the input.
+          if (plan.identity) {
+            matrix_product<T>(s.r, s.p, s.mg, T(1), wg, true, dyb, false, T(1), dx + x_block, product_threads);
+          } else {
+            matrix_product<T>(s.r, ld, s.mg, T(1), wg, true, dyb, false, T(0), dcol, product_threads);
+            for (std::int64_t i = 0; i < count; ++i)
+              col2im_add(plan, dcol + i * s.p, ld, s.cg, s.in_plane,
+                         dx + ((n0 + i) * g.in_channels + grp * s.cg) * s.in_plane);
+          }
         }
       }
-      if (db) add_channel_sums(dyb, 1, s.mg, s.p, db + grp * s.mg);
-    }
+    });
+  for (std::int64_t k = 1; k < parts && dw; ++k) {
+    const T* partial = partial_dw.data() + (k - 1) * w_size;
+    for (std::int64_t i = 0; i < w_size; ++i) dw[i] += partial[i];
+  }
+  if (db) add_channel_sums(dy, g.batch, g.out_channels, s.p, db);
 }
 
-#define NODEFLOW_CONV_KERNELS(T)                                                                       \
-  template void conv_forward<T>(const ConvGeometry&, const T*, const T*, const T*, T*, std::uint64_t); \
-  template void conv_backward<T>(const ConvGeometry&, const T*, const T*, const T*, T*, T*, T*,        \
-                                 std::uint64_t);                                                       \
-  template void add_channel_bias<T>(const T*, std::int64_t, std::int64_t, std::int64_t, T*);           \
+#define NODEFLOW_CONV_KERNELS(T)                                                                             \
+  template void conv_forward<T>(const ConvGeometry&, const T*, const T*, const T*, T*, std::uint64_t, int); \
+  template void conv_backward<T>(const ConvGeometry&, const T*, const T*, const T*, T*, T*, T*,              \
+                                 std::uint64_t, int);                                                        \
+  template void add_channel_bias<T>(const T*, std::int64_t, std::int64_t, std::int64_t, T*);                 \
   template void add_channel_sums<T>(const T*, std::int64_t, std::int64_t, std::int64_t, T*);
 NODEFLOW_CONV_KERNELS(float)
 NODEFLOW_CONV_KERNELS(double)

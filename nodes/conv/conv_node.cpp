@@ -62,12 +62,23 @@ void ConvNodeBase::backward(const BackwardContext& ctx) const {
   check_output_gradient(op(), 0, dy_in, y_shape(*held));
   const Tensor dy = to_compute(dy_in);
   auto wanted = [&](std::size_t k) { return k < ctx.grad_inputs.size() && !ctx.grad_inputs[k].empty(); };
-  Tensor dx = wanted(0) ? Tensor(xc.dtype(), xc.shape()) : Tensor{};
-  Tensor dw = wanted(1) ? Tensor(wc.dtype(), wc.shape()) : Tensor{};
-  Tensor db = wanted(2) ? Tensor(xc.dtype(), {bias_length(*held)}) : Tensor{};
-  compute_backward(*held, xc, wc, dy, dx, dw, db, ctx);
+  // The kernels add into their gradient buffers (the += contract), so a
+  // wanted gradient of the compute dtype and scale 1 is passed as it is;
+  // any other gets a zeroed buffer, added with its scale afterwards.
+  // ConvTranspose's dX is Conv's forward, which writes its output: never direct.
+  auto direct = [&](std::size_t k, std::int64_t count) {
+    return !(transposed_ && k == 0) && ctx.scale_for(k) == 1.0 && ctx.grad_inputs[k].dtype() == xc.dtype() &&
+           ctx.grad_inputs[k].numel() == count;
+  };
+  Tensor grads[3];
+  const Shape shapes[3] = {xc.shape(), wc.shape(), {bias_length(*held)}};
   for (std::size_t k = 0; k < 3; ++k)
-    if (wanted(k)) accumulate_gradient(ctx.grad_inputs[k], k == 0 ? dx : k == 1 ? dw : db, ctx.scale_for(k));
+    if (wanted(k))
+      grads[k] = direct(k, element_count(shapes[k])) ? ctx.grad_inputs[k] : Tensor(xc.dtype(), shapes[k]);
+  compute_backward(*held, xc, wc, dy, grads[0], grads[1], grads[2], ctx);
+  for (std::size_t k = 0; k < 3; ++k)
+    if (wanted(k) && grads[k].raw() != ctx.grad_inputs[k].raw())
+      accumulate_gradient(ctx.grad_inputs[k], grads[k], ctx.scale_for(k));
 }
 
 }  // namespace nodeflow

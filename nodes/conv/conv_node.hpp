@@ -27,7 +27,8 @@ class ConvNodeBase : public Node {
   /// Y (zero-filled, compute dtype) from X, W and B (empty: none) in the compute dtype.
   virtual void compute_forward(const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& b,
                                Tensor& y, const ForwardContext& ctx) const = 0;
-  /// Adds the gradients for dY into the zero-filled dx, dw, db (empty: not wanted).
+  /// Adds the gradients for dY into dx, dw, db (empty: not wanted): zero-filled
+  /// buffers, or the executor's gradient sums themselves (backward()).
   virtual void compute_backward(const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& dy,
                                 Tensor& dx, Tensor& dw, Tensor& db, const BackwardContext& ctx) const = 0;
 

@@ -54,7 +54,7 @@ class GemmNode final : public Node {
                            [&](std::int64_t i, std::int64_t ic, std::int64_t) { yp[i] = beta * cp[ic]; });
       }
       matrix_product<T>(s.m, s.n, s.k, static_cast<T>(alpha_), a.data<T>(), trans_a_, b.data<T>(),
-                        trans_b_, T(c.empty() ? 0 : 1), yp);
+                        trans_b_, T(c.empty() ? 0 : 1), yp, ctx.threads);
     });
     ctx.outputs[0] = as_dtype(y, ctx.inputs[0].dtype());
     if (ctx.saved) ctx.saved->insert(ctx.saved->end(), {a, b});
@@ -72,21 +72,32 @@ class GemmNode final : public Node {
       using T = decltype(tag);
       const auto alpha = static_cast<T>(alpha_);
       const T* g = dy.data<T>();
+      // A gradient of the compute dtype and scale 1 takes the product with
+      // beta = 1 in place (the += contract); any other goes through a buffer.
+      auto target = [&](std::size_t k, const Tensor& like) {
+        const Tensor& g_in = ctx.grad_inputs[k];
+        return ctx.scale_for(k) == 1.0 && g_in.dtype() == like.dtype() && g_in.numel() == like.numel()
+                   ? g_in
+                   : Tensor(like.dtype(), like.shape());
+      };
+      auto add_into_gradient = [&](std::size_t k, const Tensor& t) {
+        if (t.raw() != ctx.grad_inputs[k].raw()) accumulate_gradient(ctx.grad_inputs[k], t, ctx.scale_for(k));
+      };
       if (!ctx.grad_inputs[0].empty()) {
-        Tensor da(a.dtype(), a.shape());
-        if (trans_a_)  // dA (K x M) = alpha * B' * dY^T
-          matrix_product<T>(s.k, s.m, s.n, alpha, b.data<T>(), trans_b_, g, true, T(0), da.data<T>());
-        else  // dA (M x K) = alpha * dY * B'^T
-          matrix_product<T>(s.m, s.k, s.n, alpha, g, false, b.data<T>(), !trans_b_, T(0), da.data<T>());
-        accumulate_gradient(ctx.grad_inputs[0], da, ctx.scale_for(0));
+        Tensor da = target(0, a);
+        if (trans_a_)  // dA (K x M) += alpha * B' * dY^T
+          matrix_product<T>(s.k, s.m, s.n, alpha, b.data<T>(), trans_b_, g, true, T(1), da.data<T>(), ctx.threads);
+        else  // dA (M x K) += alpha * dY * B'^T
+          matrix_product<T>(s.m, s.k, s.n, alpha, g, false, b.data<T>(), !trans_b_, T(1), da.data<T>(), ctx.threads);
+        add_into_gradient(0, da);
       }
       if (!ctx.grad_inputs[1].empty()) {
-        Tensor db(b.dtype(), b.shape());
-        if (trans_b_)  // dB (N x K) = alpha * dY^T * A'
-          matrix_product<T>(s.n, s.k, s.m, alpha, g, true, a.data<T>(), trans_a_, T(0), db.data<T>());
-        else  // dB (K x N) = alpha * A'^T * dY
-          matrix_product<T>(s.k, s.n, s.m, alpha, a.data<T>(), !trans_a_, g, false, T(0), db.data<T>());
-        accumulate_gradient(ctx.grad_inputs[1], db, ctx.scale_for(1));
+        Tensor db = target(1, b);
+        if (trans_b_)  // dB (N x K) += alpha * dY^T * A'
+          matrix_product<T>(s.n, s.k, s.m, alpha, g, true, a.data<T>(), trans_a_, T(1), db.data<T>(), ctx.threads);
+        else  // dB (K x N) += alpha * A'^T * dY
+          matrix_product<T>(s.k, s.n, s.m, alpha, a.data<T>(), !trans_a_, g, false, T(1), db.data<T>(), ctx.threads);
+        add_into_gradient(1, db);
       }
       if (ctx.grad_inputs.size() > 2 && !ctx.grad_inputs[2].empty()) {
         // dC = beta * dY summed over the axes C was broadcast along.

@@ -106,7 +106,7 @@ class MatMulNode final : public Node {
       T* yp = y.data<T>();
       for_each_matrix(s, [&](std::int64_t iy, std::int64_t ia, std::int64_t ib) {
         matrix_product<T>(s.m, s.n, s.k, T(1), ap + ia * s.m * s.k, false, bp + ib * s.k * s.n, false, T(0),
-                          yp + iy * s.m * s.n);
+                          yp + iy * s.m * s.n, ctx.threads);
       });
     });
     ctx.outputs[0] = as_dtype(y, ctx.inputs[0].dtype());
@@ -134,10 +134,10 @@ class MatMulNode final : public Node {
         const T* gy = g + iy * s.m * s.n;
         if (want_a)  // dA = dY * B^T
           matrix_product<T>(s.m, s.k, s.n, T(1), gy, false, b.data<T>() + ib * s.k * s.n, true, T(1),
-                            da.data<T>() + ia * s.m * s.k);
+                            da.data<T>() + ia * s.m * s.k, ctx.threads);
         if (want_b)  // dB = A^T * dY
           matrix_product<T>(s.k, s.n, s.m, T(1), a.data<T>() + ia * s.m * s.k, true, gy, false, T(1),
-                            db.data<T>() + ib * s.k * s.n);
+                            db.data<T>() + ib * s.k * s.n, ctx.threads);
       });
     });
     accumulate_gradient(ctx.grad_inputs[0], da, ctx.scale_for(0));

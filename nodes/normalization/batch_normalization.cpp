@@ -35,11 +35,13 @@
 // would give NaN for the whole channel: at load when input_var is a constant
 // (non-trainable initializer), else when it arrives at run time. NaN passes
 // through as IEEE arithmetic says, like NaN in any other input.
+#include <algorithm>
 #include <cmath>
 
 #include "core/errors.hpp"
 #include "core/registry.hpp"
 #include "nodes/common/layer_common.hpp"
+#include "nodes/common/parallel.hpp"
 #include "nodes/layer_ops.hpp"
 
 namespace nodeflow {
@@ -102,22 +104,37 @@ class BatchNormalizationNode final : public Node {
     visit_compute_dtype(ct, [&](auto tag) {
       using T = decltype(tag);
       const T* xp = x.data<T>();
-      if (training) batch_statistics<T>(v, xp, mean.data<T>(), var.data<T>());
-      for (std::int64_t c = 0; c < v.c; ++c) {
-        const T is = T(1) / std::sqrt(var.data<T>()[c] + static_cast<T>(epsilon_));
-        invstd.data<T>()[c] = is;
-        const T mu = mean.data<T>()[c];
-        const T g = scale.data<T>()[c];
-        const T b = bias.data<T>()[c];
-        for (std::int64_t n = 0; n < v.n; ++n) {
-          const std::int64_t base = (n * v.c + c) * v.s;
-          for (std::int64_t i = base; i < base + v.s; ++i) {
-            const T h = (xp[i] - mu) * is;
-            if (keep) xhat.data<T>()[i] = h;
-            y.data<T>()[i] = g * h + b;
+      T* mp = mean.data<T>();
+      T* vp = var.data<T>();
+      T* isp = invstd.data<T>();
+      T* yp = y.data<T>();
+      T* hp = keep ? xhat.data<T>() : nullptr;
+      const T* gp = scale.data<T>();
+      const T* bp = bias.data<T>();
+      const auto eps = static_cast<T>(epsilon_);
+      // Channels are independent: each thread takes a range of them, and every
+      // channel is computed in the same order whatever the thread count. The
+      // loops capture by value: a float held by reference may alias the
+      // outputs for the compiler, which then keeps the loops scalar.
+      channel_ranges(ctx.threads, v, [=](std::int64_t c0, std::int64_t c1) {
+        for (std::int64_t c = c0; c < c1; ++c) {
+          if (training) batch_statistics<T>(v, c, xp, mp, vp);
+          const T is = T(1) / std::sqrt(vp[c] + eps);
+          isp[c] = is;
+          const T mu = mp[c], g = gp[c], b = bp[c];
+          for (std::int64_t n = 0; n < v.n; ++n) {
+            const std::int64_t base = (n * v.c + c) * v.s;
+            if (hp)
+              for (std::int64_t i = base; i < base + v.s; ++i) {
+                const T h = (xp[i] - mu) * is;
+                hp[i] = h;
+                yp[i] = g * h + b;
+              }
+            else
+              for (std::int64_t i = base; i < base + v.s; ++i) yp[i] = g * ((xp[i] - mu) * is) + b;
           }
         }
-      }
+      });
     });
     ctx.outputs[0] = as_dtype(y, x_in.dtype());
     if (!training) {
@@ -158,32 +175,41 @@ class BatchNormalizationNode final : public Node {
       using T = decltype(tag);
       const T* g = dy.data<T>();
       const T* h = xhat.data<T>();
+      const T* sp = scale.data<T>();
+      const T* isp = invstd.data<T>();
+      T* dxp = dx.data<T>();
+      T* dsp = dscale.data<T>();
+      T* dbp = dbias.data<T>();
       const auto m = static_cast<T>(v.n * v.s);
-      for (std::int64_t c = 0; c < v.c; ++c) {
-        T sum_dy = 0;
-        T sum_dy_h = 0;
-        for (std::int64_t n = 0; n < v.n; ++n)
-          for (std::int64_t i = (n * v.c + c) * v.s, e = i + v.s; i < e; ++i) {
-            sum_dy += g[i];
-            sum_dy_h += g[i] * h[i];
-          }
-        dbias.data<T>()[c] = sum_dy;
-        dscale.data<T>()[c] = sum_dy_h;
-        if (!batch_statistics) {  // constant statistics: a per-channel affine map of X
-          const T is = invstd.data<T>()[c];
-          const T k = scale.data<T>()[c] * is;
+      T* dmp = batch_statistics ? nullptr : dmean.data<T>();
+      T* dvp = batch_statistics ? nullptr : dvar.data<T>();
+      channel_ranges(ctx.threads, v, [=](std::int64_t c0, std::int64_t c1) {
+        for (std::int64_t c = c0; c < c1; ++c) {
+          T sum_dy = 0;
+          T sum_dy_h = 0;
           for (std::int64_t n = 0; n < v.n; ++n)
-            for (std::int64_t i = (n * v.c + c) * v.s, e = i + v.s; i < e; ++i) dx.data<T>()[i] = k * g[i];
-          dmean.data<T>()[c] = -k * sum_dy;
-          dvar.data<T>()[c] = T(-0.5) * k * is * sum_dy_h;  // d/dvar of (x - mu) / sqrt(var + eps)
-          continue;
+            for (std::int64_t i = (n * v.c + c) * v.s, e = i + v.s; i < e; ++i) {
+              sum_dy += g[i];
+              sum_dy_h += g[i] * h[i];
+            }
+          dbp[c] = sum_dy;
+          dsp[c] = sum_dy_h;
+          if (dmp) {  // constant statistics: a per-channel affine map of X
+            const T is = isp[c];
+            const T k = sp[c] * is;
+            for (std::int64_t n = 0; n < v.n; ++n)
+              for (std::int64_t i = (n * v.c + c) * v.s, e = i + v.s; i < e; ++i) dxp[i] = k * g[i];
+            dmp[c] = -k * sum_dy;
+            dvp[c] = T(-0.5) * k * is * sum_dy_h;  // d/dvar of (x - mu) / sqrt(var + eps)
+            continue;
+          }
+          // The batch mean and variance depend on X: their terms are the two sums.
+          const T k = sp[c] * isp[c] / m;
+          for (std::int64_t n = 0; n < v.n; ++n)
+            for (std::int64_t i = (n * v.c + c) * v.s, e = i + v.s; i < e; ++i)
+              dxp[i] = k * (m * g[i] - sum_dy - h[i] * sum_dy_h);
         }
-        // The batch mean and variance depend on X: their terms are the two sums.
-        const T k = scale.data<T>()[c] * invstd.data<T>()[c] / m;
-        for (std::int64_t n = 0; n < v.n; ++n)
-          for (std::int64_t i = (n * v.c + c) * v.s, e = i + v.s; i < e; ++i)
-            dx.data<T>()[i] = k * (m * g[i] - sum_dy - h[i] * sum_dy_h);
-      }
+      });
     });
     const Tensor* grads[] = {&dx, &dscale, &dbias, &dmean, &dvar};
     for (std::size_t k = 0; k < (batch_statistics ? 3u : 5u); ++k)
@@ -217,19 +243,26 @@ class BatchNormalizationNode final : public Node {
   }
 
   // Two passes (mean, then squared deviations): no cancellation for large means.
-  template <typename T> static void batch_statistics(ChannelView v, const T* x, T* mean, T* var) {
+  template <typename T> static void batch_statistics(ChannelView v, std::int64_t c, const T* x, T* mean, T* var) {
     const auto m = static_cast<T>(v.n * v.s);
-    for (std::int64_t c = 0; c < v.c; ++c) {
-      T sum = 0;
-      for (std::int64_t n = 0; n < v.n; ++n)
-        for (std::int64_t i = (n * v.c + c) * v.s, e = i + v.s; i < e; ++i) sum += x[i];
-      const T mu = sum / m;
-      T sq = 0;
-      for (std::int64_t n = 0; n < v.n; ++n)
-        for (std::int64_t i = (n * v.c + c) * v.s, e = i + v.s; i < e; ++i) sq += (x[i] - mu) * (x[i] - mu);
-      mean[c] = mu;
-      var[c] = sq / m;
-    }
+    T sum = 0;
+    for (std::int64_t n = 0; n < v.n; ++n)
+      for (std::int64_t i = (n * v.c + c) * v.s, e = i + v.s; i < e; ++i) sum += x[i];
+    const T mu = sum / m;
+    T sq = 0;
+    for (std::int64_t n = 0; n < v.n; ++n)
+      for (std::int64_t i = (n * v.c + c) * v.s, e = i + v.s; i < e; ++i) sq += (x[i] - mu) * (x[i] - mu);
+    mean[c] = mu;
+    var[c] = sq / m;
+  }
+
+  // body(first channel, end) over up to `threads` ranges of channels; one
+  // range below 2^15 elements per thread (a parallel region costs microseconds).
+  template <typename F> static void channel_ranges(int threads, ChannelView v, F&& body) {
+    const std::int64_t per_channel = std::max<std::int64_t>(1, v.n * v.s);
+    const std::int64_t team = std::clamp<std::int64_t>(per_channel * v.c / (std::int64_t{1} << 15), 1,
+                                                       std::min<std::int64_t>(std::max(1, threads), v.c));
+    parallel_ranges(static_cast<int>(team), v.c, body);
   }
 
   // momentum * running + (1 - momentum) * batch, in the running statistic's dtype.

@@ -132,7 +132,7 @@ TEST(ResourceLimits, AnOutputShapeFedAtRunTimeIsCheckedBeforeAllocation) {
 
 // Conv with a 1x1 kernel over x [1, C, 1, 1] padded by `pad` on every side:
 // the output [1, 1, 2 pad + 1, 2 pad + 1] is small beside the im2col buffer
-// [C, (2 pad + 1)^2] and its tap table [1, (2 pad + 1)^2] of int64.
+// [C, (2 pad + 1)^2].
 std::string padded_channels_graph(int channels, int pad, bool trainable_w) {
   const std::string c = std::to_string(channels);
   const std::string p = std::to_string(pad);
@@ -153,20 +153,18 @@ std::string over_limit(const std::string& what, const std::string& shape, const 
 
 TEST(ResourceLimits, ConvIm2colBuffersAreRefusedBeforeAllocation) {
   // x [1, 100, 1, 1], pads 1000: the output [1, 1, 2001, 2001] takes 16016004
-  // bytes, the tap table 4004001 x 8 = 32032008, the columns 100 x 4004001 x 4
-  // = 1601600400 (1000 channels would want 16 GB under the default limit).
+  // bytes, the row table of im2col [1, 2001] of int64 16008, the columns
+  // 100 x 4004001 x 4 = 1601600400 (1000 channels would want 16 GB under the
+  // default limit).
   const Graph g = load_graph(padded_channels_graph(100, 1000, true));
   const TensorMap feeds{{"x", Tensor(DType::Float32, {1, 100, 1, 1})}};
-  const std::string table =
-      over_limit("im2col tap table", "[1, 4004001]", "int64", "32032008", "17000000");
-  const Executor small(g, ExecutorOptions{1, 17000000});  // the output fits
-  EXPECT_EQ(testing::error_of<RunError>([&] { small.run(feeds); }), table);
-  EXPECT_EQ(testing::error_of<RunError>([&] { small.forward(feeds); }), table);
-  const std::string columns =
-      over_limit("im2col buffer", "[100, 4004001]", "float32", "1601600400", "40000000");
-  const Executor table_fits(g, ExecutorOptions{1, 40000000});
-  EXPECT_EQ(testing::error_of<RunError>([&] { table_fits.run(feeds); }), columns);
-  EXPECT_EQ(testing::error_of<RunError>([&] { table_fits.forward(feeds); }), columns);
+  for (const std::uint64_t limit : {17000000, 40000000}) {
+    const std::string columns =
+        over_limit("im2col buffer", "[100, 4004001]", "float32", "1601600400", std::to_string(limit));
+    const Executor fits_output(g, ExecutorOptions{1, limit});
+    EXPECT_EQ(testing::error_of<RunError>([&] { fits_output.run(feeds); }), columns);
+    EXPECT_EQ(testing::error_of<RunError>([&] { fits_output.forward(feeds); }), columns);
+  }
 }
 
 Tensor ones(const Shape& shape) {
@@ -325,12 +323,12 @@ TEST_F(ResourceLimitFlags, MaxInitializerBytesOnEveryVerbThatReadsAGraph) {
 TEST_F(ResourceLimitFlags, MaxTensorBytesOnRunAndBackward) {
   write_text("pads.json", padded_conv_graph("null"));
   // Pads 1: the output is 8x8 too, 256 bytes; the largest buffer is Conv's
-  // tap table, 9 taps x 64 positions of int64, 4608 bytes.
+  // im2col columns, 9 taps x 64 positions of float32, 2304 bytes.
   write_text("pad1.json", padded_conv_graph("null", "1"));
   write_npy(dir() / "x.npy", Tensor(DType::Float32, {1, 1, 8, 8}));
   for (const char* verb : {"run", "backward"}) {
     expect_error(nodeflow({verb, "pads.json", "-i", "x=x.npy", "-o", "out"}), kConvRefusal);
-    for (const char* enough : {"4608", "5KiB"})
+    for (const char* enough : {"2304", "3KiB"})
       EXPECT_EQ(nodeflow({verb, "pad1.json", "-i", "x=x.npy", "-o", "out", "--max-tensor-bytes", enough})
                     .exit_code,
                 0)
@@ -339,9 +337,9 @@ TEST_F(ResourceLimitFlags, MaxTensorBytesOnRunAndBackward) {
                  "nodes[0] (conv): output 'y' of shape [1, 1, 8, 8] and dtype float32 would take 256 "
                  "bytes, over the limit of 255 bytes per tensor (ExecutorOptions::max_tensor_bytes; on "
                  "the command line --max-tensor-bytes)");
-    expect_error(nodeflow({verb, "pad1.json", "-i", "x=x.npy", "-o", "out3", "--max-tensor-bytes", "4607"}),
-                 "nodes[0] (conv): im2col tap table of shape [9, 64] and dtype int64 would take 4608 "
-                 "bytes, over the limit of 4607 bytes per tensor (ExecutorOptions::max_tensor_bytes; on "
+    expect_error(nodeflow({verb, "pad1.json", "-i", "x=x.npy", "-o", "out3", "--max-tensor-bytes", "2303"}),
+                 "nodes[0] (conv): im2col buffer of shape [9, 64] and dtype float32 would take 2304 "
+                 "bytes, over the limit of 2303 bytes per tensor (ExecutorOptions::max_tensor_bytes; on "
                  "the command line --max-tensor-bytes)");
   }
 }

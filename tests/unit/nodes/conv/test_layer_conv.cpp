@@ -157,6 +157,75 @@ TEST(LayerConv, GradientsForXWAndBMatchFiniteDifferences) {
   testing::expect_gradients_match("Conv", gradient_cases());
 }
 
+// The batch is cut into chunks of images (as many as fit a work buffer of
+// max_tensor_bytes, capped) shared out over the threads. For one chunk size
+// Y, dX and dB are the same bit for bit whatever the thread count, dW (summed
+// per thread) to rounding; other chunk sizes round differently, and all agree
+// with the naive oracle.
+TEST(LayerConv, ChunksAndThreadsGiveTheSameValues) {
+  std::mt19937_64 rng(17);
+  const std::vector<ConvCase> cases = {
+      {{7, 4, 6, 5}, {6, 2, 3, 2}, {1, 2}, {2, 1}, {1, 0, 2, 1}, 2},  // groups, dilations, pads
+      {{5, 3, 9}, {4, 3, 3}, {2}, {1}, {1, 0}},                        // 1-D
+      {{6, 3, 4, 4}, {2, 3, 1, 1}, {}, {}, {}},                        // 1x1: x is its own columns
+  };
+  for (const ConvCase& c : cases) {
+    auto node = make_node("Conv", c.attributes(), true);
+    const std::vector<Tensor> in = case_inputs(c, rng);
+    const Tensor want = naive_conv(c, in[0], in[1], c.bias ? &in[2] : nullptr);
+    const Tensor dy = testing::random_uniform(want.shape(), rng);
+    // One image's columns or output rows, in bytes: max(R, M/group) * P * 8.
+    std::int64_t kernel = 1, plane = 1;
+    for (std::size_t a = 2; a < c.w.size(); ++a) kernel *= c.w[a];
+    for (std::size_t a = 2; a < want.shape().size(); ++a) plane *= want.shape()[a];
+    const std::int64_t group = c.x[1] / c.w[1];
+    const std::uint64_t image = static_cast<std::uint64_t>(std::max(c.w[1] * kernel, c.w[0] / group) * plane * 8);
+    std::vector<std::vector<double>> reference;  // the first chunk size's, one thread
+    for (const std::uint64_t limit : {kDefaultMaxTensorBytes, image, 2 * image, 3 * image}) {
+      std::vector<std::vector<double>> first;
+      for (const int threads : {1, 2, 3}) {
+        const std::string at = c.describe() + " limit " + std::to_string(limit) + " threads " + std::to_string(threads);
+        std::vector<Tensor> out(1), saved;
+        ForwardContext f;
+        f.inputs = in;
+        f.outputs = out;
+        f.saved = &saved;
+        f.threads = threads;
+        f.max_tensor_bytes = limit;
+        node->forward(f);
+        std::vector<Tensor> grads{Tensor(DType::Float64, c.x), Tensor(DType::Float64, c.w),
+                                  Tensor(DType::Float64, {c.bias_length()})};
+        std::vector<TensorInfo> infos;
+        for (const Tensor& t : in) infos.push_back({t.dtype(), t.shape()});
+        const std::vector<Tensor> dys{dy};
+        BackwardContext b;
+        b.inputs = infos;
+        b.saved = saved;
+        b.grad_outputs = dys;
+        b.grad_inputs = grads;
+        b.threads = threads;
+        b.max_tensor_bytes = limit;
+        node->backward(b);
+        std::vector<std::vector<double>> got{as_doubles(out[0])};
+        for (const Tensor& g : grads) got.push_back(as_doubles(g));
+        if (first.empty()) {
+          first = got;
+          testing::expect_near(got[0], as_doubles(want), 1e-12);
+          if (!reference.empty())
+            for (std::size_t k = 1; k < got.size(); ++k) testing::expect_near(got[k], reference[k], 1e-12);
+          else
+            reference = got;
+          continue;
+        }
+        EXPECT_EQ(got[0], first[0]) << at;  // Y
+        EXPECT_EQ(got[1], first[1]) << at;  // dX
+        testing::expect_near(got[2], first[2], 1e-12);  // dW
+        EXPECT_EQ(got[3], first[3]) << at;  // dB
+      }
+    }
+  }
+}
+
 // With W and B marked as the node's parameters, lda_coeff scales dX only.
 TEST(LayerConv, LdaCoeffLeavesParameterGradientsUnscaled) {
   std::mt19937_64 rng(3);
