@@ -1,0 +1,55 @@
+// Editor model -> React Flow's nodes and edges. Derived on every model or
+// check change; the node components are memoized on their item and errors
+// (components/nodes.tsx), so a 500-node graph re-renders only what changed.
+import type { Edge, Node } from '@xyflow/react';
+import type { OpIndex } from '../schema/types';
+import type { EditorModel, Item } from '../model/types';
+import { allItems } from '../model/types';
+import { TensorIndex } from '../model/tensors';
+import type { ItemError, Overlay } from '../validation/overlay';
+import { shapeLabel } from '../validation/overlay';
+
+export interface ItemNodeData extends Record<string, unknown> {
+  item: Item;
+  errors: ItemError[] | undefined;
+}
+
+export type ItemNode = Node<ItemNodeData>;
+
+export const sourceHandle = (index: number) => `o${index}`;
+export const targetHandle = (index: number) => `i${index}`;
+export const handleIndex = (handle: string | null | undefined) => Number((handle ?? 'x0').slice(1));
+
+export function toFlow(
+  model: EditorModel,
+  ops: OpIndex,
+  overlay: Overlay | null,
+  selected: ReadonlySet<string> = new Set(),
+): { nodes: ItemNode[]; edges: Edge[] } {
+  const nodes: ItemNode[] = allItems(model).map((item) => ({
+    id: item.id,
+    type: item.kind,
+    position: item.pos,
+    selected: selected.has(item.id),
+    data: { item, errors: overlay?.errors.get(item.id) },
+  }));
+  const tensors = new TensorIndex(model, ops);
+  const edges: Edge[] = [];
+  const wire = (tensor: string, target: Item, index: number) => {
+    const p = tensor ? tensors.producer(tensor) : undefined;
+    if (!p) return;
+    const info = overlay?.tensors.get(tensor);
+    edges.push({
+      id: `${target.id}:${index}`,
+      source: p.item.id,
+      sourceHandle: sourceHandle(p.index),
+      target: target.id,
+      targetHandle: targetHandle(index),
+      label: info ? shapeLabel(info) : undefined,
+      data: { tensor },
+    });
+  };
+  for (const op of model.nodes) op.inputs.forEach((t, i) => wire(t, op, i));
+  for (const out of model.outputs) wire(out.name, out, 0);
+  return { nodes, edges };
+}
