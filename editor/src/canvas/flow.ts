@@ -33,6 +33,11 @@ export function toFlow(
     selected: selected.has(item.id),
     data: { item, errors: overlay?.errors.get(item.id) },
   }));
+  return { nodes, edges: toEdges(model, ops, overlay) };
+}
+
+/** One edge per wire, labelled with the checked dtype and shape of its tensor. */
+export function toEdges(model: EditorModel, ops: OpIndex, overlay: Overlay | null): Edge[] {
   const tensors = new TensorIndex(model, ops);
   const edges: Edge[] = [];
   const wire = (tensor: string, target: Item, index: number) => {
@@ -51,5 +56,11 @@ export function toFlow(
   };
   for (const op of model.nodes) op.inputs.forEach((t, i) => wire(t, op, i));
   for (const out of model.outputs) wire(out.name, out, 0);
-  return { nodes, edges };
+  return edges;
+}
+
+/** The target and input index an edge id names (`<target id>:<index>`). */
+export function edgeTarget(edgeId: string): { target: string; index: number } {
+  const at = edgeId.lastIndexOf(':');
+  return { target: edgeId.slice(0, at), index: Number(edgeId.slice(at + 1)) };
 }
