@@ -14,7 +14,12 @@ export default tseslint.config(
     rules: reactHooks.configs.recommended.rules,
   },
   {
-    files: ['test/**/*.ts', 'e2e/**/*.{ts,mjs}', '*.config.{ts,js}'],
+    files: ['test/**/*.ts', '*.config.{ts,js}'],
     languageOptions: { globals: globals.node },
+  },
+  {
+    // e2e scripts run in Node and pass functions to the page (page.evaluate).
+    files: ['e2e/**/*.mjs'],
+    languageOptions: { globals: { ...globals.node, ...globals.browser } },
   },
 );

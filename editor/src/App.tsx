@@ -13,7 +13,7 @@ import {
   type NodeChange,
 } from '@xyflow/react';
 import type { Api, FileEntry } from './api/client';
-import { edgeTarget, handleIndex, toEdges, type ItemNode } from './canvas/flow';
+import { NODE_TYPE, edgeTarget, handleIndex, toEdges, type ItemNode } from './canvas/flow';
 import { OpsContext } from './components/context';
 import { nodeTypes } from './components/nodes';
 import { DRAG_TYPE, Palette, parseEntry, type PaletteEntry } from './components/Palette';
@@ -44,6 +44,8 @@ import { buildOverlay, type Overlay } from './validation/overlay';
 
 /** Milliseconds of quiet after an edit before the graph is checked again. */
 export const CHECK_DELAY_MS = 200;
+/** Zoom to fit, never closer than 1:1 (a graph of three nodes is not blown up). */
+const FIT = { padding: 0.1, maxZoom: 1 };
 
 function isTyping(target: EventTarget | null): boolean {
   const el = target as HTMLElement | null;
@@ -74,7 +76,7 @@ export function App({ api, opsDoc }: { api: Api; opsDoc: OpsDocument }) {
 
   const edit = useCallback((f: (m: EditorModel) => EditorModel) => setHistory((h) => commit(h, f(h.present))), []);
   const replaceDocument = useCallback((m: EditorModel) => {
-    pendingFit.current = true;
+    pendingFit.current = allItems(m).length > 0;
     pendingSelection.current = new Set();
     setOverlay(null);
     setHistory(startHistory(m));
@@ -91,7 +93,7 @@ export function App({ api, opsDoc }: { api: Api; opsDoc: OpsDocument }) {
         const old = byId.get(item.id);
         const selected = select ? select.has(item.id) : (old?.selected ?? false);
         if (old && old.data.item === item && old.data.errors === errors && !!old.selected === selected) return old;
-        return { id: item.id, type: item.kind, position: item.pos, selected, data: { item, errors } };
+        return { id: item.id, type: NODE_TYPE[item.kind], position: item.pos, selected, data: { item, errors } };
       });
     });
   }, [model, overlay]);
@@ -99,7 +101,7 @@ export function App({ api, opsDoc }: { api: Api; opsDoc: OpsDocument }) {
   useEffect(() => {
     if (!pendingFit.current || nodes.length === 0) return;
     pendingFit.current = false;
-    requestAnimationFrame(() => rf.fitView({ padding: 0.1 }));
+    requestAnimationFrame(() => rf.fitView(FIT));
   }, [nodes, rf]);
 
   const edges = useMemo(() => {
@@ -283,7 +285,7 @@ export function App({ api, opsDoc }: { api: Api; opsDoc: OpsDocument }) {
       else if (mod && key === 'a') setNodes((nds) => nds.map((n) => (n.selected ? n : { ...n, selected: true })));
       else if (mod && key === 's') void save(filePath);
       else if (!mod && (e.key === 'Delete' || e.key === 'Backspace')) deleteSelection();
-      else if (!mod && key === 'f') rf.fitView({ padding: 0.1 });
+      else if (!mod && key === 'f') rf.fitView(FIT);
       else return;
       e.preventDefault();
     };
@@ -327,7 +329,7 @@ export function App({ api, opsDoc }: { api: Api; opsDoc: OpsDocument }) {
           <button data-testid="delete" onClick={deleteSelection} title="Delete">
             Delete
           </button>
-          <button data-testid="fit" onClick={() => rf.fitView({ padding: 0.1 })} title="F">
+          <button data-testid="fit" onClick={() => rf.fitView(FIT)} title="F">
             Fit
           </button>
           <button data-testid="arrange" onClick={arrange} title="layered layout of the whole graph">

@@ -16,6 +16,12 @@ export interface ItemNodeData extends Record<string, unknown> {
 
 export type ItemNode = Node<ItemNodeData>;
 
+/**
+ * React Flow's node type of an item kind (not 'input'/'output': React Flow
+ * styles its own built-in types of those names).
+ */
+export const NODE_TYPE = { op: 'op', input: 'graphInput', init: 'initializer', output: 'graphOutput' } as const;
+
 export const sourceHandle = (index: number) => `o${index}`;
 export const targetHandle = (index: number) => `i${index}`;
 export const handleIndex = (handle: string | null | undefined) => Number((handle ?? 'x0').slice(1));
@@ -28,7 +34,7 @@ export function toFlow(
 ): { nodes: ItemNode[]; edges: Edge[] } {
   const nodes: ItemNode[] = allItems(model).map((item) => ({
     id: item.id,
-    type: item.kind,
+    type: NODE_TYPE[item.kind],
     position: item.pos,
     selected: selected.has(item.id),
     data: { item, errors: overlay?.errors.get(item.id) },

@@ -4,7 +4,7 @@
 import { memo } from 'react';
 import { Handle, Position, type NodeProps } from '@xyflow/react';
 import type { ItemNode } from '../canvas/flow';
-import { sourceHandle, targetHandle } from '../canvas/flow';
+import { NODE_TYPE, sourceHandle, targetHandle } from '../canvas/flow';
 import { inputPorts } from '../model/ports';
 import { outputCount } from '../model/tensors';
 import { formatShape } from '../schema/widgets';
@@ -123,8 +123,8 @@ function OutputNodeView({ data, selected }: Props) {
 }
 
 export const nodeTypes = {
-  op: memo(OpNodeView, same),
-  input: memo(InputNodeView, same),
-  init: memo(InitNodeView, same),
-  output: memo(OutputNodeView, same),
+  [NODE_TYPE.op]: memo(OpNodeView, same),
+  [NODE_TYPE.input]: memo(InputNodeView, same),
+  [NODE_TYPE.init]: memo(InitNodeView, same),
+  [NODE_TYPE.output]: memo(OutputNodeView, same),
 };
