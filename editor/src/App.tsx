@@ -8,6 +8,7 @@ import {
   ReactFlow,
   applyNodeChanges,
   useReactFlow,
+  useStore,
   type Connection,
   type EdgeChange,
   type NodeChange,
@@ -46,6 +47,12 @@ import { buildOverlay, type Overlay } from './validation/overlay';
 export const CHECK_DELAY_MS = 200;
 /** Zoom to fit, never closer than 1:1 (a graph of three nodes is not blown up). */
 const FIT = { padding: 0.1, maxZoom: 1 };
+/** Below this zoom nodes are drawn as plain boxes (their text is unreadable and costs paint). */
+const DETAIL_ZOOM = 0.2;
+/** Below this zoom edges carry no shape label. */
+const LABEL_ZOOM = 0.45;
+/** Above this many items the minimap is left out (it redraws every item on every pan). */
+const MINIMAP_LIMIT = 300;
 
 function isTyping(target: EventTarget | null): boolean {
   const el = target as HTMLElement | null;
@@ -104,10 +111,14 @@ export function App({ api, opsDoc }: { api: Api; opsDoc: OpsDocument }) {
     requestAnimationFrame(() => rf.fitView(FIT));
   }, [nodes, rf]);
 
+  // Shape labels only where they can be read: 1000 edge labels at 5% zoom
+  // cost every frame of a pan and show nothing (docs/editor.md, "500 nodes").
+  const readable = useStore((s) => s.transform[2] >= LABEL_ZOOM);
+  const tiny = useStore((s) => s.transform[2] < DETAIL_ZOOM);
   const edges = useMemo(() => {
-    const list = toEdges(model, ops, overlay);
+    const list = toEdges(model, ops, overlay, readable);
     return selectedEdges.size ? list.map((e) => (selectedEdges.has(e.id) ? { ...e, selected: true } : e)) : list;
-  }, [model, ops, overlay, selectedEdges]);
+  }, [model, ops, overlay, selectedEdges, readable]);
 
   // Validation: the document without positions, checked after a quiet spell.
   const documentText = useMemo(() => {
@@ -346,7 +357,7 @@ export function App({ api, opsDoc }: { api: Api; opsDoc: OpsDocument }) {
         <div className="nf-main">
           <Palette ops={opsDoc.ops} onAdd={(e) => add(e, viewCenter())} />
           <div
-            className="nf-canvas"
+            className={`nf-canvas${tiny ? ' zoomed-out' : ''}`}
             ref={canvas}
             data-testid="canvas"
             onDragOver={(e) => {
@@ -382,7 +393,7 @@ export function App({ api, opsDoc }: { api: Api; opsDoc: OpsDocument }) {
             >
               <Background />
               <Controls showInteractive={false} />
-              <MiniMap pannable zoomable />
+              {nodes.length <= MINIMAP_LIMIT && <MiniMap pannable zoomable />}
             </ReactFlow>
           </div>
           <div className="nf-side">

@@ -43,7 +43,7 @@ export function toFlow(
 }
 
 /** One edge per wire, labelled with the checked dtype and shape of its tensor. */
-export function toEdges(model: EditorModel, ops: OpIndex, overlay: Overlay | null): Edge[] {
+export function toEdges(model: EditorModel, ops: OpIndex, overlay: Overlay | null, labels = true): Edge[] {
   const tensors = new TensorIndex(model, ops);
   const edges: Edge[] = [];
   const wire = (tensor: string, target: Item, index: number) => {
@@ -56,7 +56,7 @@ export function toEdges(model: EditorModel, ops: OpIndex, overlay: Overlay | nul
       sourceHandle: sourceHandle(p.index),
       target: target.id,
       targetHandle: targetHandle(index),
-      label: info ? shapeLabel(info) : undefined,
+      label: info && labels ? shapeLabel(info) : undefined,
       data: { tensor },
     });
   };
