@@ -11,7 +11,7 @@
 // Environment: NODEFLOW_BIN (required: a nodeflow with `serve`),
 // NODEFLOW_MNIST_DIR (default .cache/mnist/digits of the repository),
 // CHROMIUM (default /usr/bin/chromium), E2E_STEPS (default
-// "lenet,error,train,big": the steps to run; error and train need lenet).
+// "lenet,edits,error,train,big": the steps to run; edits, error and train need lenet).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -193,13 +193,39 @@ async function buildLenet(page) {
   console.log('  nodeflow check: the saved file and examples/lenet5.json print the same');
 
   // Positions survive a save and a reload.
-  const before = await node(page, 'conv2').boundingBox();
+  const saved = JSON.parse(readFileSync(path.join(root, 'lenet5_built.json'), 'utf8'));
+  assert.ok(saved.nodes.every((n) => Array.isArray(n.position)), 'every node has a position');
   await page.click(tid('open'));
   await page.click(tid('file-lenet5_built.json'));
   await settled(page);
-  const saved = JSON.parse(readFileSync(path.join(root, 'lenet5_built.json'), 'utf8'));
-  assert.ok(saved.nodes.every((n) => Array.isArray(n.position)), 'every node has a position');
-  assert.ok(before);
+  for (const n of saved.nodes) {
+    const style = await node(page, n.name).getAttribute('style');
+    assert.ok(style.includes(`translate(${n.position[0]}px, ${n.position[1]}px)`), `${n.name} back at ${n.position} (${style})`);
+  }
+  console.log('  reopened: every node where it was saved');
+}
+
+async function edits(page) {
+  console.log('step 1b: select many, copy, paste, delete, undo, redo by keyboard');
+  const count = () => page.locator('.react-flow__node').count();
+  const n0 = await count();
+  await node(page, 'relu1').click();
+  await node(page, 'pool1').click({ modifiers: ['Control'] });
+  await page.keyboard.press('Control+c');
+  await page.keyboard.press('Control+v');
+  await page.waitForFunction((n) => document.querySelectorAll('.react-flow__node').length === n + 2, n0);
+  assert.equal(await node(page, 'relu1_1').count(), 1, 'the pasted relu1 is relu1_1');
+  await screenshot(page, 'pasted');
+  await page.keyboard.press('Delete');
+  await page.waitForFunction((n) => document.querySelectorAll('.react-flow__node').length === n, n0);
+  await page.keyboard.press('Control+z');
+  await page.waitForFunction((n) => document.querySelectorAll('.react-flow__node').length === n + 2, n0);
+  await page.keyboard.press('Control+Shift+z');
+  await page.waitForFunction((n) => document.querySelectorAll('.react-flow__node').length === n, n0);
+  await page.keyboard.press('f');
+  await settled(page);
+  assert.equal(await page.textContent(tid('check-state')), 'valid');
+  assert.equal(await count(), n0);
 }
 
 async function kernelError(page) {
@@ -325,8 +351,9 @@ try {
   await page.goto(server.url);
   await page.waitForSelector(tid('palette-search'));
   assert.ok(!page.url().includes('token='), 'the token is taken out of the address bar');
-  const steps = new Set((process.env.E2E_STEPS ?? 'lenet,error,train,big').split(','));
+  const steps = new Set((process.env.E2E_STEPS ?? 'lenet,edits,error,train,big').split(','));
   if (steps.has('lenet')) await buildLenet(page);
+  if (steps.has('edits')) await edits(page);
   if (steps.has('error')) await kernelError(page);
   if (steps.has('train')) await train(page);
   if (steps.has('big')) await bigDocument(page);

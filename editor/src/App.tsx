@@ -74,6 +74,7 @@ export function App({ api, opsDoc }: { api: Api; opsDoc: OpsDocument }) {
   const [tab, setTab] = useState<'properties' | 'train'>('properties');
   const [files, setFiles] = useState<FileEntry[] | null>(null);
   const [checking, setChecking] = useState(false);
+  const [lastValid, setLastValid] = useState<Overlay['tensors'] | null>(null);
   const pendingSelection = useRef<ReadonlySet<string> | null>(null);
   const pendingFit = useRef(false);
   const clip = useRef<Clip | null>(null);
@@ -86,6 +87,7 @@ export function App({ api, opsDoc }: { api: Api; opsDoc: OpsDocument }) {
     pendingFit.current = allItems(m).length > 0;
     pendingSelection.current = new Set();
     setOverlay(null);
+    setLastValid(null);
     setHistory(startHistory(m));
   }, []);
 
@@ -116,9 +118,9 @@ export function App({ api, opsDoc }: { api: Api; opsDoc: OpsDocument }) {
   const readable = useStore((s) => s.transform[2] >= LABEL_ZOOM);
   const tiny = useStore((s) => s.transform[2] < DETAIL_ZOOM);
   const edges = useMemo(() => {
-    const list = toEdges(model, ops, overlay, readable);
+    const list = toEdges(model, ops, overlay, readable, lastValid);
     return selectedEdges.size ? list.map((e) => (selectedEdges.has(e.id) ? { ...e, selected: true } : e)) : list;
-  }, [model, ops, overlay, selectedEdges, readable]);
+  }, [model, ops, overlay, selectedEdges, readable, lastValid]);
 
   // Validation: the document without positions, checked after a quiet spell.
   const documentText = useMemo(() => {
@@ -140,7 +142,10 @@ export function App({ api, opsDoc }: { api: Api; opsDoc: OpsDocument }) {
       api
         .check(documentText)
         .then((r) => {
-          if (seq === checkSeq.current) setOverlay(buildOverlay(modelRef.current, r));
+          if (seq !== checkSeq.current) return;
+          const o = buildOverlay(modelRef.current, r);
+          setOverlay(o);
+          if (o.ok) setLastValid(o.tensors);
         })
         .catch((e: Error) => {
           if (seq === checkSeq.current) setOverlay({ tensors: new Map(), errors: new Map(), general: [e.message], ok: false });

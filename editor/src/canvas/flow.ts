@@ -42,14 +42,24 @@ export function toFlow(
   return { nodes, edges: toEdges(model, ops, overlay) };
 }
 
+const STALE = { fill: '#999', fontStyle: 'italic' };
+
 /** One edge per wire, labelled with the checked dtype and shape of its tensor. */
-export function toEdges(model: EditorModel, ops: OpIndex, overlay: Overlay | null, labels = true): Edge[] {
+export function toEdges(
+  model: EditorModel,
+  ops: OpIndex,
+  overlay: Overlay | null,
+  labels = true,
+  /** Tensors of the last valid check, shown greyed while the graph is refused (the library then infers nothing). */
+  previous: Overlay['tensors'] | null = null,
+): Edge[] {
   const tensors = new TensorIndex(model, ops);
   const edges: Edge[] = [];
   const wire = (tensor: string, target: Item, index: number) => {
     const p = tensor ? tensors.producer(tensor) : undefined;
     if (!p) return;
-    const info = overlay?.tensors.get(tensor);
+    const fresh = overlay?.tensors.get(tensor);
+    const info = fresh ?? (overlay && !overlay.ok ? previous?.get(tensor) : undefined);
     edges.push({
       id: `${target.id}:${index}`,
       source: p.item.id,
@@ -57,6 +67,7 @@ export function toEdges(model: EditorModel, ops: OpIndex, overlay: Overlay | nul
       target: target.id,
       targetHandle: targetHandle(index),
       label: info && labels ? shapeLabel(info) : undefined,
+      labelStyle: info && !fresh ? STALE : undefined,
       data: { tensor },
     });
   };
