@@ -16,16 +16,27 @@ export class ApiError extends Error {
   }
 }
 
-/** Reads ?token= from the address once, stores it and removes it from the bar. */
-export function takeTokenFromLocation(loc: Location = window.location, storage: Storage = window.sessionStorage): string | null {
-  const url = new URL(loc.href);
+/**
+ * Reads ?token= from the address once, stores it and removes it from the
+ * address bar (`replaceUrl` gets the address without it).
+ */
+export function takeToken(
+  href: string,
+  storage: Pick<Storage, 'getItem' | 'setItem'>,
+  replaceUrl: (url: string) => void,
+): string | null {
+  const url = new URL(href);
   const token = url.searchParams.get('token');
   if (token) {
     storage.setItem(TOKEN_KEY, token);
     url.searchParams.delete('token');
-    window.history.replaceState(null, '', url.pathname + (url.search ? url.search : '') + url.hash);
+    replaceUrl(url.pathname + url.search + url.hash);
   }
   return storage.getItem(TOKEN_KEY);
+}
+
+export function takeTokenFromLocation(): string | null {
+  return takeToken(window.location.href, window.sessionStorage, (u) => window.history.replaceState(null, '', u));
 }
 
 export interface FileEntry {
