@@ -276,6 +276,7 @@ async function train(page) {
 
 async function bigDocument(page) {
   console.log('step 4: a 500-node document');
+  await page.click(tid('tab-properties'));
   await page.click(tid('open'));
   const t0 = await page.evaluate(() => performance.now());
   await page.click(tid('file-big500.json'));

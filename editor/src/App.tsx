@@ -352,7 +352,7 @@ export function App({ api, opsDoc }: { api: Api; opsDoc: OpsDocument }) {
             Arrange
           </button>
           <span className="nf-sep" />
-          <button className={tab === 'properties' ? 'active' : ''} onClick={() => setTab('properties')}>
+          <button data-testid="tab-properties" className={tab === 'properties' ? 'active' : ''} onClick={() => setTab('properties')}>
             Properties
           </button>
           <button data-testid="tab-train" className={tab === 'train' ? 'active' : ''} onClick={() => setTab('train')}>
