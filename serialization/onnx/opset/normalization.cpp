@@ -35,12 +35,17 @@ OpHistory batch_normalization() {
   const Custom outputs = no_outputs_from(
       1, "mean, var, saved_mean, saved_var",
       "before opset 14 they make a training-mode node (the library takes the mode from the run)");
+  // Kept as given. ONNX's default 0 is not made explicit: it is the mode of
+  // an inference runtime, and a model that does not say leaves the mode to
+  // the run here, so that an imported network still trains its statistics.
+  const Custom training_mode{[](Upgrade&) {},
+                             "training_mode: kept as given; absent, the run decides (not ONNX's 0)"};
   return {"BatchNormalization",
           {version(1, with(v6, {kConsumedInputs}), 5, 5, {kDropConsumedInputs, is_test(), spatial, outputs}),
            version(6, v6, 5, 5, {is_test(), spatial, outputs}), version(7, v7, 5, 5, {spatial, outputs}),
            version(9, base, 5, 5, {outputs}),
-           version(14, with(base, {int_attr("training_mode")}), 5, 3),
-           version(15, with(base, {int_attr("training_mode")}), 5, 3)},
+           version(14, with(base, {int_attr("training_mode")}), 5, 3, {training_mode}),
+           version(15, with(base, {int_attr("training_mode")}), 5, 3, {training_mode})},
           {}};
 }
 
