@@ -135,25 +135,29 @@ EpochMetrics Trainer::train_epoch(const Dataset& train, std::int64_t epoch) {
     seen += r.samples;
     const bool log_now =
         config_.log_every > 0 && ((k + 1) % static_cast<std::size_t>(config_.log_every) == 0);
-    if (log_now && spdlog::should_log(spdlog::level::info)) {
-      const double elapsed = busy_seconds_ + seconds_since(start);
-      const double rate = static_cast<double>(done_samples_ + seen) / std::max(elapsed, 1e-9);
-      const double left =
-          (planned_samples_ - static_cast<double>(done_samples_ + seen)) / std::max(rate, 1e-9);
+    if (!progress_ && !(log_now && spdlog::should_log(spdlog::level::info))) continue;
+    const double elapsed = busy_seconds_ + seconds_since(start);
+    const double rate = static_cast<double>(done_samples_ + seen) / std::max(elapsed, 1e-9);
+    const double left = std::max(
+        0.0, (planned_samples_ - static_cast<double>(done_samples_ + seen)) / std::max(rate, 1e-9));
+    if (log_now && spdlog::should_log(spdlog::level::info))
       spdlog::info(
           "epoch {}/{} batch {}/{}: loss {:.4f} accuracy {:.2f}% | {:.0f} samples/s | {} left",
           epoch + 1, config_.epochs, k + 1, batches, loss_sum / static_cast<double>(seen),
           100.0 * static_cast<double>(correct) / static_cast<double>(seen), rate,
           duration_text(left));
-    }
     if (progress_) {
-      const Progress p{epoch + 1,
-                       static_cast<std::int64_t>(k + 1),
-                       static_cast<std::int64_t>(batches),
-                       steps_,
-                       loss_sum / static_cast<double>(seen),
-                       static_cast<double>(correct) / static_cast<double>(seen),
-                       lr};
+      Progress p;
+      p.epoch = epoch + 1;
+      p.batch = static_cast<std::int64_t>(k + 1);
+      p.batches = static_cast<std::int64_t>(batches);
+      p.step = steps_;
+      p.loss = loss_sum / static_cast<double>(seen);
+      p.accuracy = static_cast<double>(correct) / static_cast<double>(seen);
+      p.lr = lr;
+      p.epochs = config_.epochs;
+      p.samples_per_second = rate;
+      p.eta_seconds = left;
       if (!progress_(p)) {
         stopped_ = true;
         break;

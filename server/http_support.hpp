@@ -1,0 +1,47 @@
+#pragma once
+// The JSON side of every API route (docs/server.md, "Errors"): request bodies
+// parsed with the graph reader's limits, responses and errors as JSON, and
+// the one place where an exception becomes a status.
+#include "server/http.hpp"
+
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+
+namespace nodeflow::server {
+
+using Json = nlohmann::json;
+
+/// An error with its HTTP status; the message becomes {"error": message}.
+class ApiError : public std::runtime_error {
+ public:
+  ApiError(int status, const std::string& message) : std::runtime_error(message), status_(status) {}
+  int status() const { return status_; }
+
+ private:
+  int status_;
+};
+
+/// Sets `res` to `status` with the body `body` (application/json).
+void send_json(httplib::Response& res, int status, const Json& body);
+/// Sets `res` to `status` with a body already written as JSON text.
+void send_json_text(httplib::Response& res, int status, std::string body);
+/// {"error": message} with `status`.
+void send_error(httplib::Response& res, int status, const std::string& message);
+
+/// The request's body as one JSON value: the reader's syntax and nesting
+/// checks (json_detail::parse_json); ApiError 400 "request body: invalid JSON
+/// ..." otherwise, or when it is not an object.
+Json json_body(const httplib::Request& req);
+
+/// The member `key` of the request object `body`, required; ApiError 400 naming it.
+const Json& member(const Json& body, const std::string& key, const char* what);
+
+/// A route's handler with every exception turned into a JSON error: ApiError
+/// and PathRefused with their status; the library's errors (a graph refused,
+/// a file that cannot be read, a tensor of the wrong shape) 400; BusyError
+/// 409; std::bad_alloc 503; anything else 500 (a save that failed is an
+/// ApiError 500 of its route).
+httplib::Server::Handler guarded(httplib::Server::Handler handler);
+
+}  // namespace nodeflow::server
