@@ -9,7 +9,8 @@ set -euo pipefail
 
 packages=(cmake g++ ccache libeigen3-dev nlohmann-json3-dev libspdlog-dev libgtest-dev
           libbenchmark-dev libcli11-dev libssl-dev python3-numpy python3-onnx gnuplot-nox
-          strace libprotobuf-dev libonnx-dev pkg-config pybind11-dev python3-dev python3-pytest)
+          strace libprotobuf-dev libonnx-dev pkg-config pybind11-dev python3-dev python3-pytest
+          libcpp-httplib-dev)
 for arg in "$@"; do
   case $arg in
     --fuzz) packages+=(clang-14 libclang-rt-14-dev libfuzzer-14-dev) ;;
