@@ -59,7 +59,6 @@ std::string progress_json(const training::Progress& p) { return dumped(progress_
 std::string status_json(const std::string& id, const RunSnapshot& s) { return dumped(status_value(id, s)); }
 
 void stream_run_events(std::shared_ptr<TrainingRun> run, httplib::Response& res) {
-  res.set_header("Cache-Control", "no-store");
   auto sent = std::make_shared<StreamState>();
   res.set_chunked_content_provider(
       "text/event-stream", [run, sent](std::size_t, httplib::DataSink& sink) {

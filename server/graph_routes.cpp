@@ -84,7 +84,7 @@ void put_file(ApiContext& api, const httplib::Request& req, httplib::Response& r
 
 void run_graph(ApiContext& api, const httplib::Request& req, httplib::Response& res) {
   const Json body = json_body(req);
-  json_detail::check_keys(body, "", {"graph", "inputs"}, {"seed"});
+  check_members(body, {"graph", "inputs"}, {"seed"});
   const Graph graph = load_member_graph(body, api.read);
   const Json& inputs = body.at("inputs");
   if (!inputs.is_object()) throw ApiError(400, "inputs: expected an object {name: {dtype, shape, data}}");
@@ -118,7 +118,7 @@ Graph load_member_graph(const Json& body, const ReadOptions& read) {
   try {
     return load_graph(graph.dump(), read);
   } catch (const Error& e) {
-    rethrow_with_context(context_prefix("graph", e.what()));
+    throw ApiError(400, nested_message("graph", e.what()));
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cctype>
 #include <exception>
 #include <new>
 
@@ -19,7 +20,7 @@ void send_json(httplib::Response& res, int status, const Json& body) {
 
 void send_json_text(httplib::Response& res, int status, std::string body) {
   res.status = status;
-  body += '\n';
+  if (body.empty() || body.back() != '\n') body += '\n';
   res.set_content(body, "application/json");
 }
 
@@ -36,6 +37,29 @@ Json json_body(const httplib::Request& req) {
   }
   if (!body.is_object()) throw ApiError(400, "request body: expected a JSON object");
   return body;
+}
+
+void check_members(const Json& body, std::initializer_list<std::string_view> required,
+                   std::initializer_list<std::string_view> optional) {
+  try {
+    json_detail::check_keys(body, "", required, optional);
+  } catch (const Error& e) {
+    // check_keys calls the top of a document "document".
+    std::string message = e.what();
+    if (message.rfind("document: ", 0) == 0) message.replace(0, 8, "request body");
+    throw ApiError(400, message);
+  }
+}
+
+std::string nested_message(const std::string& where, const std::string& message) {
+  // check_keys and the JSON helpers call the top of a document "document".
+  if (message.rfind("document: ", 0) == 0) return where + message.substr(8);
+  std::size_t n = 0;
+  while (n < message.size() && (std::isalnum(static_cast<unsigned char>(message[n])) || message[n] == '_')) ++n;
+  const bool path = n > 0 && n < message.size() &&
+                    (message[n] == '.' || message[n] == '[' || message[n] == ':' ||
+                     message.compare(n, 2, " (") == 0);
+  return where + (path ? "." : ": ") + message;
 }
 
 const Json& member(const Json& body, const std::string& key, const char* what) {

@@ -6,7 +6,9 @@
 
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <initializer_list>
 #include <string>
+#include <string_view>
 
 namespace nodeflow::server {
 
@@ -33,6 +35,16 @@ void send_error(httplib::Response& res, int status, const std::string& message);
 /// checks (json_detail::parse_json); ApiError 400 "request body: invalid JSON
 /// ..." otherwise, or when it is not an object.
 Json json_body(const httplib::Request& req);
+
+/// Refuses members of `body` outside `required` and `optional`, and missing
+/// required ones (json_detail::check_keys' words): ApiError 400.
+void check_members(const Json& body, std::initializer_list<std::string_view> required,
+                   std::initializer_list<std::string_view> optional);
+
+/// `message`, an error about a part of a request, named from the request's
+/// top: "graph.nodes[1] (fc).inputs[0]: ..." for a message that begins with a
+/// path, "graph: invalid JSON ..." for one that does not.
+std::string nested_message(const std::string& where, const std::string& message);
 
 /// The member `key` of the request object `body`, required; ApiError 400 naming it.
 const Json& member(const Json& body, const std::string& key, const char* what);

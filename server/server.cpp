@@ -3,6 +3,8 @@
 #include "server/http.hpp"
 #include <spdlog/spdlog.h>
 
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <atomic>
 
@@ -65,6 +67,14 @@ Server::Server(ServerOptions options) : impl_(std::make_unique<Impl>(std::move(o
   s.editor = !o.editor_dir.empty() && std::filesystem::is_regular_file(o.editor_dir / "index.html", ec);
 
   s.http.set_payload_max_length(o.max_body_bytes);
+  // httplib's default sets SO_REUSEPORT, with which a second server of the
+  // same user binds the same port and silently shares its connections: a
+  // port in use must be an error instead. SO_REUSEADDR alone lets a restart
+  // bind while the last run's connections linger in TIME_WAIT.
+  s.http.set_socket_options([](socket_t sock) {
+    const int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   const std::size_t threads = std::max<std::size_t>(o.threads, 2);
   s.http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   // The token travels in the URL: no page may be sent it as a Referer.

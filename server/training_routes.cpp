@@ -30,7 +30,7 @@ std::filesystem::path save_target(ApiContext& api, const Json& value, const std:
 
 void start_run(ApiContext& api, const httplib::Request& req, httplib::Response& res) {
   const Json body = json_body(req);
-  json_detail::check_keys(body, "", {"graph", "config", "data"}, {"save_as"});
+  check_members(body, {"graph", "config", "data"}, {"save_as"});
   const Graph graph = load_member_graph(body, api.read);
   const Json& config = body.at("config");
   if (!config.is_object())
@@ -39,7 +39,7 @@ void start_run(ApiContext& api, const httplib::Request& req, httplib::Response& 
   try {
     plan.config = training::parse_train_config(config.dump());
   } catch (const Error& e) {
-    rethrow_with_context(context_prefix("config", e.what()));
+    throw ApiError(400, nested_message("config", e.what()));
   }
   plan.config.max_tensor_bytes = api.max_tensor_bytes;
   const Json& data = body.at("data");
@@ -55,9 +55,11 @@ void start_run(ApiContext& api, const httplib::Request& req, httplib::Response& 
   try {
     training::check_bindings(graph, plan.config.bindings);
   } catch (const Error& e) {
-    rethrow_with_context(context_prefix("config.bindings", e.what()));
+    throw ApiError(400, "config.bindings: " + std::string(e.what()));
   }
-  if (const auto it = body.find("save_as"); it != body.end()) {
+  // "" and null ask for no save, as an absent save_as does.
+  if (const auto it = body.find("save_as");
+      it != body.end() && !it->is_null() && !(it->is_string() && it->get_ref<const std::string&>().empty())) {
     plan.save_to = save_target(api, *it, "save_as");
     plan.save_as = it->get<std::string>();
   }
@@ -68,7 +70,7 @@ void start_run(ApiContext& api, const httplib::Request& req, httplib::Response& 
 void save_run(ApiContext& api, const httplib::Request& req, httplib::Response& res) {
   const std::shared_ptr<TrainingRun> run = run_of(api, req);
   const Json body = json_body(req);
-  json_detail::check_keys(body, "", {"path"}, {});
+  check_members(body, {"path"}, {});
   const std::filesystem::path target = save_target(api, body.at("path"), "path");
   const std::optional<GraphDef> trained = run->trained_graph();
   if (!trained) throw ApiError(409, "training run " + run->id() + " has not ended: stop it first");
