@@ -47,9 +47,11 @@ TEST(CheckGraph, AValidGraphGivesItsTensorsAndParameterCounts) {
   ASSERT_TRUE(report.ok());
   EXPECT_EQ(report.parameters, 8);
   EXPECT_EQ(report.trainable_parameters, 6);
+  // Every tensor, sorted by name as `nodeflow check` lists them.
   ASSERT_EQ(report.tensors.size(), 5u);
-  EXPECT_EQ(report.tensors[2].first, "mm");
-  EXPECT_EQ(report.tensors[2].second.shape, (Shape{kDynamicDim, 2}));
+  EXPECT_EQ(report.tensors[1].first, "mm");
+  EXPECT_EQ(report.tensors[1].second.shape, (Shape{kDynamicDim, 2}));
+  EXPECT_EQ(report.tensors[4].first, "y");
 }
 
 TEST(CheckGraph, ARefusalIsTheReportsOneErrorAndCanBeRethrown) {
