@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <exception>
 #include <filesystem>
 #include <string>
 #include <system_error>
@@ -14,6 +15,7 @@
 #include "core/errors.hpp"
 #include "core/executor.hpp"
 #include "serialization/atomic_file.hpp"
+#include "serialization/graph_check.hpp"
 #include "serialization/graph_file.hpp"
 #include "serialization/json_writer.hpp"
 #include "serialization/op_schema_json.hpp"
@@ -138,7 +140,9 @@ void list_ops(std::ostream& out, bool json, const OpRegistry& registry) {
 }
 
 void check_graph(const std::filesystem::path& path, std::ostream& out, const ReadOptions& read) {
-  const Graph graph = load_graph_argument(path, read);
+  const CheckReport report = nodeflow::check_graph([&] { return load_graph_argument(path, read); });
+  if (!report.ok()) std::rethrow_exception(report.failure);
+  const Graph& graph = *report.graph;
   const GraphDef& def = graph.def();
   // Names hold no control characters (the reader refuses them); a path may.
   const std::string shown = !def.name.empty() ? def.name
@@ -159,13 +163,10 @@ void check_graph(const std::filesystem::path& path, std::ostream& out, const Rea
     out << "  " << step.node->name() << " (" << step.node->op_type() << "): " << joined(step.inputs)
         << " -> " << joined(step.outputs) << "\n";
   out << "tensors:\n";
-  for (const auto& [name, info] : graph.tensor_infos())
-    out << "  " << name << ": " << described(info) << "\n";
+  for (const auto& [name, info] : report.tensors) out << "  " << name << ": " << described(info) << "\n";
   out << "outputs: " << joined(def.outputs) << "\n";
-  std::int64_t trainable = 0;
-  for (const auto& init : def.initializers)
-    if (init.trainable) trainable += init.value.numel();
-  out << "parameters: " << graph.parameter_count() << " (" << trainable << " trainable)\n";
+  out << "parameters: " << report.parameters << " (" << report.trainable_parameters
+      << " trainable)\n";
 }
 
 void convert_graph(const std::filesystem::path& in, const std::filesystem::path& out,

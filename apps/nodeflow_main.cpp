@@ -18,6 +18,7 @@
 #include "apps/arguments.hpp"
 #include "apps/commands.hpp"
 #include "apps/limit_flags.hpp"
+#include "apps/serve_command.hpp"
 #include "apps/training_commands.hpp"
 #include "core/errors.hpp"
 
@@ -189,6 +190,8 @@ int main(int argc, char** argv) {
 
   nodeflow::cli::TrainingVerbs training;
   add_training_verbs(app, training);
+  nodeflow::cli::ServeVerb serve;
+  add_serve_verb(app, serve);
 
   try {
     app.parse(argc, argv);
@@ -198,7 +201,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     const CLI::App* verb = nullptr;
     for (const CLI::App* candidate :
-         {run, backward, check, convert, ops, training.train, training.eval})
+         {run, backward, check, convert, ops, training.train, training.eval, serve.serve})
       if (candidate->parsed()) verb = candidate;
     if (e.get_exit_code() == 0) {  // --help
       std::cout << (verb ? verb->help("nodeflow") : app.help());
@@ -214,9 +217,11 @@ int main(int argc, char** argv) {
                          : training.eval->parsed()  ? training.eval
                          : convert->parsed()        ? convert
                          : ops->parsed()            ? ops
+                         : serve.serve->parsed()    ? serve.serve
                                                     : check;
   try {
     if (nodeflow::cli::run_training_verb(training, std::cout)) return 0;
+    if (nodeflow::cli::run_serve_verb(serve, std::cout)) return 0;
     if (verb == convert) {
       nodeflow::cli::convert_graph(args.graph, args.converted, args.read, std::cout);
       return 0;

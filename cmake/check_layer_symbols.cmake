@@ -1,5 +1,5 @@
 # cmake -DNM=<nm> -DLIB_core=<archive> -DLIB_nodes=... -DLIB_serialization=...
-#       -DLIB_training=... -P check_layer_symbols.cmake
+#       -DLIB_training=... -DLIB_server=... -P check_layer_symbols.cmake
 #
 # Fails when a layer's library refers to a nodeflow symbol that only a layer it
 # may not use defines (cmake/layers.cmake), naming the object file, the symbol
@@ -34,7 +34,8 @@ function(read_symbols archive prefix)
   set(${prefix}_undefined "${undefined}" PARENT_SCOPE)
 endfunction()
 
-foreach(layer ${NODEFLOW_LAYERS})
+set(checked_layers ${NODEFLOW_LAYERS} ${NODEFLOW_APP_LAYERS})
+foreach(layer ${checked_layers})
   if(NOT LIB_${layer})
     message(FATAL_ERROR "LIB_${layer} (the archive of nodeflow_${layer}) is not set")
   endif()
@@ -42,7 +43,7 @@ foreach(layer ${NODEFLOW_LAYERS})
 endforeach()
 
 set(errors "")
-foreach(layer ${NODEFLOW_LAYERS})
+foreach(layer ${checked_layers})
   set(reachable ${layer} ${NODEFLOW_LAYER_USES_${layer}})
   foreach(reference IN LISTS ${layer}_undefined)
     string(REPLACE "|" ";" parts "${reference}")
@@ -57,7 +58,7 @@ foreach(layer ${NODEFLOW_LAYERS})
     if(resolved)
       continue()
     endif()
-    foreach(other ${NODEFLOW_LAYERS})
+    foreach(other ${checked_layers})
       if(${other}_defined_${symbol})
         set(shown "${symbol}")
         if(CXXFILT)

@@ -1,7 +1,8 @@
 # The layers of the library and what each may use (docs/architecture.md):
 #
-#   core <- nodes <- training -> serialization -> core;  apps, capi (the C API
-#   of libnodeflow.so) and python (the Python module) on top of all.
+#   core <- nodes <- training -> serialization -> core;  server (nodeflow serve)
+#   above them; apps (with server), capi (the C API of libnodeflow.so) and python
+#   (the Python module) on top of all.
 #
 # A layer may include the headers of the layers it uses and its own; a layer's
 # detail/ folder is private to it. The build checks every layer's includes
@@ -13,10 +14,15 @@ set(NODEFLOW_LAYER_USES_core "")
 set(NODEFLOW_LAYER_USES_nodes core)
 set(NODEFLOW_LAYER_USES_serialization core)
 set(NODEFLOW_LAYER_USES_training core nodes serialization)
+# The HTTP server of `nodeflow serve` (docs/server.md): above the library
+# layers, used by the command line only. Not part of the `nodeflow` library.
+set(NODEFLOW_APP_LAYERS server)
+set(NODEFLOW_LAYER_USES_server core nodes serialization training)
 # The top layers: the command line, the C API and the Python module. Each uses every
-# library layer and no other top layer; nothing includes them.
+# library layer and no other top layer (the command line also the server); nothing
+# includes them.
 set(NODEFLOW_TOP_LAYERS apps capi python)
-set(NODEFLOW_LAYER_USES_apps core nodes serialization training)
+set(NODEFLOW_LAYER_USES_apps core nodes serialization training server)
 set(NODEFLOW_LAYER_USES_capi core nodes serialization training)
 set(NODEFLOW_LAYER_USES_python core nodes serialization training)
 
@@ -49,7 +55,7 @@ endfunction()
 # refused: includes name their layer from the source root.
 function(nodeflow_layer_include_errors root layer out)
   nodeflow_layer_allowed_text(${layer} allowed_text)
-  set(known ${NODEFLOW_LAYERS} ${NODEFLOW_TOP_LAYERS})
+  set(known ${NODEFLOW_LAYERS} ${NODEFLOW_APP_LAYERS} ${NODEFLOW_TOP_LAYERS})
   set(errors "")
   file(GLOB_RECURSE files "${root}/${layer}/*.cpp" "${root}/${layer}/*.hpp")
   list(SORT files)

@@ -2,6 +2,7 @@
 // A network: graph inputs, initializers and nodes wired by tensor names
 // (docs/graph-format.md). GraphDef is the plain description (what the JSON holds or
 // code builds); Graph is a validated, immutable, ready-to-run graph.
+#include <array>
 #include <cstddef>
 #include <functional>
 #include <limits>
@@ -40,6 +41,10 @@ struct NodeDef {
   Attributes attributes;
   bool training = true;
   double lda_coeff = 1.0;
+  /// The node's place on the editor's canvas, [x, y] in canvas units: view
+  /// state the JSON document carries (docs/graph-format.md, "Node positions")
+  /// and nothing else reads; the ONNX writer leaves it out.
+  std::optional<std::array<double, 2>> position;
 };
 
 struct GraphDef {

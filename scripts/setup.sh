@@ -12,7 +12,7 @@ packages=(cmake g++ ccache libeigen3-dev nlohmann-json3-dev libspdlog-dev libgte
           libbenchmark-dev libcli11-dev libssl-dev python3-numpy python3-onnx gnuplot-nox
           strace libprotobuf-dev libonnx-dev pkg-config pybind11-dev python3-dev python3-pytest
           zlib1g-dev dataset-fashion-mnist
-          libopenmpi-dev openmpi-bin)
+          libopenmpi-dev openmpi-bin libcpp-httplib-dev)
 for arg in "$@"; do
   case $arg in
     --fuzz) packages+=(clang-14 libclang-rt-14-dev libfuzzer-14-dev) ;;

@@ -175,7 +175,7 @@ Initializer build_initializer(PendingInitializer& p) {
 NodeDef read_node(const Json& item, const std::string& path, const OpRegistry& registry) {
   if (!item.is_object()) expected(path, "an object with op_type, name and inputs", item);
   json_detail::check_keys(item, path, {"op_type", "name", "inputs"},
-                          {"attributes", "specified_outputs_name", "training", "lda_coeff"});
+                          {"attributes", "specified_outputs_name", "training", "lda_coeff", "position"});
   NodeDef node;
   node.name = json_detail::read_name(item.at("name"), child(path, "name"), "a node name (a string)");
   node.op_type = json_detail::get_string(item, path, "op_type", "an op_type (a string)");
@@ -192,6 +192,13 @@ NodeDef read_node(const Json& item, const std::string& path, const OpRegistry& r
     // finite (the parser refuses NaN, Infinity and overflow).
     if (!it->is_number()) expected(child(path, "lda_coeff"), "a finite number", *it);
     node.lda_coeff = it->get<double>();
+  }
+  if (const auto it = item.find("position"); it != item.end()) {
+    // The editor's view state (docs/graph-format.md, "Node positions"): kept
+    // as read, so that the writer gives it back unchanged.
+    if (!it->is_array() || it->size() != 2 || !(*it)[0].is_number() || !(*it)[1].is_number())
+      expected(child(path, "position"), "[x, y], two numbers", *it);
+    node.position = std::array<double, 2>{(*it)[0].get<double>(), (*it)[1].get<double>()};
   }
   return node;
 }
@@ -336,6 +343,20 @@ Graph load_graph(std::string_view text, const ReadOptions& options, const OpRegi
 Graph load_graph_file(const std::filesystem::path& path, const ReadOptions& options,
                       const OpRegistry& registry) {
   return load_graph(read_text_file(path, "graph"), options, registry);
+}
+
+Tensor read_tensor_json(const nlohmann::json& value, const std::string& path,
+                        std::uint64_t max_bytes) {
+  if (!value.is_object()) expected(path, "an object with dtype, shape and data", value);
+  json_detail::check_keys(value, path, {"dtype", "shape", "data"}, {});
+  const DType dtype = read_dtype(value, path);
+  const Shape shape = read_shape(value, path, false);
+  const std::int64_t count = element_count(shape, child(path, "shape"));
+  // Checked before the values are: a short document must not allocate without bound.
+  if (static_cast<std::uint64_t>(count) > max_bytes / dtype_size(dtype))
+    throw InvalidGraph(child(path, "shape") + ": " + to_string(shape) + " " + std::string(dtype_name(dtype)) +
+                       " is over the limit of " + std::to_string(max_bytes) + " bytes");
+  return json_detail::read_tensor_data(value.at("data"), dtype, shape, child(path, "data"));
 }
 
 }  // namespace nodeflow

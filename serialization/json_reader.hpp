@@ -3,6 +3,8 @@
 // (README, "The graph document").
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
 #include <string_view>
 #include <string>
 
@@ -110,5 +112,14 @@ Graph load_graph(std::string_view text, const ReadOptions& options = {},
 /// Reads the file (IoError naming the path if it cannot be read), then load_graph.
 Graph load_graph_file(const std::filesystem::path& path, const ReadOptions& options = {},
                       const OpRegistry& registry = OpRegistry::global());
+
+/// A tensor given as one JSON object {"dtype": "float32", "shape": [2, 3],
+/// "data": [...]}: a graph dtype, a static shape, and data as an
+/// initializer's (a flat row-major list of numbers or {"base64": "..."}). The
+/// inverse of write_tensor_json. Throws InvalidGraph naming `path` and the key
+/// ("inputs.image.data: expected ..."), and when the tensor would take more
+/// than `max_bytes`, before allocating it.
+Tensor read_tensor_json(const nlohmann::json& value, const std::string& path,
+                        std::uint64_t max_bytes);
 
 }  // namespace nodeflow

@@ -36,6 +36,19 @@ class DocumentWriter {
  public:
   explicit DocumentWriter(const JsonWriteOptions& options) : options_(options) {}
 
+  /// {"dtype": ..., "shape": [...], "data": ...}: a tensor as an initializer's
+  /// dtype, shape and data are written.
+  std::string tensor_value(const Tensor& t) {
+    out_ += "{\"dtype\": \"";
+    out_ += dtype_name(t.dtype());
+    out_ += "\", \"shape\": ";
+    shape(t.shape());
+    out_ += ", \"data\": ";
+    visit_dtype(t.dtype(), [&](auto zero) { data<decltype(zero)>(t); });
+    out_ += '}';
+    return std::move(out_);
+  }
+
   std::string write(const GraphDef& def) {
     out_ += "{\n  \"format\": \"nodeflow.graph\",\n  \"version\": 1,\n  \"name\": ";
     string(def.name, "name");
@@ -204,6 +217,14 @@ class DocumentWriter {
       key("lda_coeff");
       append_float(out_, n.lda_coeff);
     }
+    if (n.position) {
+      key("position");
+      out_ += '[';
+      finite((*n.position)[0], where + ".position[0]");
+      out_ += ", ";
+      finite((*n.position)[1], where + ".position[1]");
+      out_ += ']';
+    }
     out_ += '}';
   }
 
@@ -255,6 +276,10 @@ void save_graph_file(const std::filesystem::path& path, const GraphDef& def,
   // graph leaves no trace on disk.
   const std::string text = write_graph_json(def, options);
   write_file_atomically(path, text, progress);
+}
+
+std::string write_tensor_json(const Tensor& tensor, const JsonWriteOptions& options) {
+  return DocumentWriter(options).tensor_value(tensor);
 }
 
 }  // namespace nodeflow

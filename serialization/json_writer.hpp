@@ -8,9 +8,9 @@
 // inputs, outputs, initializers, nodes (all always present), then
 // training_state in a checkpoint; one line per
 // graph input, initializer and node. Node keys in the order op_type, name,
-// inputs, specified_outputs_name, attributes, training, lda_coeff; the last
-// four are written only when they differ from their defaults (unset, empty,
-// true, 1.0). Attributes are sorted by name. Initializer keys: name, dtype,
+// inputs, specified_outputs_name, attributes, training, lda_coeff, position;
+// the last five are written only when they differ from their defaults (unset,
+// empty, true, 1.0, unset). Attributes are sorted by name. Initializer keys: name, dtype,
 // shape, trainable, data.
 //
 // Numbers: float32 and float64 values are written with the fewest digits that
@@ -53,5 +53,11 @@ std::string write_graph_json(const GraphDef& def, const JsonWriteOptions& option
 /// the path for system failures.
 void save_graph_file(const std::filesystem::path& path, const GraphDef& def,
                      const JsonWriteOptions& options = {}, const WriteProgress& progress = {});
+
+/// A tensor as one JSON object, {"dtype": "float32", "shape": [2, 3], "data":
+/// [...]}, its data written as an initializer's is (a list of numbers, or
+/// {"base64": ...} above options.inline_limit elements or when a value is not
+/// finite). The inverse of read_tensor_json (serialization/json_reader.hpp).
+std::string write_tensor_json(const Tensor& tensor, const JsonWriteOptions& options = {});
 
 }  // namespace nodeflow

@@ -268,29 +268,36 @@ EpochMetrics Trainer::train_epoch(const Dataset& train, std::int64_t epoch) {
     const std::size_t k = (epoch_samples_ + per_step - 1) / per_step - 1;  // step of the epoch
     const bool log_now =
         config_.log_every > 0 && ((k + 1) % static_cast<std::size_t>(config_.log_every) == 0);
-    if (log_now && spdlog::should_log(spdlog::level::info)) {
+    const bool log_line = log_now && spdlog::should_log(spdlog::level::info);
+    double rate = 0.0, left = 0.0;
+    if (log_line || progress_) {
       const double elapsed = busy_seconds_ + seconds_since(start);
       const auto trained = static_cast<double>(done_samples_) +
                            static_cast<double>(epoch_samples_ - samples_before);
-      const double rate = trained / std::max(elapsed, 1e-9);
-      const double left = (planned_samples_ - trained) / std::max(rate, 1e-9);
+      rate = trained / std::max(elapsed, 1e-9);
+      left = std::max(0.0, (planned_samples_ - trained) / std::max(rate, 1e-9));
+    }
+    if (log_line)
       spdlog::info(
           "epoch {}/{} batch {}/{}: loss {:.4f} accuracy {:.2f}% | {:.0f} samples/s | {} left",
           epoch + 1, config_.epochs, k + 1, batches, epoch_loss_sum_ / static_cast<double>(seen),
           100.0 * static_cast<double>(epoch_correct_) / static_cast<double>(seen), rate,
           duration_text(left));
-    }
     if (!finished && !checkpoint_.empty() && config_.checkpoint_every > 0 &&
         steps_ % config_.checkpoint_every == 0)
       save_checkpoint_now(false, false);
     if (progress_) {
-      const Progress p{epoch + 1,
-                       static_cast<std::int64_t>(k + 1),
-                       static_cast<std::int64_t>(batches),
-                       steps_,
-                       epoch_loss_sum_ / static_cast<double>(seen),
-                       static_cast<double>(epoch_correct_) / static_cast<double>(seen),
-                       lr};
+      Progress p;
+      p.epoch = epoch + 1;
+      p.batch = static_cast<std::int64_t>(k + 1);
+      p.batches = static_cast<std::int64_t>(batches);
+      p.step = steps_;
+      p.loss = epoch_loss_sum_ / static_cast<double>(seen);
+      p.accuracy = static_cast<double>(epoch_correct_) / static_cast<double>(seen);
+      p.lr = lr;
+      p.epochs = config_.epochs;
+      p.samples_per_second = rate;
+      p.eta_seconds = left;
       if (!progress_(p)) {
         stopped_ = true;
         break;

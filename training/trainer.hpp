@@ -50,6 +50,13 @@ struct Progress {
   double loss = 0.0;         ///< mean loss over the epoch's samples so far
   double accuracy = 0.0;     ///< fraction of the epoch's samples so far predicted right
   double lr = 0.0;           ///< learning rate of this epoch
+  std::int64_t epochs = 0;   ///< epochs planned (config.epochs)
+  /// Samples trained per second of training and evaluation so far in this
+  /// fit() (or this train_epoch alone), as the progress log lines say.
+  double samples_per_second = 0.0;
+  /// Seconds left at that rate until config.epochs epochs over this training
+  /// set are done (the log lines' "left"); for train_epoch alone, this epoch's.
+  double eta_seconds = 0.0;
 };
 
 /// Called after every step of train_epoch (and so of fit) on the training

@@ -9,7 +9,7 @@ get_filename_component(source_root ${CMAKE_CURRENT_LIST_DIR}/../.. ABSOLUTE)
 include(${source_root}/cmake/layers.cmake)
 
 set(failures "")
-foreach(layer ${NODEFLOW_LAYERS} ${NODEFLOW_TOP_LAYERS})
+foreach(layer ${NODEFLOW_LAYERS} ${NODEFLOW_APP_LAYERS} ${NODEFLOW_TOP_LAYERS})
   set(expected "")
   file(GLOB_RECURSE files "${ROOT}/${layer}/*.cpp" "${ROOT}/${layer}/*.hpp")
   foreach(file ${files})

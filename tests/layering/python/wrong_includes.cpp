@@ -5,4 +5,5 @@
 #include "serialization/json_reader.hpp"
 #include "training/trainer.hpp"
 #include "apps/commands.hpp"  // refused: python/ may include only core/, nodes/, serialization/, training/, python/
+#include "server/server.hpp"  // refused: python/ may include only core/, nodes/, serialization/, training/, python/
 #include "serialization/detail/json_support.hpp"  // refused: serialization/detail/ is private to serialization/

@@ -320,7 +320,7 @@ TEST(JsonReaderNodes, StructureErrorsNameTheNode) {
   EXPECT_EQ(node(R"({"op_type": "MaxPool", "name": "pool1"})"), "nodes[0] (pool1): missing required key 'inputs'");
   EXPECT_EQ(node(R"({"op_type": "MaxPool", "name": "pool1", "inputs": ["x"], "atributes": {}})"),
             "nodes[0] (pool1).atributes: unknown key 'atributes' (known: op_type, name, inputs, attributes, "
-            "specified_outputs_name, training, lda_coeff)");
+            "specified_outputs_name, training, lda_coeff, position)");
   EXPECT_EQ(node(R"({"op_type": "MaxPool", "name": "pool1", "inputs": "x"})"),
             "nodes[0] (pool1).inputs: expected a list of tensor names, got 'x'");
   EXPECT_EQ(node(R"({"op_type": "MaxPool", "name": "pool1", "inputs": ["x", null]})"),
