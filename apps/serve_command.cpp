@@ -10,7 +10,6 @@
 #include "apps/arguments.hpp"
 #include "serialization/json_reader.hpp"
 #include "server/server.hpp"
-#include "training/mnist.hpp"
 
 namespace nodeflow::cli {
 
@@ -30,9 +29,9 @@ void add_serve_verb(CLI::App& app, ServeVerb& verb) {
   s->add_option("--editor", verb.editor,
                 "Folder of the editor's built files (default: the installed editor, else "
                 "editor/dist of the source tree)");
-  s->add_option("--mnist-dir", verb.mnist_dir,
-                "MNIST digits folder for training (default: $NODEFLOW_MNIST_DIR or "
-                ".cache/mnist/digits)");
+  s->add_option("--data", verb.datasets,
+                "Datasets training runs may use, as train --data takes them (repeatable; "
+                "default: mnist and fashion-mnist)");
   add_count_option(*s, "--max-body-bytes", verb.max_body_bytes, 1, UINT64_MAX, true,
                    "Bytes a request body may hold (default " +
                        std::to_string(server::kDefaultMaxBodyBytes) + " = 64 MiB)");
@@ -65,7 +64,7 @@ bool run_serve_verb(const ServeVerb& verb, std::ostream& out) {
   options.read.max_initializer_bytes = verb.max_initializer_bytes;
   options.max_tensor_bytes = verb.max_tensor_bytes;
   options.datasets = server::default_datasets(
-      verb.mnist_dir.empty() ? training::default_mnist_dir() : verb.mnist_dir);
+      verb.datasets.empty() ? std::vector<std::string>{"mnist", "fashion-mnist"} : verb.datasets);
 
   // SIGINT and SIGTERM are taken by one thread that stops the server, not by
   // a handler interrupting whatever thread runs: blocked here, before any

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -23,7 +24,7 @@ struct ServeVerb {
   std::uint64_t port = 8080;
   std::filesystem::path root = ".";
   std::filesystem::path editor;  ///< empty: default_editor_dir()
-  std::filesystem::path mnist_dir;
+  std::vector<std::string> datasets;  ///< --data, repeatable
   std::uint64_t max_body_bytes = 0;  ///< set from server::kDefaultMaxBodyBytes
   std::uint64_t max_initializer_bytes = 0;
   std::uint64_t max_tensor_bytes = 0;

@@ -1,29 +1,39 @@
 #include "server/datasets.hpp"
 
-#include "training/mnist.hpp"
+#include <system_error>
+
+#include "training/datasets.hpp"
 
 namespace nodeflow::server {
 
-DatasetCatalog default_datasets(const std::filesystem::path& mnist_dir) {
-  DatasetEntry mnist;
-  mnist.name = "mnist";
-  mnist.description = "MNIST digits, 1x28x28 float32 in [0, 1], 10 classes: " +
-                      std::to_string(training::kMnistTrainCount) + " to train on, " +
-                      std::to_string(training::kMnistTotal - training::kMnistTrainCount) +
-                      " held out";
-  mnist.problem = [mnist_dir]() -> std::string {
-    const std::vector<std::string> missing = training::missing_mnist_files(mnist_dir);
-    if (missing.empty()) return "";
-    return "the MNIST digits are not in " + mnist_dir.string() + " (missing " +
-           std::to_string(missing.size()) +
-           " of 0.json ... 9.json; scripts/fetch_mnist.sh fetches them, --mnist-dir points "
-           "`nodeflow serve` at them)";
-  };
-  mnist.load = [mnist_dir] {
-    training::MnistData data = training::load_mnist(mnist_dir);
-    return SplitDataset{std::move(data.train), std::move(data.test)};
-  };
-  return {std::move(mnist)};
+DatasetCatalog default_datasets(const std::vector<std::string>& specs) {
+  DatasetCatalog catalog;
+  for (const std::string& spec : specs) {
+    const training::DatasetSource source = training::parse_dataset_source(spec);
+    DatasetEntry entry;
+    // The name a client sends: "mnist" and "fashion-mnist" whatever their
+    // folder (one of each is served), a folder of .npy files as given.
+    entry.name = source.kind == training::DatasetKind::Npy ? spec : source.name;
+    entry.description = source.name + " in " + source.dir.string() + " (" + source.origin + ")";
+    entry.problem = [source]() -> std::string {
+      std::string missing;
+      for (const training::DatasetFile& file : source.files()) {
+        std::error_code ec;
+        if (std::filesystem::is_regular_file(file.path, ec)) continue;
+        missing += (missing.empty() ? "" : ", ") + file.path.filename().string();
+      }
+      if (missing.empty()) return "";
+      return "the " + source.name + " files are not in " + source.dir.string() + " (missing " +
+             missing + "; docs/training-config.md, \"Datasets\", says how to get them, and " +
+             "`nodeflow serve --data` points the server at them)";
+    };
+    entry.load = [source] {
+      training::TrainTestData data = training::load_dataset(source);
+      return SplitDataset{std::move(data.train), std::move(data.test)};
+    };
+    catalog.push_back(std::move(entry));
+  }
+  return catalog;
 }
 
 const DatasetEntry* find_dataset(const DatasetCatalog& catalog, const std::string& name) {

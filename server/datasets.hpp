@@ -16,7 +16,7 @@ struct SplitDataset {
 };
 
 struct DatasetEntry {
-  std::string name;         ///< as --data takes it ("mnist")
+  std::string name;         ///< as --data takes it ("mnist", "fashion-mnist", "npy:DIR")
   std::string description;  ///< one line for the editor
   /// Why the dataset cannot be loaded now ("" when it can): missing files, say.
   std::function<std::string()> problem;
@@ -26,9 +26,11 @@ struct DatasetEntry {
 
 using DatasetCatalog = std::vector<DatasetEntry>;
 
-/// The datasets of `nodeflow train`: "mnist", the digits in `mnist_dir`
-/// (training/mnist.hpp: 8,000 to train on, 2,000 held out).
-DatasetCatalog default_datasets(const std::filesystem::path& mnist_dir);
+/// The datasets named by `specs`, each as `nodeflow train --data` takes it
+/// (training/datasets.hpp: mnist[:DIR], fashion-mnist[:DIR], npy:DIR); an
+/// entry's name is "mnist" or "fashion-mnist" whatever its folder, and an npy
+/// spec as given. Throws InvalidAttribute for a spec --data refuses.
+DatasetCatalog default_datasets(const std::vector<std::string>& specs);
 
 /// The entry called `name`, or nullptr.
 const DatasetEntry* find_dataset(const DatasetCatalog& catalog, const std::string& name);

@@ -104,7 +104,9 @@ void run_graph(ApiContext& api, const httplib::Request& req, httplib::Response& 
     first = false;
     json_text::append_string(text, name);  // a graph's names are UTF-8 (the reader checks)
     text += ": ";
-    text += write_tensor_json(outputs.at(name), JsonWriteOptions{std::numeric_limits<std::size_t>::max()});
+    JsonWriteOptions all_inline;
+    all_inline.inline_limit = std::numeric_limits<std::size_t>::max();
+    text += write_tensor_json(outputs.at(name), all_inline);
   }
   text += "}}";
   send_json_text(res, 200, std::move(text));

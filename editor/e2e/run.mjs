@@ -9,7 +9,7 @@
 // A screenshot of each step goes to e2e/screenshots/.
 //
 // Environment: NODEFLOW_BIN (required: a nodeflow with `serve`),
-// NODEFLOW_MNIST_DIR (default .cache/mnist/digits of the repository),
+// NODEFLOW_MNIST_DIR (default .cache/mnist of the repository),
 // CHROMIUM (default /usr/bin/chromium), E2E_STEPS (default
 // "lenet,edits,error,train,big": the steps to run; edits, error and train need lenet).
 import assert from 'node:assert/strict';
@@ -34,7 +34,7 @@ if (!/^\s*serve\b/m.test(execFileSync(bin, ['--help'], { encoding: 'utf8' }))) {
   console.error(`e2e: ${bin} has no \`serve\` verb (the server of docs/server.md)`);
   process.exit(2);
 }
-const mnistDir = process.env.NODEFLOW_MNIST_DIR ?? path.join(repo, '.cache', 'mnist', 'digits');
+const mnistDir = process.env.NODEFLOW_MNIST_DIR ?? path.join(repo, '.cache', 'mnist');
 const shots = path.join(here, 'screenshots');
 rmSync(shots, { recursive: true, force: true });
 mkdirSync(shots, { recursive: true });

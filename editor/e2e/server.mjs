@@ -19,7 +19,7 @@ export async function freePort() {
 export async function startServer({ bin, root, editorDir, mnistDir, log }) {
   const port = await freePort();
   const args = ['serve', '--host', '127.0.0.1', '--port', String(port), '--root', root, '--editor', editorDir];
-  if (mnistDir) args.push('--mnist-dir', mnistDir);
+  if (mnistDir) args.push('--data', `mnist:${mnistDir}`);
   const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stderr.on('data', (d) => log?.(String(d)));

@@ -206,7 +206,7 @@ TEST_F(ServerTraining, RequestsThatCannotTrainAreRefusedBeforeStarting) {
 
 TEST_F(ServerTraining, ADatasetThatIsMissingIsNamed) {
   server::ServerOptions o = options();
-  o.datasets = server::default_datasets(root() / "no-digits");
+  o.datasets = server::default_datasets({"mnist:" + (root() / "no-digits").string()});
   start(o);
   const Json list = body_of(client()->Get("/api/datasets"))["datasets"];
   ASSERT_EQ(list.size(), 1u);
@@ -216,7 +216,7 @@ TEST_F(ServerTraining, ADatasetThatIsMissingIsNamed) {
   r["data"] = "mnist";
   const auto res = client()->Post("/api/train", r.dump(), "application/json");
   EXPECT_EQ(res->status, 409);
-  EXPECT_NE(body_of(res)["error"].get<std::string>().find("the MNIST digits are not in"), std::string::npos);
+  EXPECT_NE(body_of(res)["error"].get<std::string>().find("the mnist files are not in"), std::string::npos);
 }
 
 }  // namespace
