@@ -79,6 +79,11 @@ std::vector<OpHistory> normalization_history() {
                         "per channel ([C])"),
         version(21, {float_attr("epsilon"), int_attr("num_groups"), int_attr("stash_type")}, 3, 1)},
        {}},
+      // LRN-13 only added bfloat16 (which came at 13, before the writer's 19).
+      {"LRN",
+       {version(1, {float_attr("alpha"), float_attr("beta"), float_attr("bias"), int_attr("size")}, 1, 1),
+        version(13, {float_attr("alpha"), float_attr("beta"), float_attr("bias"), int_attr("size")}, 1, 1)},
+       {}},
   };
 }
 
