@@ -1,6 +1,7 @@
 #include "serialization/onnx/onnx_reader.hpp"
 
 #include <charconv>
+#include <cstring>
 #include <cmath>
 #include <exception>
 #include <map>
@@ -428,6 +429,10 @@ class ModelReader {
         read_constant(proto, label);
         continue;
       }
+      if (proto.op_type() == "ConstantOfShape") {
+        read_constant_of_shape(proto, label);
+        continue;
+      }
       read_node(proto, name, label);
     }
   }
@@ -444,6 +449,7 @@ class ModelReader {
                              std::to_string(proto.attribute_size()) + " given)");
     const auto& a = proto.attribute(0);
     const std::string attr = label + ": attribute " + quoted(a.name());
+    if (a.name() == "sparse_value" && opset_ < 11) throw InvalidAttribute(attr + " exists from opset 11");
     if (a.name() != "value" && a.name() != "sparse_value" && opset_ < 12)
       throw InvalidAttribute(attr + " exists from opset 12");
     Tensor value;
@@ -475,20 +481,151 @@ class ModelReader {
       budget_.charge({static_cast<std::int64_t>(vs.size())}, DType::Int64, label);
       value = Tensor::from<std::int64_t>({static_cast<std::int64_t>(vs.size())},
                                          std::span<const std::int64_t>(vs));
-    } else if (a.name() == "sparse_value" || a.name() == "value_string" ||
-               a.name() == "value_strings") {
-      throw InvalidAttribute(attr + ": this form of Constant is not supported (nodeflow has no " +
-                             (a.name() == "sparse_value" ? "sparse" : "string") + " tensors)");
+    } else if (a.name() == "sparse_value") {
+      expect(onnx::AttributeProto::SPARSE_TENSOR);
+      if (!a.has_sparse_tensor()) throw InvalidAttribute(attr + " holds no sparse tensor");
+      value = dense_of(a.sparse_tensor(), label + ".attribute[0] (sparse_value)");
+    } else if (a.name() == "value_string" || a.name() == "value_strings") {
+      throw InvalidAttribute(attr + ": this form of Constant is not supported (nodeflow has no string tensors)");
     } else {
-      throw InvalidAttribute(attr + " is not an attribute of Constant (known: value, "
-                                    "value_float, value_floats, value_int, value_ints)");
+      throw InvalidAttribute(attr + " is not an attribute of Constant (known: value, sparse_value, "
+                                    "value_float, value_floats, value_int, value_ints, value_string, "
+                                    "value_strings)");
     }
+    add_folded(proto.output(0), std::move(value));
+  }
+
+  /// The output of a folded Constant or ConstantOfShape becomes a
+  /// non-trainable initializer of that name (docs/onnx.md, "Constant folding").
+  void add_folded(const std::string& name, Tensor value) {
     Initializer init;
-    init.name = proto.output(0);
+    init.name = name;
     init.value = std::move(value);
     known_[init.name] = {TensorInfo{init.value.dtype(), init.value.shape()}, init.value};
     initializer_names_.insert(init.name);
     def_.initializers.push_back(std::move(init));
+  }
+
+  /// A SparseTensorProto (Constant's sparse_value, opset 11) as a dense tensor:
+  /// `values` [NNZ], `indices` int64 [NNZ, rank] (coordinates) or [NNZ]
+  /// (linear positions), each inside `dims` and none given twice; the rest 0.
+  Tensor dense_of(const onnx::SparseTensorProto& sparse, const std::string& where) {
+    Shape shape;
+    for (int i = 0; i < sparse.dims_size(); ++i) {
+      if (sparse.dims(i) < 0)
+        throw InvalidGraph(where + ".dims[" + std::to_string(i) + "]: " + std::to_string(sparse.dims(i)) +
+                           " is negative");
+      shape.push_back(sparse.dims(i));
+    }
+    if (!sparse.has_values()) throw InvalidGraph(where + ".values: missing");
+    const Tensor values = onnx_io::read_tensor(sparse.values(), where + ".values", model_dir_, budget_);
+    if (values.rank() != 1)
+      throw InvalidGraph(where + ".values: must be 1-D [NNZ], got " + to_string(values.shape()));
+    const std::int64_t nnz = values.shape()[0];
+    std::int64_t numel = 0;
+    try {
+      numel = element_count(shape);
+    } catch (const ShapeMismatch&) {
+      throw ShapeMismatch(where + ".dims: element count of " + to_string(shape) + " overflows int64");
+    }
+    budget_.charge(shape, values.dtype(), where);
+    Tensor indices;
+    if (sparse.has_indices())
+      indices = onnx_io::read_tensor(sparse.indices(), where + ".indices", model_dir_, budget_);
+    const auto rank = static_cast<std::int64_t>(shape.size());
+    const bool linear = indices.rank() == 1;
+    if (!sparse.has_indices() || indices.dtype() != DType::Int64 ||
+        !(linear ? indices.shape()[0] == nnz
+                 : indices.rank() == 2 && indices.shape()[0] == nnz && indices.shape()[1] == rank))
+      throw InvalidGraph(where + ".indices: must be int64 [" + std::to_string(nnz) + ", " + std::to_string(rank) +
+                         "] or [" + std::to_string(nnz) + "] for " + std::to_string(nnz) + " values of a " +
+                         to_string(shape) + " tensor" +
+                         (sparse.has_indices() ? ", got " + std::string(dtype_name(indices.dtype())) + " " +
+                                                     to_string(indices.shape())
+                                               : std::string(", got none")));
+    Tensor dense(values.dtype(), shape);
+    const std::size_t width = dtype_size(values.dtype());
+    const std::int64_t* idx = indices.data<std::int64_t>();
+    std::vector<bool> seen(static_cast<std::size_t>(numel), false);
+    for (std::int64_t k = 0; k < nnz; ++k) {
+      std::int64_t at = 0;
+      if (linear) {
+        at = idx[k];
+      } else {
+        for (std::int64_t d = 0; d < rank; ++d) {
+          const std::int64_t i = idx[k * rank + d];
+          if (i < 0 || i >= shape[static_cast<std::size_t>(d)])
+            throw InvalidGraph(where + ".indices: value " + std::to_string(k) + " has index " + std::to_string(i) +
+                               " on axis " + std::to_string(d) + ", outside [0, " +
+                               std::to_string(shape[static_cast<std::size_t>(d)]) + ")");
+          at = at * shape[static_cast<std::size_t>(d)] + i;
+        }
+      }
+      if (at < 0 || at >= numel)
+        throw InvalidGraph(where + ".indices: value " + std::to_string(k) + " has position " + std::to_string(at) +
+                           ", outside [0, " + std::to_string(numel) + ")");
+      if (seen[static_cast<std::size_t>(at)])
+        throw InvalidGraph(where + ".indices: position " + std::to_string(at) + " is given twice");
+      seen[static_cast<std::size_t>(at)] = true;
+      std::memcpy(dense.raw() + static_cast<std::size_t>(at) * width, values.raw() + static_cast<std::size_t>(k) * width,
+                  width);
+    }
+    return dense;
+  }
+
+  /// ConstantOfShape (opsets 9, 20, 21) whose shape input is a constant (an
+  /// initializer or a folded Constant) becomes the initializer of its output:
+  /// the shape filled with `value`'s one element (default float32 0).
+  void read_constant_of_shape(const onnx::NodeProto& proto, const std::string& label) {
+    if (opset_ < 9)
+      throw InvalidGraph(label + ": op not supported at opset " + std::to_string(opset_) +
+                         " (ConstantOfShape exists from opset 9)");
+    if (proto.input_size() != 1 || proto.input(0).empty() || proto.output_size() != 1 || proto.output(0).empty())
+      throw InvalidGraph(label + ": a ConstantOfShape has one input and one output (" +
+                         std::to_string(proto.input_size()) + " inputs, " + std::to_string(proto.output_size()) +
+                         " outputs given)");
+    Tensor fill = Tensor::from<float>({1}, {0.0f});
+    for (int k = 0; k < proto.attribute_size(); ++k) {
+      const auto& a = proto.attribute(k);
+      const std::string attr = label + ": attribute " + quoted(a.name());
+      if (a.name() != "value") throw InvalidAttribute(attr + " is not an attribute of ConstantOfShape (known: value)");
+      if (k > 0) throw InvalidAttribute(attr + " is given twice");
+      if ((a.has_type() && a.type() != onnx::AttributeProto::TENSOR) || !a.has_t())
+        throw InvalidAttribute(attr + " must be a TENSOR of one element");
+      fill = onnx_io::read_tensor(a.t(), label + ".attribute[" + std::to_string(k) + "] (value)", model_dir_,
+                                  budget_);
+      if (fill.numel() != 1)
+        throw InvalidAttribute(attr + " must hold one element, got a " + to_string(fill.shape()) + " tensor");
+    }
+    const std::string& input = proto.input(0);
+    const auto it = known_.find(input);
+    const bool trainable = keys_.trainable.count(input) && keys_.trainable.at(input);
+    if (it == known_.end() || it->second.value.empty() || trainable)
+      throw InvalidGraph(label + ": input 0 (input) " + quoted(input) +
+                         " must be a constant (a non-trainable initializer or a Constant): nodeflow folds "
+                         "ConstantOfShape into an initializer at load");
+    const Tensor& dims = it->second.value;
+    if (dims.dtype() != DType::Int64 || dims.rank() != 1)
+      throw InvalidGraph(label + ": input 0 (input) " + quoted(input) + " must be a 1-D int64 tensor, got " +
+                         std::string(dtype_name(dims.dtype())) + " " + to_string(dims.shape()));
+    Shape shape;
+    for (const std::int64_t d : dims.values<std::int64_t>()) {
+      if (d < 0)
+        throw InvalidGraph(label + ": input 0 (input) " + quoted(input) + " holds the negative dimension " +
+                           std::to_string(d));
+      shape.push_back(d);
+    }
+    try {
+      element_count(shape);
+    } catch (const ShapeMismatch&) {
+      throw ShapeMismatch(label + ": the shape " + to_string(shape) + " has more elements than int64 counts");
+    }
+    budget_.charge(shape, fill.dtype(), label);
+    Tensor value = Tensor::uninitialized(fill.dtype(), shape);
+    const std::size_t width = dtype_size(fill.dtype());
+    for (std::int64_t k = 0; k < value.numel(); ++k)
+      std::memcpy(value.raw() + static_cast<std::size_t>(k) * width, fill.raw(), width);
+    add_folded(proto.output(0), std::move(value));
   }
 
   void read_node(const onnx::NodeProto& proto, const std::string& name, const std::string& label) {
