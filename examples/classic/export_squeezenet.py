@@ -5,8 +5,9 @@ examples/classic/README.md imports and trains.
 
 The adaptation (README.md, "What was adapted"): a 1-channel first convolution (MNIST is
 grey), 10 classes, the Fire modules' widths divided by 4 (32x32 inputs are small), MaxPools
-with floor rounding (ceil_mode needs opset 10) and no Softmax at the end (the loss takes the
-logits). Weights are initialized as torchvision's SqueezeNet (biases as PyTorch's default), seeded.
+with floor rounding (ceil_mode needs opset 10), no ReLU after the classifier convolution and
+no Softmax at the end (the loss takes the logits, which may be negative). Weights are
+initialized as torchvision's SqueezeNet (biases as PyTorch's default), seeded.
 
 Usage: /usr/bin/python3 examples/classic/export_squeezenet.py [OUT.onnx]   (torch 1.13)"""
 import pathlib
@@ -37,7 +38,7 @@ class SqueezeNet11(nn.Module):
             Fire(32, 8, 32), Fire(64, 8, 32), nn.MaxPool2d(3, 2),
             Fire(64, 12, 48), Fire(96, 12, 48), Fire(96, 16, 64), Fire(128, 16, 64))
         final = nn.Conv2d(128, classes, 1)
-        self.classifier = nn.Sequential(nn.Dropout(0.5), final, nn.ReLU(), nn.AdaptiveAvgPool2d(1))
+        self.classifier = nn.Sequential(nn.Dropout(0.5), final, nn.AdaptiveAvgPool2d(1))
         # torchvision's initialization of SqueezeNet's weights: Kaiming-uniform, the final
         # convolution N(0, 0.01). The biases keep PyTorch's default (uniform): torchvision's
         # zeros would be identical tensors, which the exporter merges into one initializer.
