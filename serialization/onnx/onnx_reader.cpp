@@ -352,13 +352,20 @@ class ModelReader {
   }
 
  private:
-  /// Every tensor name the model uses, so that constants get fresh ones.
+  /// Every tensor name the model uses, so that constants get fresh ones, and
+  /// those that a node or the graph's outputs read.
   void collect_names() {
     for (const auto& init : graph_.initializer()) tensor_names_.take(init.name());
     for (const auto& in : graph_.input()) tensor_names_.take(in.name());
-    for (const auto& out : graph_.output()) tensor_names_.take(out.name());
+    for (const auto& out : graph_.output()) {
+      tensor_names_.take(out.name());
+      read_names_.insert(out.name());
+    }
     for (const auto& node : graph_.node()) {
-      for (const auto& n : node.input()) tensor_names_.take(n);
+      for (const auto& n : node.input()) {
+        tensor_names_.take(n);
+        read_names_.insert(n);
+      }
       for (const auto& n : node.output()) tensor_names_.take(n);
       if (!node.name().empty()) node_names_.take(node.name());
     }
@@ -789,7 +796,8 @@ class ModelReader {
       if (const auto it = failed_.find(tensor); it != failed_.end()) std::rethrow_exception(it->second);
       return std::nullopt;
     };
-    onnx_import::upgrade_node(node, opset_, add_constant, registry_, known);
+    const onnx_import::TensorRead read = [this](const std::string& tensor) { return read_names_.count(tensor) > 0; };
+    onnx_import::upgrade_node(node, opset_, add_constant, registry_, known, read);
   }
 
   /// The node's specified_outputs_name: unset when its outputs are exactly the
@@ -848,6 +856,8 @@ class ModelReader {
   GraphDef def_;
   UniqueNames tensor_names_, node_names_;
   std::unordered_set<std::string> initializer_names_;
+  /// Tensors a node or the graph's outputs read.
+  std::unordered_set<std::string> read_names_;
   /// Graph inputs, initializers and the node outputs infer_outputs inferred.
   std::unordered_map<std::string, onnx_import::KnownTensor> known_;
   /// Node outputs whose inference failed: the error.

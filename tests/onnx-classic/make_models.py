@@ -126,10 +126,14 @@ class Net:
         return self.op("BatchNormalization", [x] + [self.const(v, "bn") for v in (scale, shift, mean, var)],
                        **attrs)
 
-    def dropout(self, x):
+    def dropout(self, x, mask=False):
+        """mask: a second output nothing reads, as Caffe2's exports in the zoo have (`_fc6_mask`)."""
         attrs = {"ratio": 0.5} if self.opset < 12 else {}
         if self.opset < 7:
             attrs["is_test"] = 1
+        if mask:
+            y, m = self.op("Dropout", [x], nout=2, **attrs)
+            return y
         return self.op("Dropout", [x], **attrs)
 
     def flatten_to(self, x, n):
@@ -196,7 +200,7 @@ NET_TOL = dict(rtol=1e-4, atol=1e-5)
 
 
 @case("alexnet_3", opset=3, note="AlexNet as the zoo's bvlc_alexnet opset 3: Conv, LRN, grouped Conv, Reshape-1's shape "
-      "attribute, Gemm-1 broadcast, Dropout is_test; weights as Constant nodes", ort_opset=7, **NET_TOL)
+      "attribute, Gemm-1 broadcast, Dropout is_test with unread mask outputs (`_fc6_mask`); weights as Constant nodes", ort_opset=7, **NET_TOL)
 def alexnet(opset):
     n = Net("alexnet", opset, 1, weights="constant")
     x = n.input("data_0", [1, 3, 35, 35])
@@ -206,13 +210,13 @@ def alexnet(opset):
     x = n.relu(n.conv(x, 24, 24, 3, p=1, g=2))
     x = n.maxpool(n.relu(n.conv(x, 24, 16, 3, p=1, g=2)), 2, 1)
     x = n.flatten_to(x, 16 * 2 * 2)
-    x = n.dropout(n.relu(n.gemm(x, 64, 48)))
-    x = n.dropout(n.relu(n.gemm(x, 48, 48)))
+    x = n.dropout(n.relu(n.gemm(x, 64, 48)), mask=True)
+    x = n.dropout(n.relu(n.gemm(x, 48, 48)), mask=True)
     return n, [n.op("Softmax", [n.gemm(x, 48, 10)])]
 
 
 @case("zfnet_6", opset=6, note="ZFNet as the zoo's zfnet512 opset 6: Conv without B plus Add(broadcast=1, axis=1) of the "
-      "bias (legacy broadcasting), LRN, Gemm-6 broadcast, Dropout-6 is_test", ort_opset=7, **NET_TOL)
+      "bias (legacy broadcasting), LRN, Gemm-6 broadcast, Dropout-6 is_test with an unread mask output", ort_opset=7, **NET_TOL)
 def zfnet(opset):
     n = Net("zfnet", opset, 2)
     x = n.input("gpu_0/data_0", [1, 3, 32, 32])
@@ -221,12 +225,12 @@ def zfnet(opset):
     x = n.relu(n.conv(x, 24, 24, 3, p=1, legacy_bias=True))
     x = n.maxpool(n.relu(n.conv(x, 24, 16, 3, p=1, legacy_bias=True)), 2, 2)
     x = n.flatten_to(x, 16 * 2 * 2)
-    x = n.dropout(n.relu(n.gemm(x, 64, 32)))
+    x = n.dropout(n.relu(n.gemm(x, 64, 32)), mask=True)
     return n, [n.op("Softmax", [n.gemm(x, 32, 10)])]
 
 
 @case("googlenet_7", opset=7, note="GoogLeNet as the zoo's bvlc_googlenet opset 7: LRN, inception modules (four branches, "
-      "Concat), AveragePool, Dropout-7", **NET_TOL)
+      "Concat), AveragePool, Dropout-7 with an unread mask output", **NET_TOL)
 def googlenet(opset):
     n = Net("googlenet", opset, 3)
     x = n.input("data_0", [1, 3, 64, 64])
@@ -245,7 +249,7 @@ def googlenet(opset):
     x, c = inception(x, c, 12, 8, 16, 4, 8, 8)
     x = n.maxpool(x, 3, 2, p=1)
     x, c = inception(x, c, 16, 12, 16, 4, 8, 8)
-    x = n.dropout(n.avgpool(x, 4, 1))
+    x = n.dropout(n.avgpool(x, 4, 1), mask=True)
     x = n.flatten_to(x, c)
     return n, [n.op("Softmax", [n.gemm(x, c, 10)])]
 
