@@ -15,6 +15,7 @@
 
 #include "core/errors.hpp"
 #include "core/graph.hpp"
+#include "serialization/detail/constant_fold.hpp"
 #include "serialization/onnx.hpp"
 #include "serialization/onnx/detail/proto_parse.hpp"
 #include "serialization/onnx/onnx_tensor.hpp"
@@ -456,48 +457,55 @@ class ModelReader {
                              std::to_string(proto.attribute_size()) + " given)");
     const auto& a = proto.attribute(0);
     const std::string attr = label + ": attribute " + quoted(a.name());
-    if (a.name() == "sparse_value" && opset_ < 11) throw InvalidAttribute(attr + " exists from opset 11");
-    if (a.name() != "value" && a.name() != "sparse_value" && opset_ < 12)
+    // value_string(s) is refused here, an unknown name after the opset checks.
+    const std::optional<constant_fold::ConstantAttribute> form = constant_fold::constant_attribute(a.name(), attr);
+    if (form && *form == constant_fold::ConstantAttribute::SparseValue && opset_ < 11)
+      throw InvalidAttribute(attr + " exists from opset 11");
+    if (form && *form != constant_fold::ConstantAttribute::Value &&
+        *form != constant_fold::ConstantAttribute::SparseValue && opset_ < 12)
       throw InvalidAttribute(attr + " exists from opset 12");
+    if (!form)
+      throw InvalidAttribute(attr + " is not an attribute of Constant (known: " +
+                             std::string(constant_fold::kConstantAttributeNames) + ")");
     Tensor value;
     const auto expect = [&](int type) {
       if (a.has_type() && a.type() != type)
         throw InvalidAttribute(attr + " must be a " + attribute_type_name(type) + ", got a " +
                                (attribute_type_name(a.type()) ? attribute_type_name(a.type()) : "?"));
     };
-    if (a.name() == "value") {
-      expect(onnx::AttributeProto::TENSOR);
-      if (!a.has_t()) throw InvalidAttribute(attr + " holds no tensor");
-      value = onnx_io::read_tensor(a.t(), label + ".attribute[0] (value)", model_dir_, budget_);
-    } else if (a.name() == "value_float") {
-      expect(onnx::AttributeProto::FLOAT);
-      const float f = a.f();
-      value = Tensor::from<float>({}, std::span<const float>(&f, 1));
-    } else if (a.name() == "value_floats") {
-      expect(onnx::AttributeProto::FLOATS);
-      const std::vector<float> fs(a.floats().begin(), a.floats().end());
-      budget_.charge({static_cast<std::int64_t>(fs.size())}, DType::Float32, label);
-      value = Tensor::from<float>({static_cast<std::int64_t>(fs.size())}, std::span<const float>(fs));
-    } else if (a.name() == "value_int") {
-      expect(onnx::AttributeProto::INT);
-      const std::int64_t v = a.i();
-      value = Tensor::from<std::int64_t>({}, std::span<const std::int64_t>(&v, 1));
-    } else if (a.name() == "value_ints") {
-      expect(onnx::AttributeProto::INTS);
-      const std::vector<std::int64_t> vs(a.ints().begin(), a.ints().end());
-      budget_.charge({static_cast<std::int64_t>(vs.size())}, DType::Int64, label);
-      value = Tensor::from<std::int64_t>({static_cast<std::int64_t>(vs.size())},
-                                         std::span<const std::int64_t>(vs));
-    } else if (a.name() == "sparse_value") {
-      expect(onnx::AttributeProto::SPARSE_TENSOR);
-      if (!a.has_sparse_tensor()) throw InvalidAttribute(attr + " holds no sparse tensor");
-      value = dense_of(a.sparse_tensor(), label + ".attribute[0] (sparse_value)");
-    } else if (a.name() == "value_string" || a.name() == "value_strings") {
-      throw InvalidAttribute(attr + ": this form of Constant is not supported (nodeflow has no string tensors)");
-    } else {
-      throw InvalidAttribute(attr + " is not an attribute of Constant (known: value, sparse_value, "
-                                    "value_float, value_floats, value_int, value_ints, value_string, "
-                                    "value_strings)");
+    switch (*form) {
+      case constant_fold::ConstantAttribute::Value:
+        expect(onnx::AttributeProto::TENSOR);
+        if (!a.has_t()) throw InvalidAttribute(attr + " holds no tensor");
+        value = onnx_io::read_tensor(a.t(), label + ".attribute[0] (value)", model_dir_, budget_);
+        break;
+      case constant_fold::ConstantAttribute::SparseValue:
+        expect(onnx::AttributeProto::SPARSE_TENSOR);
+        if (!a.has_sparse_tensor()) throw InvalidAttribute(attr + " holds no sparse tensor");
+        value = dense_of(a.sparse_tensor(), label + ".attribute[0] (sparse_value)");
+        break;
+      case constant_fold::ConstantAttribute::ValueFloat:
+      case constant_fold::ConstantAttribute::ValueFloats: {
+        const bool list = constant_fold::is_list(*form);
+        expect(list ? onnx::AttributeProto::FLOATS : onnx::AttributeProto::FLOAT);
+        const std::vector<float> fs = list ? std::vector<float>(a.floats().begin(), a.floats().end())
+                                           : std::vector<float>{a.f()};
+        const Shape shape = list ? Shape{static_cast<std::int64_t>(fs.size())} : Shape{};
+        budget_.charge(shape, DType::Float32, label);
+        value = Tensor::from<float>(shape, std::span<const float>(fs));
+        break;
+      }
+      case constant_fold::ConstantAttribute::ValueInt:
+      case constant_fold::ConstantAttribute::ValueInts: {
+        const bool list = constant_fold::is_list(*form);
+        expect(list ? onnx::AttributeProto::INTS : onnx::AttributeProto::INT);
+        const std::vector<std::int64_t> vs = list ? std::vector<std::int64_t>(a.ints().begin(), a.ints().end())
+                                                  : std::vector<std::int64_t>{a.i()};
+        const Shape shape = list ? Shape{static_cast<std::int64_t>(vs.size())} : Shape{};
+        budget_.charge(shape, DType::Int64, label);
+        value = Tensor::from<std::int64_t>(shape, std::span<const std::int64_t>(vs));
+        break;
+      }
     }
     add_folded(proto.output(0), std::move(value));
   }
@@ -591,7 +599,7 @@ class ModelReader {
       throw InvalidGraph(label + ": a ConstantOfShape has one input and one output (" +
                          std::to_string(proto.input_size()) + " inputs, " + std::to_string(proto.output_size()) +
                          " outputs given)");
-    Tensor fill = Tensor::from<float>({1}, {0.0f});
+    Tensor fill = constant_fold::default_fill();
     for (int k = 0; k < proto.attribute_size(); ++k) {
       const auto& a = proto.attribute(k);
       const std::string attr = label + ": attribute " + quoted(a.name());
@@ -601,38 +609,16 @@ class ModelReader {
         throw InvalidAttribute(attr + " must be a TENSOR of one element");
       fill = onnx_io::read_tensor(a.t(), label + ".attribute[" + std::to_string(k) + "] (value)", model_dir_,
                                   budget_);
-      if (fill.numel() != 1)
-        throw InvalidAttribute(attr + " must hold one element, got a " + to_string(fill.shape()) + " tensor");
+      constant_fold::check_fill(fill, attr);
     }
     const std::string& input = proto.input(0);
+    const std::string input_label = label + ": input 0 (input) " + quoted(input);
     const auto it = known_.find(input);
     const bool trainable = keys_.trainable.count(input) && keys_.trainable.at(input);
-    if (it == known_.end() || it->second.value.empty() || trainable)
-      throw InvalidGraph(label + ": input 0 (input) " + quoted(input) +
-                         " must be a constant (a non-trainable initializer or a Constant): nodeflow folds "
-                         "ConstantOfShape into an initializer at load");
-    const Tensor& dims = it->second.value;
-    if (dims.dtype() != DType::Int64 || dims.rank() != 1)
-      throw InvalidGraph(label + ": input 0 (input) " + quoted(input) + " must be a 1-D int64 tensor, got " +
-                         std::string(dtype_name(dims.dtype())) + " " + to_string(dims.shape()));
-    Shape shape;
-    for (const std::int64_t d : dims.values<std::int64_t>()) {
-      if (d < 0)
-        throw InvalidGraph(label + ": input 0 (input) " + quoted(input) + " holds the negative dimension " +
-                           std::to_string(d));
-      shape.push_back(d);
-    }
-    try {
-      element_count(shape);
-    } catch (const ShapeMismatch&) {
-      throw ShapeMismatch(label + ": the shape " + to_string(shape) + " has more elements than int64 counts");
-    }
+    if (it == known_.end() || it->second.value.empty() || trainable) constant_fold::refuse_computed_shape(input_label);
+    const Shape shape = constant_fold::shape_of(it->second.value, input_label);
     budget_.charge(shape, fill.dtype(), label);
-    Tensor value = Tensor::uninitialized(fill.dtype(), shape);
-    const std::size_t width = dtype_size(fill.dtype());
-    for (std::int64_t k = 0; k < value.numel(); ++k)
-      std::memcpy(value.raw() + static_cast<std::size_t>(k) * width, fill.raw(), width);
-    add_folded(proto.output(0), std::move(value));
+    add_folded(proto.output(0), constant_fold::filled(shape, fill));
   }
 
   void read_node(const onnx::NodeProto& proto, const std::string& name, const std::string& label) {
