@@ -240,7 +240,7 @@ constexpr std::string_view kJsonConstantAttributes = "value, value_float, value_
 
 /// A tensor attribute (Constant's and ConstantOfShape's `value`): an object
 /// with dtype, shape and data as an initializer has them.
-PendingTensor read_tensor_attribute(const Json& v, const std::string& path) {
+PendingTensor read_tensor_attribute(Json& v, const std::string& path) {
   if (!v.is_object()) expected(path, "a tensor, {\"dtype\": ..., \"shape\": [...], \"data\": ...}", v);
   json_detail::check_keys(v, path, {"dtype", "shape", "data"}, {});
   PendingTensor t;
@@ -252,7 +252,7 @@ PendingTensor read_tensor_attribute(const Json& v, const std::string& path) {
     throw ShapeMismatch(child(path, "shape") + ": byte count of " + to_string(t.shape) + " " +
                         std::string(dtype_name(t.dtype)) + " values overflows int64");
   json_detail::check_tensor_data(v.at("data"), t.dtype, t.shape, t.path);
-  t.data = v.at("data");
+  t.data = std::move(v.at("data"));  // the values wait in the tensor's JSON, not copied
   return t;
 }
 
@@ -266,7 +266,7 @@ PendingTensor read_value_attribute(const Json& v, constant_fold::ConstantAttribu
   t.path = path;
   t.dtype = dtype;
   if (constant_fold::is_list(form)) {
-    if (!v.is_array()) expected(path, "a list of numbers (" + what.substr(what.find(' ') + 1) + ")", v);
+    if (!v.is_array()) expected(path, dtype == DType::Float32 ? "a list of numbers" : "a list of integers", v);
     t.shape = {static_cast<std::int64_t>(v.size())};
     t.data = v;
   } else {
@@ -282,7 +282,7 @@ PendingTensor read_value_attribute(const Json& v, constant_fold::ConstantAttribu
 
 /// A Constant or ConstantOfShape node: its keys, name, inputs, output and
 /// attributes; folded later (ListReader::fold_constants).
-PendingConstant check_constant_node(const Json& item, const std::string& path) {
+PendingConstant check_constant_node(Json& item, const std::string& path) {
   json_detail::check_keys(item, path, {"op_type", "name", "inputs"},
                           {"attributes", "specified_outputs_name", "training", "lda_coeff"});
   PendingConstant c;
@@ -323,7 +323,7 @@ PendingConstant check_constant_node(const Json& item, const std::string& path) {
   if (attrs != item.end() && !attrs->is_object()) expected(attrs_path, "an object of attributes", *attrs);
   if (c.of_shape) {
     if (attrs == item.end()) return c;
-    for (const auto& [name, v] : attrs->items()) {
+    for (auto&& [name, v] : attrs->items()) {
       const std::string where = child(attrs_path, name);
       if (name != "value")
         throw InvalidAttribute(where + ": unknown attribute '" + name + "' for ConstantOfShape (known: value)");
@@ -337,7 +337,7 @@ PendingConstant check_constant_node(const Json& item, const std::string& path) {
   if (given != 1)
     throw InvalidAttribute(attrs_path + ": a Constant has exactly one of the attributes " +
                            std::string(kJsonConstantAttributes) + " (" + std::to_string(given) + " given)");
-  const auto& [name, v] = *attrs->items().begin();
+  auto&& [name, v] = *attrs->items().begin();
   const std::string where = child(attrs_path, name);
   const std::optional<constant_fold::ConstantAttribute> form = constant_fold::constant_attribute(name, where);
   if (!form)

@@ -170,6 +170,7 @@ TEST(JsonReaderConstants, WrongAttributesAreRefusedAtTheirPath) {
   EXPECT_EQ(bad_value(R"("value_float": 1e39)"),
             "nodes[0] (c).attributes.value_float: expected a number within the float32 range, got 1e+39");
   EXPECT_CONTAINS(bad_value(R"("value_ints": [1, 2.5])"), "nodes[0] (c).attributes.value_ints[1]: expected an integer");
+  EXPECT_EQ(bad_value(R"("value_ints": 3)"), "nodes[0] (c).attributes.value_ints: expected a list of integers, got 3");
   EXPECT_CONTAINS(bad_value(R"("value": {"dtype": "float32", "shape": [2], "data": [1]})"),
                   "nodes[0] (c).attributes.value.data: expected 2 values for shape [2], got 1");
   EXPECT_CONTAINS(bad_value(R"("value": {"dtype": "float32", "shape": [1], "data": [1], "name": "n"})"),
