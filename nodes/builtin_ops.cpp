@@ -83,6 +83,7 @@ void register_builtin_ops(OpRegistry& registry) {
   register_layer_normalization(registry);
   register_instance_normalization(registry);
   register_group_normalization(registry);
+  register_lrn(registry);
   register_resize(registry);
   register_transpose(registry);
   register_concat(registry);

@@ -2,8 +2,12 @@
 
 #include <exception>
 #include <limits>
+#include <map>
+#include <optional>
+#include <set>
 
 #include "core/errors.hpp"
+#include "serialization/detail/constant_fold.hpp"
 #include "serialization/detail/json_init_rule.hpp"
 #include "serialization/detail/json_parts.hpp"
 #include "serialization/json_support.hpp"
@@ -113,12 +117,13 @@ struct PendingInitializer {
 };
 
 /// Adds the initializer's bytes to the document's total, refusing to pass the
-/// limit. `numel` * size fits int64.
-void reserve_initializer_bytes(const Shape& shape, DType dtype, const std::string& path,
+/// limit; `where` is the JSON path the message names ("initializers[0]
+/// (w).shape"). `numel` * size fits int64.
+void reserve_initializer_bytes(const Shape& shape, DType dtype, const std::string& where,
                                const ReadOptions& options, std::uint64_t& total) {
   const auto bytes = static_cast<std::uint64_t>(element_count(shape)) * dtype_size(dtype);
   if (bytes > options.max_initializer_bytes || total > options.max_initializer_bytes - bytes)
-    throw InvalidGraph(child(path, "shape") + ": " + to_string(shape) + " " +
+    throw InvalidGraph(where + ": " + to_string(shape) + " " +
                        std::string(dtype_name(dtype)) + " needs " + std::to_string(bytes) +
                        " bytes, over the document's limit of " +
                        std::to_string(options.max_initializer_bytes) +
@@ -156,7 +161,7 @@ PendingInitializer check_initializer(Json& item, const std::string& path,
   // the budget.
   if (!p.is_rule)
     json_detail::check_tensor_data(item.at("data"), p.dtype, p.shape, child(path, "data"));
-  reserve_initializer_bytes(p.shape, p.dtype, path, options, total_bytes);
+  reserve_initializer_bytes(p.shape, p.dtype, child(path, "shape"), options, total_bytes);
   p.init.trainable = read_bool(item, path, "trainable", false);
   p.source = std::move(item.at(p.is_rule ? "init" : "data"));
   return p;
@@ -203,6 +208,156 @@ NodeDef read_node(const Json& item, const std::string& path, const OpRegistry& r
   return node;
 }
 
+/// Tensor values waiting for the document's initializer budget: their form
+/// and count are checked, the tensor is built once its bytes are charged.
+struct PendingTensor {
+  std::string path;  ///< the JSON path of the values ("nodes[2] (c).attributes.value_floats")
+  DType dtype{};
+  Shape shape;
+  Json data;  ///< a list of numbers or {"base64": "..."}
+
+  Tensor build() {
+    Tensor t = json_detail::read_tensor_data(data, dtype, shape, path);
+    data = Json();
+    return t;
+  }
+};
+
+/// A Constant or ConstantOfShape node of the document, checked on its own and
+/// waiting to be folded into an initializer (docs/graph-format.md, "Constant
+/// and ConstantOfShape").
+struct PendingConstant {
+  std::string path;  ///< "nodes[2] (c)"
+  std::string name;
+  std::string output;  ///< specified_outputs_name[0], else the node's name
+  bool of_shape = false;
+  PendingTensor value;         ///< Constant: its value
+  std::string input;           ///< ConstantOfShape: the shape's tensor
+  std::optional<PendingTensor> fill;  ///< ConstantOfShape: `value`, absent: float32 0
+};
+
+bool is_folded_op(const Json& item) {
+  if (!item.is_object()) return false;
+  const auto it = item.find("op_type");
+  return it != item.end() && it->is_string() &&
+         (it->get_ref<const std::string&>() == "Constant" || it->get_ref<const std::string&>() == "ConstantOfShape");
+}
+
+constexpr std::string_view kJsonConstantAttributes = "value, value_float, value_floats, value_int, value_ints";
+
+/// A tensor attribute (Constant's and ConstantOfShape's `value`): an object
+/// with dtype, shape and data as an initializer has them.
+PendingTensor read_tensor_attribute(Json& v, const std::string& path) {
+  if (!v.is_object()) expected(path, "a tensor, {\"dtype\": ..., \"shape\": [...], \"data\": ...}", v);
+  json_detail::check_keys(v, path, {"dtype", "shape", "data"}, {});
+  PendingTensor t;
+  t.path = child(path, "data");
+  t.dtype = read_dtype(v, path);
+  t.shape = read_shape(v, path, false);
+  if (element_count(t.shape) >
+      std::numeric_limits<std::int64_t>::max() / static_cast<std::int64_t>(dtype_size(t.dtype)))
+    throw ShapeMismatch(child(path, "shape") + ": byte count of " + to_string(t.shape) + " " +
+                        std::string(dtype_name(t.dtype)) + " values overflows int64");
+  json_detail::check_tensor_data(v.at("data"), t.dtype, t.shape, t.path);
+  t.data = std::move(v.at("data"));  // the values wait in the tensor's JSON, not copied
+  return t;
+}
+
+/// Constant's value_float, value_floats, value_int, value_ints: read as the
+/// `data` of a float32 or int64 initializer (a scalar for value_float and
+/// value_int).
+PendingTensor read_value_attribute(const Json& v, constant_fold::ConstantAttribute form, const std::string& path) {
+  const DType dtype = constant_fold::value_dtype(form);
+  const std::string what = dtype == DType::Float32 ? "a number within the float32 range" : "an integer";
+  PendingTensor t;
+  t.path = path;
+  t.dtype = dtype;
+  if (constant_fold::is_list(form)) {
+    if (!v.is_array()) expected(path, dtype == DType::Float32 ? "a list of numbers" : "a list of integers", v);
+    t.shape = {static_cast<std::int64_t>(v.size())};
+    t.data = v;
+  } else {
+    t.data = Json::array({v});
+    try {
+      json_detail::read_tensor_data(t.data, dtype, {}, path);
+    } catch (const InvalidGraph&) {
+      expected(path, what, v);
+    }
+  }
+  return t;
+}
+
+/// A Constant or ConstantOfShape node: its keys, name, inputs, output and
+/// attributes; folded later (ListReader::fold_constants).
+PendingConstant check_constant_node(Json& item, const std::string& path) {
+  json_detail::check_keys(item, path, {"op_type", "name", "inputs"},
+                          {"attributes", "specified_outputs_name", "training", "lda_coeff"});
+  PendingConstant c;
+  c.path = path;
+  c.of_shape = item.at("op_type").get_ref<const std::string&>() == "ConstantOfShape";
+  const char* op = c.of_shape ? "ConstantOfShape" : "Constant";
+  c.name = json_detail::read_name(item.at("name"), child(path, "name"), "a node name (a string)");
+  if (c.name.empty()) throw InvalidGraph(child(path, "name") + ": node name is empty");
+  const std::vector<std::string> inputs =
+      read_names(item.at("inputs"), child(path, "inputs"), "a list of tensor names");
+  const std::size_t arity = c.of_shape ? 1 : 0;
+  if (inputs.size() != arity)
+    throw InvalidGraph(child(path, "inputs") + ": " + op + " takes " + std::to_string(arity) + " to " +
+                       std::to_string(arity) + " inputs, got " + std::to_string(inputs.size()));
+  if (c.of_shape) {
+    if (inputs[0].empty())
+      throw InvalidGraph(child(path, "inputs[0]") + ": required input 'input' of ConstantOfShape is absent");
+    c.input = inputs[0];
+  }
+  c.output = c.name;
+  if (const auto it = item.find("specified_outputs_name"); it != item.end()) {
+    const std::vector<std::string> names =
+        read_names(*it, child(path, "specified_outputs_name"), "a list of tensor names");
+    if (names.size() != 1)
+      throw InvalidGraph(child(path, "specified_outputs_name") + ": " + op + " has 1 to 1 outputs, got " +
+                         std::to_string(names.size()) + " names");
+    if (names[0].empty()) throw InvalidGraph(child(path, "specified_outputs_name[0]") + ": tensor name is empty");
+    c.output = names[0];
+  }
+  // A folded node has no inputs to freeze or scale: the keys are checked as
+  // for any node and change nothing.
+  read_bool(item, path, "training", true);
+  if (const auto it = item.find("lda_coeff"); it != item.end() && !it->is_number())
+    expected(child(path, "lda_coeff"), "a finite number", *it);
+
+  const std::string attrs_path = child(path, "attributes");
+  const auto attrs = item.find("attributes");
+  if (attrs != item.end() && !attrs->is_object()) expected(attrs_path, "an object of attributes", *attrs);
+  if (c.of_shape) {
+    if (attrs == item.end()) return c;
+    for (auto&& [name, v] : attrs->items()) {
+      const std::string where = child(attrs_path, name);
+      if (name != "value")
+        throw InvalidAttribute(where + ": unknown attribute '" + name + "' for ConstantOfShape (known: value)");
+      c.fill = read_tensor_attribute(v, where);
+      if (element_count(c.fill->shape) != 1)
+        throw InvalidAttribute(where + " must hold one element, got a " + to_string(c.fill->shape) + " tensor");
+    }
+    return c;
+  }
+  const std::size_t given = attrs == item.end() ? 0 : attrs->size();
+  if (given != 1)
+    throw InvalidAttribute(attrs_path + ": a Constant has exactly one of the attributes " +
+                           std::string(kJsonConstantAttributes) + " (" + std::to_string(given) + " given)");
+  auto&& [name, v] = *attrs->items().begin();
+  const std::string where = child(attrs_path, name);
+  const std::optional<constant_fold::ConstantAttribute> form = constant_fold::constant_attribute(name, where);
+  if (!form)
+    throw InvalidAttribute(where + ": unknown attribute '" + name + "' for Constant (known: " +
+                           std::string(kJsonConstantAttributes) + ")");
+  if (*form == constant_fold::ConstantAttribute::SparseValue)
+    throw InvalidAttribute(where + ": a sparse tensor has no form in the graph document (give the dense tensor "
+                                   "as value)");
+  c.value = *form == constant_fold::ConstantAttribute::Value ? read_tensor_attribute(v, where)
+                                                              : read_value_attribute(v, *form, where);
+  return c;
+}
+
 /// The lists of a document, read element by element while it is parsed
 /// (json_detail::parse_json_streaming). An element's error is kept, not thrown,
 /// until its list's turn comes in parse_graph_def, so that errors come in the
@@ -221,7 +376,11 @@ class ListReader : public json_detail::ElementSink {
       pending_.clear();
       initializer_bytes_ = 0;
     }
-    if (key == "nodes") def_.nodes.clear();
+    if (key == "nodes") {
+      def_.nodes.clear();
+      constants_.clear();
+      positions_.clear();
+    }
   }
 
   void element(std::string_view key, std::size_t i, Json& item) override {
@@ -237,8 +396,11 @@ class ListReader : public json_detail::ElementSink {
         // Built only once the whole list is counted (build_initializers).
         pending_.push_back(check_initializer(item, element_path("initializers", i, item), options_,
                                              initializer_bytes_));
+      } else if (is_folded_op(item)) {
+        constants_.push_back(check_constant_node(item, element_path("nodes", i, item)));
       } else {
         def_.nodes.push_back(read_node(item, element_path("nodes", i, item), registry_));
+        positions_.push_back(i);
       }
     } catch (...) {
       list.error = std::current_exception();
@@ -259,6 +421,67 @@ class ListReader : public json_detail::ElementSink {
     for (PendingInitializer& p : pending_) def_.initializers.push_back(build_initializer(p));
     pending_.clear();
   }
+
+  /// The Constant and ConstantOfShape nodes become non-trainable
+  /// initializers named by their outputs (docs/graph-format.md, "Constant and
+  /// ConstantOfShape"), once the initializers are built: Constants in document
+  /// order, then each ConstantOfShape whose input is a constant by then, until
+  /// none is left. Their bytes count against the document's budget.
+  void fold_constants() {
+    if (constants_.empty()) return;
+    std::set<std::string> node_names;
+    for (const NodeDef& n : def_.nodes) node_names.insert(n.name);
+    std::map<std::string, std::size_t> tensors;  // name -> index in def_.initializers
+    for (std::size_t k = 0; k < def_.initializers.size(); ++k) tensors.emplace(def_.initializers[k].name, k);
+    std::set<std::string> inputs;
+    for (const GraphInput& in : def_.inputs) inputs.insert(in.name);
+    for (const PendingConstant& c : constants_) {
+      if (!node_names.insert(c.name).second)
+        throw InvalidGraph(child(c.path, "name") + ": duplicate node name '" + c.name + "'");
+    }
+    const auto add = [&](const PendingConstant& c, Tensor value) {
+      if (inputs.count(c.output) || tensors.count(c.output))
+        throw InvalidGraph(child(c.path, "specified_outputs_name") + ": tensor name '" + c.output +
+                           "' is defined twice (names are unique in the graph)");
+      Initializer init;
+      init.name = c.output;
+      init.value = std::move(value);
+      tensors.emplace(init.name, def_.initializers.size());
+      def_.initializers.push_back(std::move(init));
+    };
+    for (PendingConstant& c : constants_) {
+      if (c.of_shape) continue;
+      reserve_initializer_bytes(c.value.shape, c.value.dtype, c.value.path, options_, initializer_bytes_);
+      add(c, c.value.build());
+    }
+    std::vector<PendingConstant*> waiting;
+    for (PendingConstant& c : constants_)
+      if (c.of_shape) waiting.push_back(&c);
+    while (!waiting.empty()) {
+      std::vector<PendingConstant*> still;
+      for (PendingConstant* c : waiting) {
+        const std::string input = child(c->path, "inputs[0]") + ": '" + c->input + "'";
+        const auto it = tensors.find(c->input);
+        if (it == tensors.end()) {
+          still.push_back(c);
+          continue;
+        }
+        if (def_.initializers[it->second].trainable) constant_fold::refuse_computed_shape(input);
+        const Shape shape = constant_fold::shape_of(def_.initializers[it->second].value, input);
+        Tensor fill = c->fill ? c->fill->build() : constant_fold::default_fill();
+        reserve_initializer_bytes(shape, fill.dtype(), c->path, options_, initializer_bytes_);
+        add(*c, constant_fold::filled(shape, fill));
+      }
+      // Nothing folded in a round: the first one left reads a computed tensor.
+      if (still.size() == waiting.size())
+        constant_fold::refuse_computed_shape(child(still[0]->path, "inputs[0]") + ": '" + still[0]->input + "'");
+      waiting = std::move(still);
+    }
+    constants_.clear();
+  }
+
+  /// The index in the document's `nodes` of each node of def().nodes.
+  const std::vector<std::size_t>& positions() const { return positions_; }
 
   GraphDef& def() { return def_; }
 
@@ -283,18 +506,24 @@ class ListReader : public json_detail::ElementSink {
   GraphDef def_;
   List inputs_, outputs_, initializers_, nodes_;
   std::vector<PendingInitializer> pending_;
+  std::vector<PendingConstant> constants_;
+  std::vector<std::size_t> positions_;
   std::uint64_t initializer_bytes_ = 0;
 };
 
 }  // namespace
 
-GraphDef parse_graph_def(std::string_view text, const OpRegistry& registry,
-                         const ReadOptions& options) {
-  return parse_graph_document(text, registry, options).def;
-}
+namespace {
 
-GraphDocument parse_graph_document(std::string_view text, const OpRegistry& registry,
-                                   const ReadOptions& options) {
+/// A document's GraphDef, and where each of its nodes stands in the
+/// document's `nodes` (folded Constants leave gaps).
+struct ParsedDocument {
+  GraphDef def;
+  std::vector<std::size_t> positions;
+  std::string training_state;  ///< GraphDocument::training_state
+};
+
+ParsedDocument parse_document(std::string_view text, const OpRegistry& registry, const ReadOptions& options) {
   ListReader lists(registry, options);
   const Json doc = json_detail::parse_json_streaming(
       text, {"inputs", "outputs", "initializers", "nodes"}, lists);
@@ -333,11 +562,61 @@ GraphDocument parse_graph_document(std::string_view text, const OpRegistry& regi
   }
   required_list(doc, "nodes", "a list of nodes");
   lists.check("nodes");
-  return GraphDocument{std::move(def), std::move(training_state)};
+  lists.fold_constants();
+  return {std::move(def), lists.positions(), std::move(training_state)};
+}
+
+/// `message` with every "nodes[i]" of def.nodes' numbering renumbered as the
+/// document's, so that the graph's errors name the document's node after
+/// folded Constants.
+std::string renumbered(const std::string& message, const std::vector<std::size_t>& positions) {
+  constexpr std::string_view kNodes = "nodes[";
+  std::string out;
+  std::size_t from = 0;
+  for (std::size_t at = message.find(kNodes); at != std::string::npos; at = message.find(kNodes, from)) {
+    const std::size_t digits = at + kNodes.size();
+    std::size_t close = digits;
+    while (close < message.size() && message[close] >= '0' && message[close] <= '9') ++close;
+    out.append(message, from, digits - from);
+    from = digits;
+    if (close == digits || close >= message.size() || message[close] != ']' || close - digits > 18) continue;
+    const std::size_t index = std::stoull(message.substr(digits, close - digits));
+    if (index >= positions.size()) continue;
+    out += std::to_string(positions[index]);
+    from = close;
+  }
+  out.append(message, from, std::string::npos);
+  return out;
+}
+
+}  // namespace
+
+GraphDef parse_graph_def(std::string_view text, const OpRegistry& registry, const ReadOptions& options) {
+  return parse_document(text, registry, options).def;
+}
+
+GraphDocument parse_graph_document(std::string_view text, const OpRegistry& registry,
+                                   const ReadOptions& options) {
+  ParsedDocument doc = parse_document(text, registry, options);
+  return GraphDocument{std::move(doc.def), std::move(doc.training_state)};
 }
 
 Graph load_graph(std::string_view text, const ReadOptions& options, const OpRegistry& registry) {
-  return Graph(parse_graph_def(text, registry, options), registry);
+  ParsedDocument doc = parse_document(text, registry, options);
+  bool shifted = false;
+  for (std::size_t i = 0; i < doc.positions.size(); ++i) shifted = shifted || doc.positions[i] != i;
+  if (!shifted) return Graph(std::move(doc.def), registry);
+  try {
+    return Graph(std::move(doc.def), registry);
+  } catch (const InvalidAttribute& e) {
+    throw InvalidAttribute(renumbered(e.what(), doc.positions));
+  } catch (const ShapeMismatch& e) {
+    throw ShapeMismatch(renumbered(e.what(), doc.positions));
+  } catch (const UnsupportedDType& e) {
+    throw UnsupportedDType(renumbered(e.what(), doc.positions));
+  } catch (const InvalidGraph& e) {
+    throw InvalidGraph(renumbered(e.what(), doc.positions));
+  }
 }
 
 Graph load_graph_file(const std::filesystem::path& path, const ReadOptions& options,

@@ -6,7 +6,6 @@
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
-#include <string>
 
 #include "core/graph.hpp"
 #include "core/registry.hpp"
@@ -66,6 +65,12 @@ struct ReadOptions {
 /// Attribute ranges, names, wiring, cycles and shapes are the Graph
 /// constructor's job (validate_attributes and shape inference).
 ///
+/// Constant and ConstantOfShape nodes (not ops of the registry) are folded
+/// into non-trainable initializers named by their outputs, appended to
+/// `initializers` after the document's own and counted in the same budget
+/// (docs/graph-format.md, "Constant and ConstantOfShape"); the returned
+/// nodes are the others, in document order.
+///
 /// Every error names its JSON path and what was expected, e.g.
 /// `nodes[0] (pool1).attributes.kernel_shape: expected a list of positive
 /// integers, got [2.5, 2]` or `inputs[0] (x).shape: element count of [...]
@@ -105,7 +110,9 @@ GraphDocument parse_graph_document(std::string_view text,
                                    const OpRegistry& registry = OpRegistry::global(),
                                    const ReadOptions& options = {});
 
-/// parse_graph_def, then Graph(def, registry) (semantic validation). Throws the errors of both.
+/// parse_graph_def, then Graph(def, registry) (semantic validation). Throws the
+/// errors of both; the graph's "nodes[i]" name the document's nodes, folded
+/// Constants counted.
 Graph load_graph(std::string_view text, const ReadOptions& options = {},
                  const OpRegistry& registry = OpRegistry::global());
 

@@ -27,5 +27,11 @@ void register_instance_normalization(OpRegistry& registry);
 /// num_groups (required, divides C, else ShapeMismatch) groups of consecutive
 /// channels normalised per sample; epsilon 1e-5.
 void register_group_normalization(OpRegistry& registry);
+/// LRN-13: local response normalization across channels of X [N, C, ...]
+/// (rank >= 2, else ShapeMismatch): Y = X / (bias + alpha / size * sum of X^2
+/// over the channels [c - floor((size-1)/2), c + ceil((size-1)/2)])^beta;
+/// size required (>= 1), alpha 1e-4, beta 0.75, bias 1. Float dtypes,
+/// float16/bfloat16 computed in float32; backward gives dX.
+void register_lrn(OpRegistry& registry);
 
 }  // namespace nodeflow

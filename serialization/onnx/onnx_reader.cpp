@@ -1,6 +1,7 @@
 #include "serialization/onnx/onnx_reader.hpp"
 
 #include <charconv>
+#include <cstring>
 #include <cmath>
 #include <exception>
 #include <map>
@@ -14,6 +15,7 @@
 
 #include "core/errors.hpp"
 #include "core/graph.hpp"
+#include "serialization/detail/constant_fold.hpp"
 #include "serialization/onnx.hpp"
 #include "serialization/onnx/detail/proto_parse.hpp"
 #include "serialization/onnx/onnx_tensor.hpp"
@@ -351,13 +353,20 @@ class ModelReader {
   }
 
  private:
-  /// Every tensor name the model uses, so that constants get fresh ones.
+  /// Every tensor name the model uses, so that constants get fresh ones, and
+  /// those that a node or the graph's outputs read.
   void collect_names() {
     for (const auto& init : graph_.initializer()) tensor_names_.take(init.name());
     for (const auto& in : graph_.input()) tensor_names_.take(in.name());
-    for (const auto& out : graph_.output()) tensor_names_.take(out.name());
+    for (const auto& out : graph_.output()) {
+      tensor_names_.take(out.name());
+      read_names_.insert(out.name());
+    }
     for (const auto& node : graph_.node()) {
-      for (const auto& n : node.input()) tensor_names_.take(n);
+      for (const auto& n : node.input()) {
+        tensor_names_.take(n);
+        read_names_.insert(n);
+      }
       for (const auto& n : node.output()) tensor_names_.take(n);
       if (!node.name().empty()) node_names_.take(node.name());
     }
@@ -428,6 +437,10 @@ class ModelReader {
         read_constant(proto, label);
         continue;
       }
+      if (proto.op_type() == "ConstantOfShape") {
+        read_constant_of_shape(proto, label);
+        continue;
+      }
       read_node(proto, name, label);
     }
   }
@@ -444,51 +457,168 @@ class ModelReader {
                              std::to_string(proto.attribute_size()) + " given)");
     const auto& a = proto.attribute(0);
     const std::string attr = label + ": attribute " + quoted(a.name());
-    if (a.name() != "value" && a.name() != "sparse_value" && opset_ < 12)
+    // value_string(s) is refused here, an unknown name after the opset checks.
+    const std::optional<constant_fold::ConstantAttribute> form = constant_fold::constant_attribute(a.name(), attr);
+    if (form && *form == constant_fold::ConstantAttribute::SparseValue && opset_ < 11)
+      throw InvalidAttribute(attr + " exists from opset 11");
+    if (form && *form != constant_fold::ConstantAttribute::Value &&
+        *form != constant_fold::ConstantAttribute::SparseValue && opset_ < 12)
       throw InvalidAttribute(attr + " exists from opset 12");
+    if (!form)
+      throw InvalidAttribute(attr + " is not an attribute of Constant (known: " +
+                             std::string(constant_fold::kConstantAttributeNames) + ")");
     Tensor value;
     const auto expect = [&](int type) {
       if (a.has_type() && a.type() != type)
         throw InvalidAttribute(attr + " must be a " + attribute_type_name(type) + ", got a " +
                                (attribute_type_name(a.type()) ? attribute_type_name(a.type()) : "?"));
     };
-    if (a.name() == "value") {
-      expect(onnx::AttributeProto::TENSOR);
-      if (!a.has_t()) throw InvalidAttribute(attr + " holds no tensor");
-      value = onnx_io::read_tensor(a.t(), label + ".attribute[0] (value)", model_dir_, budget_);
-    } else if (a.name() == "value_float") {
-      expect(onnx::AttributeProto::FLOAT);
-      const float f = a.f();
-      value = Tensor::from<float>({}, std::span<const float>(&f, 1));
-    } else if (a.name() == "value_floats") {
-      expect(onnx::AttributeProto::FLOATS);
-      const std::vector<float> fs(a.floats().begin(), a.floats().end());
-      budget_.charge({static_cast<std::int64_t>(fs.size())}, DType::Float32, label);
-      value = Tensor::from<float>({static_cast<std::int64_t>(fs.size())}, std::span<const float>(fs));
-    } else if (a.name() == "value_int") {
-      expect(onnx::AttributeProto::INT);
-      const std::int64_t v = a.i();
-      value = Tensor::from<std::int64_t>({}, std::span<const std::int64_t>(&v, 1));
-    } else if (a.name() == "value_ints") {
-      expect(onnx::AttributeProto::INTS);
-      const std::vector<std::int64_t> vs(a.ints().begin(), a.ints().end());
-      budget_.charge({static_cast<std::int64_t>(vs.size())}, DType::Int64, label);
-      value = Tensor::from<std::int64_t>({static_cast<std::int64_t>(vs.size())},
-                                         std::span<const std::int64_t>(vs));
-    } else if (a.name() == "sparse_value" || a.name() == "value_string" ||
-               a.name() == "value_strings") {
-      throw InvalidAttribute(attr + ": this form of Constant is not supported (nodeflow has no " +
-                             (a.name() == "sparse_value" ? "sparse" : "string") + " tensors)");
-    } else {
-      throw InvalidAttribute(attr + " is not an attribute of Constant (known: value, "
-                                    "value_float, value_floats, value_int, value_ints)");
+    switch (*form) {
+      case constant_fold::ConstantAttribute::Value:
+        expect(onnx::AttributeProto::TENSOR);
+        if (!a.has_t()) throw InvalidAttribute(attr + " holds no tensor");
+        value = onnx_io::read_tensor(a.t(), label + ".attribute[0] (value)", model_dir_, budget_);
+        break;
+      case constant_fold::ConstantAttribute::SparseValue:
+        expect(onnx::AttributeProto::SPARSE_TENSOR);
+        if (!a.has_sparse_tensor()) throw InvalidAttribute(attr + " holds no sparse tensor");
+        value = dense_of(a.sparse_tensor(), label + ".attribute[0] (sparse_value)");
+        break;
+      case constant_fold::ConstantAttribute::ValueFloat:
+      case constant_fold::ConstantAttribute::ValueFloats: {
+        const bool list = constant_fold::is_list(*form);
+        expect(list ? onnx::AttributeProto::FLOATS : onnx::AttributeProto::FLOAT);
+        const std::vector<float> fs = list ? std::vector<float>(a.floats().begin(), a.floats().end())
+                                           : std::vector<float>{a.f()};
+        const Shape shape = list ? Shape{static_cast<std::int64_t>(fs.size())} : Shape{};
+        budget_.charge(shape, DType::Float32, label);
+        value = Tensor::from<float>(shape, std::span<const float>(fs));
+        break;
+      }
+      case constant_fold::ConstantAttribute::ValueInt:
+      case constant_fold::ConstantAttribute::ValueInts: {
+        const bool list = constant_fold::is_list(*form);
+        expect(list ? onnx::AttributeProto::INTS : onnx::AttributeProto::INT);
+        const std::vector<std::int64_t> vs = list ? std::vector<std::int64_t>(a.ints().begin(), a.ints().end())
+                                                  : std::vector<std::int64_t>{a.i()};
+        const Shape shape = list ? Shape{static_cast<std::int64_t>(vs.size())} : Shape{};
+        budget_.charge(shape, DType::Int64, label);
+        value = Tensor::from<std::int64_t>(shape, std::span<const std::int64_t>(vs));
+        break;
+      }
     }
+    add_folded(proto.output(0), std::move(value));
+  }
+
+  /// The output of a folded Constant or ConstantOfShape becomes a
+  /// non-trainable initializer of that name (docs/onnx.md, "Constant folding").
+  void add_folded(const std::string& name, Tensor value) {
     Initializer init;
-    init.name = proto.output(0);
+    init.name = name;
     init.value = std::move(value);
     known_[init.name] = {TensorInfo{init.value.dtype(), init.value.shape()}, init.value};
     initializer_names_.insert(init.name);
     def_.initializers.push_back(std::move(init));
+  }
+
+  /// A SparseTensorProto (Constant's sparse_value, opset 11) as a dense tensor:
+  /// `values` [NNZ], `indices` int64 [NNZ, rank] (coordinates) or [NNZ]
+  /// (linear positions), each inside `dims` and none given twice; the rest 0.
+  Tensor dense_of(const onnx::SparseTensorProto& sparse, const std::string& where) {
+    Shape shape;
+    for (int i = 0; i < sparse.dims_size(); ++i) {
+      if (sparse.dims(i) < 0)
+        throw InvalidGraph(where + ".dims[" + std::to_string(i) + "]: " + std::to_string(sparse.dims(i)) +
+                           " is negative");
+      shape.push_back(sparse.dims(i));
+    }
+    if (!sparse.has_values()) throw InvalidGraph(where + ".values: missing");
+    const Tensor values = onnx_io::read_tensor(sparse.values(), where + ".values", model_dir_, budget_);
+    if (values.rank() != 1)
+      throw InvalidGraph(where + ".values: must be 1-D [NNZ], got " + to_string(values.shape()));
+    const std::int64_t nnz = values.shape()[0];
+    std::int64_t numel = 0;
+    try {
+      numel = element_count(shape);
+    } catch (const ShapeMismatch&) {
+      throw ShapeMismatch(where + ".dims: element count of " + to_string(shape) + " overflows int64");
+    }
+    budget_.charge(shape, values.dtype(), where);
+    Tensor indices;
+    if (sparse.has_indices())
+      indices = onnx_io::read_tensor(sparse.indices(), where + ".indices", model_dir_, budget_);
+    const auto rank = static_cast<std::int64_t>(shape.size());
+    const bool linear = indices.rank() == 1;
+    if (!sparse.has_indices() || indices.dtype() != DType::Int64 ||
+        !(linear ? indices.shape()[0] == nnz
+                 : indices.rank() == 2 && indices.shape()[0] == nnz && indices.shape()[1] == rank))
+      throw InvalidGraph(where + ".indices: must be int64 [" + std::to_string(nnz) + ", " + std::to_string(rank) +
+                         "] or [" + std::to_string(nnz) + "] for " + std::to_string(nnz) + " values of a " +
+                         to_string(shape) + " tensor" +
+                         (sparse.has_indices() ? ", got " + std::string(dtype_name(indices.dtype())) + " " +
+                                                     to_string(indices.shape())
+                                               : std::string(", got none")));
+    Tensor dense(values.dtype(), shape);
+    const std::size_t width = dtype_size(values.dtype());
+    const std::int64_t* idx = indices.data<std::int64_t>();
+    std::vector<bool> seen(static_cast<std::size_t>(numel), false);
+    for (std::int64_t k = 0; k < nnz; ++k) {
+      std::int64_t at = 0;
+      if (linear) {
+        at = idx[k];
+      } else {
+        for (std::int64_t d = 0; d < rank; ++d) {
+          const std::int64_t i = idx[k * rank + d];
+          if (i < 0 || i >= shape[static_cast<std::size_t>(d)])
+            throw InvalidGraph(where + ".indices: value " + std::to_string(k) + " has index " + std::to_string(i) +
+                               " on axis " + std::to_string(d) + ", outside [0, " +
+                               std::to_string(shape[static_cast<std::size_t>(d)]) + ")");
+          at = at * shape[static_cast<std::size_t>(d)] + i;
+        }
+      }
+      if (at < 0 || at >= numel)
+        throw InvalidGraph(where + ".indices: value " + std::to_string(k) + " has position " + std::to_string(at) +
+                           ", outside [0, " + std::to_string(numel) + ")");
+      if (seen[static_cast<std::size_t>(at)])
+        throw InvalidGraph(where + ".indices: position " + std::to_string(at) + " is given twice");
+      seen[static_cast<std::size_t>(at)] = true;
+      std::memcpy(dense.raw() + static_cast<std::size_t>(at) * width, values.raw() + static_cast<std::size_t>(k) * width,
+                  width);
+    }
+    return dense;
+  }
+
+  /// ConstantOfShape (opsets 9, 20, 21) whose shape input is a constant (an
+  /// initializer or a folded Constant) becomes the initializer of its output:
+  /// the shape filled with `value`'s one element (default float32 0).
+  void read_constant_of_shape(const onnx::NodeProto& proto, const std::string& label) {
+    if (opset_ < 9)
+      throw InvalidGraph(label + ": op not supported at opset " + std::to_string(opset_) +
+                         " (ConstantOfShape exists from opset 9)");
+    if (proto.input_size() != 1 || proto.input(0).empty() || proto.output_size() != 1 || proto.output(0).empty())
+      throw InvalidGraph(label + ": a ConstantOfShape has one input and one output (" +
+                         std::to_string(proto.input_size()) + " inputs, " + std::to_string(proto.output_size()) +
+                         " outputs given)");
+    Tensor fill = constant_fold::default_fill();
+    for (int k = 0; k < proto.attribute_size(); ++k) {
+      const auto& a = proto.attribute(k);
+      const std::string attr = label + ": attribute " + quoted(a.name());
+      if (a.name() != "value") throw InvalidAttribute(attr + " is not an attribute of ConstantOfShape (known: value)");
+      if (k > 0) throw InvalidAttribute(attr + " is given twice");
+      if ((a.has_type() && a.type() != onnx::AttributeProto::TENSOR) || !a.has_t())
+        throw InvalidAttribute(attr + " must be a TENSOR of one element");
+      fill = onnx_io::read_tensor(a.t(), label + ".attribute[" + std::to_string(k) + "] (value)", model_dir_,
+                                  budget_);
+      constant_fold::check_fill(fill, attr);
+    }
+    const std::string& input = proto.input(0);
+    const std::string input_label = label + ": input 0 (input) " + quoted(input);
+    const auto it = known_.find(input);
+    const bool trainable = keys_.trainable.count(input) && keys_.trainable.at(input);
+    if (it == known_.end() || it->second.value.empty() || trainable) constant_fold::refuse_computed_shape(input_label);
+    const Shape shape = constant_fold::shape_of(it->second.value, input_label);
+    budget_.charge(shape, fill.dtype(), label);
+    add_folded(proto.output(0), constant_fold::filled(shape, fill));
   }
 
   void read_node(const onnx::NodeProto& proto, const std::string& name, const std::string& label) {
@@ -652,7 +782,8 @@ class ModelReader {
       if (const auto it = failed_.find(tensor); it != failed_.end()) std::rethrow_exception(it->second);
       return std::nullopt;
     };
-    onnx_import::upgrade_node(node, opset_, add_constant, registry_, known);
+    const onnx_import::TensorRead read = [this](const std::string& tensor) { return read_names_.count(tensor) > 0; };
+    onnx_import::upgrade_node(node, opset_, add_constant, registry_, known, read);
   }
 
   /// The node's specified_outputs_name: unset when its outputs are exactly the
@@ -711,6 +842,8 @@ class ModelReader {
   GraphDef def_;
   UniqueNames tensor_names_, node_names_;
   std::unordered_set<std::string> initializer_names_;
+  /// Tensors a node or the graph's outputs read.
+  std::unordered_set<std::string> read_names_;
   /// Graph inputs, initializers and the node outputs infer_outputs inferred.
   std::unordered_map<std::string, onnx_import::KnownTensor> known_;
   /// Node outputs whose inference failed: the error.

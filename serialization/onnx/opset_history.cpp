@@ -215,6 +215,11 @@ std::string Upgrade::constant(const std::string& what, Tensor value) const {
   return add_constant_(node_.name + "_" + what, std::move(value));
 }
 
+bool Upgrade::output_read(std::size_t index) const {
+  if (index >= node_.outputs.size() || node_.outputs[index].empty()) return false;
+  return !read_ || read_(node_.outputs[index]);
+}
+
 std::optional<KnownTensor> Upgrade::known_input(std::size_t index) const {
   const std::string tensor = input(index);
   if (tensor.empty() || !known_) return std::nullopt;
@@ -227,8 +232,8 @@ using detail::OpHistory;
 using detail::OpVersion;
 
 void upgrade_node(OnnxNode& node, int opset, const AddConstant& add_constant,
-                  const OpRegistry& registry, const TensorLookup& known) {
-  detail::Upgrade up(node, opset, add_constant, known);
+                  const OpRegistry& registry, const TensorLookup& known, const TensorRead& read) {
+  detail::Upgrade up(node, opset, add_constant, known, read);
   if (opset < 1 || opset > kMaxOpset)
     up.refuse("opset " + std::to_string(opset) + " is not read (the default-domain opsets read are 1 to " +
               std::to_string(kMaxOpset) + ")");

@@ -11,9 +11,10 @@
 //   using AddConstant = std::function<std::string(const std::string& hint, Tensor value)>;
 //   struct KnownTensor { TensorInfo info; Tensor value; };
 //   using TensorLookup = std::function<std::optional<KnownTensor>(const std::string& tensor)>;
+//   using TensorRead = std::function<bool(const std::string& tensor)>;
 //   void upgrade_node(OnnxNode& node, int opset, const AddConstant& add_constant,
 //                     const OpRegistry& registry = OpRegistry::global(),
-//                     const TensorLookup& known = {});
+//                     const TensorLookup& known = {}, const TensorRead& read = {});
 //   int lowest_opset(const NodeDef& def, const std::vector<DType>& input_dtypes);
 
 //
@@ -71,6 +72,9 @@ struct KnownTensor {
 };
 /// The facts of a tensor by name; nullopt when the reader does not know it.
 using TensorLookup = std::function<std::optional<KnownTensor>(const std::string& tensor)>;
+/// True when a node or the graph's outputs read the tensor (the reader knows the
+/// whole graph). Without it every output counts as read.
+using TensorRead = std::function<bool(const std::string& tensor)>;
 
 /// Rewrites `node`, read at `opset`, into the form of the op nodeflow registers
 /// (opset 22): attributes that moved to inputs become constants, old defaults
@@ -81,7 +85,7 @@ using TensorLookup = std::function<std::optional<KnownTensor>(const std::string&
 /// that cannot be mapped exactly. Attribute values are the Graph's to check.
 void upgrade_node(OnnxNode& node, int opset, const AddConstant& add_constant,
                   const OpRegistry& registry = OpRegistry::global(),
-                  const TensorLookup& known = {});
+                  const TensorLookup& known = {}, const TensorRead& read = {});
 
 /// The lowest default-domain opset, at least kMinWrittenOpset, whose version of
 /// def.op_type holds this node as nodeflow writes it (its attributes, its input

@@ -24,8 +24,9 @@ inline constexpr std::size_t kVariadic = std::numeric_limits<std::size_t>::max()
 /// The node being upgraded and what a step may do to it.
 class Upgrade {
  public:
-  Upgrade(OnnxNode& node, int opset, const AddConstant& add_constant, const TensorLookup& known)
-      : node_(node), opset_(opset), add_constant_(add_constant), known_(known) {}
+  Upgrade(OnnxNode& node, int opset, const AddConstant& add_constant, const TensorLookup& known,
+          const TensorRead& read = {})
+      : node_(node), opset_(opset), add_constant_(add_constant), known_(known), read_(read) {}
 
   OnnxNode& node() { return node_; }
   int opset() const { return opset_; }
@@ -46,12 +47,16 @@ class Upgrade {
   std::string constant(const std::string& what, Tensor value) const;
   /// What the reader knows of input `index`, if anything.
   std::optional<KnownTensor> known_input(std::size_t index) const;
+  /// True when output `index` is present and read by a node or the graph's
+  /// outputs (present counts as read when the reader cannot tell).
+  bool output_read(std::size_t index) const;
 
  private:
   OnnxNode& node_;
   int opset_;
   const AddConstant& add_constant_;
   const TensorLookup& known_;
+  const TensorRead& read_;
 };
 
 // The steps, applied in order after the attribute names were checked.

@@ -6,21 +6,53 @@ namespace nodeflow::onnx_import::detail {
 namespace {
 
 /// Opsets 1-6 of Add, Sub, Mul, Div, Pow: `broadcast` (default 0: shapes
-/// equal) and `axis` (where B's shape lines up in A's when broadcasting). Equal
-/// shapes and a B lined up at A's end read the same under opset 7's numpy
-/// broadcasting, so the attributes go. B lined up at an inner axis is read when
-/// B is an initializer and A's rank is known (B becomes a constant reshaped
-/// with trailing 1s); otherwise refused (issue 24 maps the rest).
+/// equal) and `axis` (where B's shape lines up in A's when broadcasting; suffix
+/// matching without it). ONNX-6: with broadcast = 1, B has one element, or its
+/// shape is a contiguous run of A's dimensions starting at `axis`; B is
+/// repeated over A's other axes and Y has A's shape. Equal shapes and a B
+/// lined up at A's end read the same under opset 7's numpy broadcasting, so the
+/// attributes go; so does a one-element B no longer than A's rank (a longer one,
+/// an initializer, becomes a scalar). B lined up at an inner axis is read when
+/// B is an initializer and A's rank is known (B becomes a constant reshaped with
+/// trailing 1s). Without broadcast, A and B of known, different shapes are
+/// refused (ONNX-6 wants them equal; numpy would broadcast them).
 Custom legacy_broadcast() {
   return {[](Upgrade& up) {
             auto& attrs = up.node().attributes;
             const AttrValue* b = up.attribute("broadcast");
             const AttrValue* a = up.attribute("axis");
             const bool broadcast = b != nullptr && std::get<std::int64_t>(*b) != 0;
-            if (broadcast && a != nullptr) {
+            const std::optional<KnownTensor> known_a = up.known_input(0);
+            const std::optional<KnownTensor> known_b = up.known_input(1);
+            const auto static_shape = [](const std::optional<KnownTensor>& t) {
+              if (!t) return false;
+              for (const std::int64_t d : t->info.shape)
+                if (d < 0) return false;
+              return true;
+            };
+            const auto one_element = [&](const std::optional<KnownTensor>& t) {
+              if (!static_shape(t)) return false;
+              for (const std::int64_t d : t->info.shape)
+                if (d != 1) return false;
+              return true;
+            };
+            if (!broadcast && static_shape(known_a) && static_shape(known_b) &&
+                known_a->info.shape != known_b->info.shape)
+              up.refuse_attribute("A " + to_string(known_a->info.shape) + " and B " +
+                                  to_string(known_b->info.shape) +
+                                  " differ, and without broadcast = 1 this opset wants them equal (legacy "
+                                  "broadcasting)");
+            if (broadcast && one_element(known_b)) {
+              const std::optional<std::size_t> rank_a = known_rank(up, 0);
+              if (!rank_a || known_b->info.shape.size() > *rank_a) {
+                if (known_b->value.empty())
+                  up.refuse_attribute("a one-element B of rank " + std::to_string(known_b->info.shape.size()) +
+                                      " is read only when it is an initializer or A's rank is at least B's");
+                up.set_input(1, up.constant("B", known_b->value.clone().reshaped({})));
+              }
+            } else if (broadcast && a != nullptr) {
               const std::int64_t axis = std::get<std::int64_t>(*a);
               const std::optional<std::size_t> rank_a = known_rank(up, 0);
-              const std::optional<KnownTensor> known_b = up.known_input(1);
               const std::string form = "broadcast = 1 with axis = " + std::to_string(axis) +
                                        " lines B up at axis " + std::to_string(axis) +
                                        " of A (legacy broadcasting), numpy broadcasting at its end";
@@ -45,8 +77,9 @@ Custom legacy_broadcast() {
             attrs.erase("broadcast");
             attrs.erase("axis");
           },
-          "legacy broadcast: equal shapes and B at A's end pass; B at an inner axis is reshaped when it is an "
-          "initializer and A's rank is known; else refused"};
+          "legacy broadcast: equal shapes, B at A's end and a one-element B pass; B at an inner axis is "
+          "reshaped when it is an initializer and A's rank is known; unequal known shapes without "
+          "broadcast refused"};
 }
 
 OpVersion unary1() { return version(1, {kConsumedInputs}, 1, 1, {kDropConsumedInputs}); }

@@ -52,8 +52,17 @@ OpHistory batch_normalization() {
 OpHistory dropout() {
   const std::vector<AttrInfo> ratio = {float_attr("ratio")};
   const auto v6 = with(ratio, {int_attr("is_test")});
-  // The mask had the data's dtype before 10, a bool from 10 (the library's is uint8 0/1).
-  const Custom mask = no_outputs_from(1, "mask", "before opset 10 the mask has the data's dtype");
+  // The mask had the data's dtype before 10, a bool from 10 (the library's is
+  // uint8 0/1): one that nothing reads (Caffe2's exports in ONNX's model zoo,
+  // AlexNet's `_fc6_mask`) is dropped, one that is read refused.
+  const Custom mask{[](Upgrade& up) {
+                      if (up.node().outputs.size() < 2) return;
+                      if (up.output_read(1))
+                        up.refuse("output 1 (mask) is not supported: before opset 10 the mask has the data's "
+                                  "dtype (a mask nothing reads is dropped)");
+                      up.node().outputs.resize(1);
+                    },
+                    "a mask output nothing reads is dropped, a read one refused"};
   const ToInput to_input{"ratio", 1};
   const std::vector<AttrInfo> seed = {int_attr("seed")};
   return {"Dropout",
@@ -83,6 +92,11 @@ std::vector<OpHistory> normalization_history() {
                         "its scale and bias are per group ([num_groups]); from opset 21 (the library's) "
                         "per channel ([C])"),
         version(21, {float_attr("epsilon"), int_attr("num_groups"), int_attr("stash_type")}, 3, 1)},
+       {}},
+      // LRN-13 only added bfloat16 (which came at 13, before the writer's 19).
+      {"LRN",
+       {version(1, {float_attr("alpha"), float_attr("beta"), float_attr("bias"), int_attr("size")}, 1, 1),
+        version(13, {float_attr("alpha"), float_attr("beta"), float_attr("bias"), int_attr("size")}, 1, 1)},
        {}},
   };
 }

@@ -80,6 +80,7 @@ const std::map<std::string, OnnxTypes>& onnx_types_table() {
       {"InstanceNormalization", {{kFloat, kFloat, kFloat}, {kFloat}}},
       {"LayerNormalization", {{kFloat, kFloat, kFloat}, {kFloat, {F32, BF16}, {F32, BF16}}}},
       {"GroupNormalization", {{kFloat, kFloat, kFloat}, {kFloat}}},
+      {"LRN", unary(kFloat)},
       {"Dropout", {{kFloat, kFloat, kBool}, {kFloat, kBool}}},
       // shape
       {"Reshape", {{kAny, kInt64}, {kAny}}},

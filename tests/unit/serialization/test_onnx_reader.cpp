@@ -179,6 +179,161 @@ TEST(OnnxReader, ConstantNodesBecomeInitializers) {
   EXPECT_EQ(Graph(def).info("y").shape, Shape{6});
 }
 
+/// An int64 [n] initializer.
+void add_int64_initializer(onnx::ModelProto& m, const std::string& name, const std::vector<std::int64_t>& values) {
+  auto* t = m.mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(kInt64);
+  t->add_dims(static_cast<std::int64_t>(values.size()));
+  for (const std::int64_t v : values) t->add_int64_data(v);
+}
+
+/// ConstantOfShape's `value` attribute: a one-element tensor.
+void set_fill(onnx::NodeProto& n, int data_type, double v) {
+  auto* a = n.add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  a->mutable_t()->set_data_type(data_type);
+  a->mutable_t()->add_dims(1);
+  if (data_type == kInt64)
+    a->mutable_t()->add_int64_data(static_cast<std::int64_t>(v));
+  else
+    a->mutable_t()->add_float_data(static_cast<float>(v));
+}
+
+TEST(OnnxReader, ConstantOfShapeOfAConstantShapeBecomesAnInitializer) {
+  onnx::ModelProto m = model(9, 4);
+  add_input(m, "x", {2, 3});
+  add_int64_initializer(m, "shape", {2, 3});
+  add_node(m, "ConstantOfShape", "zeros", {"shape"}, {"z"});  // default: float32 0
+  set_fill(add_node(m, "ConstantOfShape", "", {"shape"}, {"w"}), kFloat, 0.25);
+  add_node(m, "Add", "a", {"x", "z"}, {"s"});
+  add_node(m, "Mul", "b", {"s", "w"}, {"y"});
+  add_output(m, "y");
+  add_metadata(m, "nodeflow.w.trainable", "true");  // a folded constant marked trainable
+  const GraphDef def = parse(m);
+  ASSERT_EQ(def.nodes.size(), 2u);
+  ASSERT_EQ(def.initializers.size(), 3u);
+  EXPECT_EQ(def.initializers[1].name, "z");
+  EXPECT_EQ(def.initializers[1].value.dtype(), DType::Float32);
+  EXPECT_EQ(def.initializers[1].value.shape(), (Shape{2, 3}));
+  EXPECT_FALSE(def.initializers[1].trainable);
+  EXPECT_EQ(def.initializers[2].name, "w");
+  EXPECT_TRUE(def.initializers[2].trainable);
+  for (const float v : def.initializers[2].value.values<float>()) EXPECT_EQ(v, 0.25f);
+  // The trainable constant trains like any weight: it gets a gradient.
+  const Graph graph(def);
+  Executor ex(graph);
+  const Tensor x = Tensor::from<float>({2, 3}, {1, 2, 3, 4, 5, 6});
+  auto run = ex.forward({{"x", x}});
+  const TensorMap grads = ex.backward(run, {{"y", Tensor::from<float>({2, 3}, {1, 1, 1, 1, 1, 1})}});
+  ASSERT_TRUE(grads.count("w"));
+  EXPECT_EQ(grads.at("w").values<float>()[4], 5.0f);
+}
+
+TEST(OnnxReader, ConstantOfShapeIsRefusedForAComputedShapeAndBeforeOpset9) {
+  onnx::ModelProto m = model(9, 4);
+  add_input(m, "s", {2}, kInt64);
+  add_node(m, "ConstantOfShape", "c", {"s"}, {"z"});
+  add_output(m, "z");
+  EXPECT_EQ(load_error(m),
+            "node 'c' (ConstantOfShape, opset 9): input 0 (input) 's' must be a constant (a non-trainable "
+            "initializer or a Constant): nodeflow folds ConstantOfShape into an initializer at load");
+  onnx::ModelProto old = model(8, 4);
+  add_int64_initializer(old, "s", {2});
+  add_node(old, "ConstantOfShape", "c", {"s"}, {"z"});
+  add_output(old, "z");
+  EXPECT_EQ(load_error(old), "node 'c' (ConstantOfShape, opset 8): op not supported at opset 8 (ConstantOfShape "
+                             "exists from opset 9)");
+  onnx::ModelProto negative = model(9, 4);
+  add_int64_initializer(negative, "s", {2, -1});
+  add_node(negative, "ConstantOfShape", "c", {"s"}, {"z"});
+  add_output(negative, "z");
+  EXPECT_CONTAINS(load_error(negative), "holds the negative dimension -1");
+  onnx::ModelProto huge = model(9, 4);
+  add_int64_initializer(huge, "s", {1 << 20, 1 << 20, 1 << 20});
+  add_node(huge, "ConstantOfShape", "c", {"s"}, {"z"});
+  add_output(huge, "z");
+  EXPECT_CONTAINS(load_error(huge), "over the model's limit");
+}
+
+TEST(OnnxReader, ConstantSparseValueIsMadeDense) {
+  onnx::ModelProto m = model(11, 6);
+  add_input(m, "x", {2, 3});
+  auto& c = add_node(m, "Constant", "", {}, {"k"});
+  auto* a = c.add_attribute();
+  a->set_name("sparse_value");
+  a->set_type(onnx::AttributeProto::SPARSE_TENSOR);
+  auto* sp = a->mutable_sparse_tensor();
+  sp->add_dims(2);
+  sp->add_dims(3);
+  sp->mutable_values()->set_data_type(kFloat);
+  sp->mutable_values()->add_dims(2);
+  sp->mutable_values()->add_float_data(1.5f);
+  sp->mutable_values()->add_float_data(-2.0f);
+  sp->mutable_indices()->set_data_type(kInt64);
+  sp->mutable_indices()->add_dims(2);
+  sp->mutable_indices()->add_int64_data(1);  // linear positions
+  sp->mutable_indices()->add_int64_data(5);
+  add_node(m, "Add", "a", {"x", "k"}, {"y"});
+  add_output(m, "y");
+  const GraphDef def = parse(m);
+  ASSERT_EQ(def.initializers.size(), 1u);
+  const auto v = def.initializers[0].value.values<float>();
+  EXPECT_EQ(std::vector<float>(v.begin(), v.end()), (std::vector<float>{0, 1.5f, 0, 0, 0, -2.0f}));
+  sp->mutable_indices()->set_int64_data(1, 1);
+  EXPECT_CONTAINS(load_error(m), "position 1 is given twice");
+  sp->mutable_indices()->set_int64_data(1, 6);
+  EXPECT_CONTAINS(load_error(m), "has position 6, outside [0, 6)");
+  onnx::ModelProto old = m;
+  old.mutable_opset_import(0)->set_version(10);
+  EXPECT_CONTAINS(load_error(old), "attribute 'sparse_value' exists from opset 11");
+}
+
+TEST(OnnxReader, LegacyBroadcastingOfOpset6) {
+  // B [3] at axis 1 of A [2, 3, 2]: B becomes [3, 1] (a constant named after the node).
+  onnx::ModelProto m = model(6, 3);
+  add_input(m, "a", {2, 3, 2});
+  add_float_initializer(m, "b", {3}, {10, 20, 30});
+  auto& add = add_node(m, "Add", "add", {"a", "b"}, {"y"});
+  set_int(add, "broadcast", 1);
+  set_int(add, "axis", 1);
+  add_output(m, "y");
+  const Graph graph(parse(m));
+  const TensorMap out =
+      Executor(graph).run({{"a", Tensor::from<float>({2, 3, 2}, {0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1})}});
+  const auto y = out.at("y").values<float>();
+  EXPECT_EQ(std::vector<float>(y.begin(), y.end()),
+            (std::vector<float>{10, 10, 20, 20, 30, 30, 11, 11, 21, 21, 31, 31}));
+  // A computed B at an inner axis has no exact form without its value.
+  onnx::ModelProto computed = model(6, 3);
+  add_input(computed, "a", {2, 3, 2});
+  add_input(computed, "b", {3});
+  auto& sub = add_node(computed, "Sub", "sub", {"a", "b"}, {"y"});
+  set_int(sub, "broadcast", 1);
+  set_int(sub, "axis", 1);
+  add_output(computed, "y");
+  EXPECT_CONTAINS(load_error(computed), "node 'sub' (Sub, opset 6): attribute 'axis': broadcast = 1 with axis = 1");
+  EXPECT_CONTAINS(load_error(computed), "read only when B is an initializer");
+  // Without broadcast, ONNX-6 wants equal shapes.
+  onnx::ModelProto unequal = model(6, 3);
+  add_input(unequal, "a", {2, 3});
+  add_input(unequal, "b", {3});
+  add_node(unequal, "Mul", "mul", {"a", "b"}, {"y"});
+  add_output(unequal, "y");
+  EXPECT_EQ(load_error(unequal), "node 'mul' (Mul, opset 6): A [2, 3] and B [3] differ, and without broadcast = 1 "
+                                 "this opset wants them equal (legacy broadcasting)");
+  // A one-element B of A's rank or less passes with any axis.
+  onnx::ModelProto one = model(6, 3);
+  add_input(one, "a", {2, 3});
+  add_float_initializer(one, "b", {1, 1}, {2});
+  auto& div = add_node(one, "Div", "div", {"a", "b"}, {"y"});
+  set_int(div, "broadcast", 1);
+  set_int(div, "axis", 1);
+  add_output(one, "y");
+  EXPECT_EQ(Graph(parse(one)).info("y").shape, (Shape{2, 3}));
+}
+
 TEST(OnnxReader, FloatAttributesReadBackAsTheirShortestDecimal) {
   onnx::ModelProto m = model();
   add_input(m, "x", {4});
