@@ -109,7 +109,8 @@ void average_updates(ProcessGroup& group, TensorMap& updates, double weight) {
   if (count == 0) return;
   std::vector<double> buffer(count);
   std::size_t at = 0;
-  for (const auto& [name, value] : updates) {
+  for (const auto& entry : updates) {
+    const Tensor& value = entry.second;  // a lambda may not capture a structured binding (clang 14)
     if (!is_float(value.dtype())) continue;
     visit_float_dtype(value.dtype(), [&](auto tag) {
       using T = decltype(tag);

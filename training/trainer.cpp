@@ -165,7 +165,8 @@ StepResult Trainer::step(std::span<const Batch> micro_batches, double lr) {
     const double weight = static_cast<double>(n) / static_cast<double>(total);
     for (const std::string& name : reached_) {
       const Tensor& g = step_grads.at(name);
-      auto [it, fresh] = grads.try_emplace(name, DType::Float64, g.shape());
+      const auto [it, inserted] = grads.try_emplace(name, DType::Float64, g.shape());
+      const bool fresh = inserted;  // a lambda may not capture a structured binding (clang 14)
       double* acc = it->second.data<double>();
       visit_float_dtype(g.dtype(), [&](auto tag) {
         using T = decltype(tag);
