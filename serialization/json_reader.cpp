@@ -344,7 +344,10 @@ PendingConstant check_constant_node(Json& item, const std::string& path) {
   if (given != 1)
     throw InvalidAttribute(attrs_path + ": a Constant has exactly one of the attributes " +
                            std::string(kJsonConstantAttributes) + " (" + std::to_string(given) + " given)");
-  auto&& [name, v] = *attrs->items().begin();
+  // Not a binding to *items().begin(): that proxy dies with the statement.
+  const auto only = attrs->begin();
+  const std::string& name = only.key();
+  Json& v = only.value();
   const std::string where = child(attrs_path, name);
   const std::optional<constant_fold::ConstantAttribute> form = constant_fold::constant_attribute(name, where);
   if (!form)
