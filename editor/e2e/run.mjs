@@ -59,6 +59,14 @@ async function settled(page) {
   await page.waitForFunction(() => document.querySelector('[data-testid="check-state"]')?.getAttribute('data-checking') === '0');
 }
 
+/** Waits for the checked document to be valid; fails with the status bar's words. */
+async function becomesValid(page) {
+  await settled(page);
+  const valid = () => document.querySelector('[data-testid="check-state"]')?.textContent === 'valid';
+  await page.waitForFunction(valid, null, { timeout: 10000 }).catch(() => {});
+  assert.equal(await page.textContent(tid('check-state')), 'valid', await page.textContent(tid('status')));
+}
+
 async function commitField(page, testId, value) {
   const field = page.locator(`${tid('property-panel')} ${tid(testId)}`);
   await field.fill(value);
@@ -115,15 +123,34 @@ async function addNode(page, opType, name, { inputs = [], attributes = {}, outpu
   if (outputsName) await commitField(page, 'key-specified_outputs_name', outputsName);
 }
 
-/** Draws a wire with the mouse from an output handle to an input handle. */
+/** Centre of a node's handle, measured now. */
+async function handleCentre(page, name, handle) {
+  const box = await node(page, name).locator(`.react-flow__handle[data-handleid="${handle}"]`).boundingBox();
+  assert.ok(box, `handle ${handle} of ${name}`);
+  return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+}
+
+/**
+ * Draws a wire with the mouse from an output handle to an input handle.
+ * React Flow pans the canvas while a wire's end is near the canvas's edge
+ * (autoPanOnConnect), one step per animation frame, so the target is measured
+ * again once the pointer is away from the edge, and again before the button
+ * is released: a single measurement made before the drag missed the handle
+ * whenever a frame or two of panning happened (CI, stop 30).
+ */
 async function drawWire(page, fromName, fromHandle, toName, toHandle) {
-  const from = await node(page, fromName).locator(`.react-flow__handle[data-handleid="${fromHandle}"]`).boundingBox();
-  const to = await node(page, toName).locator(`.react-flow__handle[data-handleid="${toHandle}"]`).boundingBox();
-  assert.ok(from && to, `handles of ${fromName} and ${toName}`);
-  await page.mouse.move(from.x + from.width / 2, from.y + from.height / 2);
+  await settled(page);
+  const from = await handleCentre(page, fromName, fromHandle);
+  let to = await handleCentre(page, toName, toHandle);
+  await page.mouse.move(from.x, from.y);
   await page.mouse.down();
   await page.mouse.move((from.x + to.x) / 2, (from.y + to.y) / 2, { steps: 5 });
-  await page.mouse.move(to.x + to.width / 2, to.y + to.height / 2, { steps: 5 });
+  await page.waitForTimeout(100);
+  to = await handleCentre(page, toName, toHandle);
+  await page.mouse.move(to.x, to.y, { steps: 5 });
+  await page.waitForTimeout(100);
+  to = await handleCentre(page, toName, toHandle);
+  await page.mouse.move(to.x, to.y);
   await page.mouse.up();
 }
 
@@ -176,8 +203,7 @@ async function buildLenet(page) {
   await settled(page);
   await page.click(tid('arrange'));
   await page.waitForTimeout(300);
-  await settled(page);
-  assert.equal(await page.textContent(tid('check-state')), 'valid', await page.textContent(tid('status')));
+  await becomesValid(page);
 
   // The inferred shapes: on the edges and in the property panel.
   const labels = await page.locator('.react-flow__edge-text').allTextContents();
@@ -227,8 +253,7 @@ async function edits(page) {
   await page.keyboard.press('Control+Shift+z');
   await page.waitForFunction((n) => document.querySelectorAll('.react-flow__node').length === n, n0);
   await page.keyboard.press('f');
-  await settled(page);
-  assert.equal(await page.textContent(tid('check-state')), 'valid');
+  await becomesValid(page);
   assert.equal(await count(), n0);
 }
 
@@ -244,8 +269,7 @@ async function kernelError(page) {
   assert.match(await page.textContent('.nf-node.has-error[data-item-name="pool1"] .nf-node-error'), /got \[2, 0\]/);
   await screenshot(page, 'kernel-shape-error');
   await page.click(tid('undo'));
-  await settled(page);
-  assert.equal(await page.textContent(tid('check-state')), 'valid');
+  await becomesValid(page);
 }
 
 async function train(page) {

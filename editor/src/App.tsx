@@ -73,7 +73,10 @@ export function App({ api, opsDoc }: { api: Api; opsDoc: OpsDocument }) {
   const [status, setStatus] = useState('');
   const [tab, setTab] = useState<'properties' | 'train'>('properties');
   const [files, setFiles] = useState<FileEntry[] | null>(null);
-  const [checking, setChecking] = useState(false);
+  // The document text whose check is shown; `checking` is derived from it at
+  // render, so the indicator is '1' from the very render that shows an edit
+  // (a flag set in the effect below lagged one effect behind the edit).
+  const [checkedText, setCheckedText] = useState<string | null>(null);
   const [lastValid, setLastValid] = useState<Overlay['tensors'] | null>(null);
   const pendingSelection = useRef<ReadonlySet<string> | null>(null);
   const pendingFit = useRef(false);
@@ -135,9 +138,9 @@ export function App({ api, opsDoc }: { api: Api; opsDoc: OpsDocument }) {
     const seq = ++checkSeq.current;
     if (documentText.startsWith('error: ')) {
       setOverlay({ tensors: new Map(), errors: new Map(), general: [documentText.slice(7)], ok: false });
+      setCheckedText(documentText);
       return;
     }
-    setChecking(true);
     const timer = setTimeout(() => {
       api
         .check(documentText)
@@ -151,11 +154,13 @@ export function App({ api, opsDoc }: { api: Api; opsDoc: OpsDocument }) {
           if (seq === checkSeq.current) setOverlay({ tensors: new Map(), errors: new Map(), general: [e.message], ok: false });
         })
         .finally(() => {
-          if (seq === checkSeq.current) setChecking(false);
+          if (seq === checkSeq.current) setCheckedText(documentText);
         });
     }, CHECK_DELAY_MS);
     return () => clearTimeout(timer);
   }, [documentText, api]);
+
+  const checking = checkedText !== documentText;
 
   const itemsById = useMemo(() => new Map(allItems(model).map((i) => [i.id, i])), [model]);
   const selectedIds = useMemo(() => new Set(nodes.filter((n) => n.selected).map((n) => n.id)), [nodes]);
