@@ -12,6 +12,7 @@
 #include "core/errors.hpp"
 #include "serialization/idx.hpp"
 #include "support/error_of.hpp"
+#include "support/graph_parts.hpp"
 #include "support/mnist_fixtures.hpp"
 
 namespace nodeflow {
@@ -19,16 +20,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A tensor's elements, comparable with a vector.
-template <typename T>
-std::vector<T> values_of(const Tensor& t) {
-  const auto v = t.values<T>();
-  return {v.begin(), v.end()};
-}
-
 using testing::error_of;
 using testing::gzip_bytes;
 using testing::idx_bytes;
+using testing::values_of;
 
 std::span<const std::byte> as_bytes(const std::string& s) {
   return {reinterpret_cast<const std::byte*>(s.data()), s.size()};

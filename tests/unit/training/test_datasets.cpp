@@ -17,6 +17,7 @@
 #include "core/errors.hpp"
 #include "serialization/npy.hpp"
 #include "support/error_of.hpp"
+#include "support/graph_parts.hpp"
 #include "support/mnist_fixtures.hpp"
 #include "training/datasets.hpp"
 
@@ -25,16 +26,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A tensor's elements, comparable with a vector.
-template <typename T>
-std::vector<T> values_of(const Tensor& t) {
-  const auto v = t.values<T>();
-  return {v.begin(), v.end()};
-}
-
 using testing::error_of;
 using testing::gzip_bytes;
 using testing::idx_bytes;
+using testing::values_of;
 using testing::write_bytes;
 
 class Datasets : public ::testing::Test {
