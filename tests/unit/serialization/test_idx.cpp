@@ -3,7 +3,6 @@
 // (wrong magic, unsupported type, truncated header or data, dimensions larger
 // than the data or than the limit, bytes after the data, gzip errors).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <string>
@@ -14,6 +13,7 @@
 #include "support/error_of.hpp"
 #include "support/graph_parts.hpp"
 #include "support/mnist_fixtures.hpp"
+#include "support/temp_dir.hpp"
 
 namespace nodeflow {
 namespace {
@@ -33,11 +33,7 @@ Tensor parsed(const std::string& file) { return parse_idx(as_bytes(file), "f"); 
 
 class IdxFiles : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("nodeflow-idx-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
+  void SetUp() override { dir_ = testing::temp_dir("idx"); }
   void TearDown() override { fs::remove_all(dir_); }
   fs::path write(const std::string& name, const std::string& bytes) {
     testing::write_bytes(dir_ / name, bytes);

@@ -5,7 +5,6 @@
 // MNIST of scripts/fetch_mnist.sh, Debian's dataset-fashion-mnist; skipped
 // otherwise: tests need no network).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -19,6 +18,7 @@
 #include "support/error_of.hpp"
 #include "support/graph_parts.hpp"
 #include "support/mnist_fixtures.hpp"
+#include "support/temp_dir.hpp"
 #include "training/datasets.hpp"
 
 namespace nodeflow::training {
@@ -34,11 +34,7 @@ using testing::write_bytes;
 
 class Datasets : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("nodeflow-datasets-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
+  void SetUp() override { dir_ = testing::temp_dir("datasets"); }
   void TearDown() override { fs::remove_all(dir_); }
 
   // An IDX folder: `n_train` and `n_test` 2x3 images, pixel p of image i

@@ -6,7 +6,6 @@
 // worked out by hand; and resuming: a run stopped after k steps and restored
 // from its state ends bit-identical to the uninterrupted run.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -16,6 +15,7 @@
 #include "serialization/json_writer.hpp"
 #include "support/graph_compare.hpp"
 #include "support/graph_parts.hpp"
+#include "support/temp_dir.hpp"
 #include "support/toy_network.hpp"
 #include "training/checkpoint.hpp"
 #include "training/lr_schedule.hpp"
@@ -28,6 +28,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::expect_values;
 using testing::same_bits;
+using testing::temp_dir;
 using testing::toy_data;
 using testing::toy_graph;
 
@@ -273,14 +274,6 @@ TrainConfig resume_config() {
   c.epochs = 3;
   c.seed = 7;
   return c;
-}
-
-fs::path temp_dir(const std::string& name) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("nodeflow-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
 }
 
 void expect_same_weights(const Graph& a, const Graph& b) {

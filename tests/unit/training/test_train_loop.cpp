@@ -5,7 +5,6 @@
 // The toy problem's expected numbers come from tests/reference/training_reference.py
 // (numpy, float64, PyTorch's SGD formula; no PyTorch is available here).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -19,6 +18,7 @@
 #include "serialization/json_writer.hpp"
 #include "support/graph_compare.hpp"
 #include "support/graph_parts.hpp"
+#include "support/temp_dir.hpp"
 #include "support/toy_network.hpp"
 #include "training/evaluation.hpp"
 #include "training/reload_check.hpp"
@@ -31,6 +31,7 @@ namespace fs = std::filesystem;
 using Values = std::vector<float>;
 using testing::expect_values;
 using testing::same_bits;
+using testing::temp_dir;
 using testing::toy_data;
 using testing::toy_graph;
 
@@ -44,14 +45,6 @@ TrainConfig toy_config(std::int64_t batch_size, std::int64_t epochs) {
   c.log_every = 0;
   c.bindings = {"x", "y", "loss", "logits"};
   return c;
-}
-
-fs::path temp_dir(const std::string& name) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("nodeflow-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
 }
 
 TEST(TrainLoop, TinyNetworkReachesTheKnownLoss) {
