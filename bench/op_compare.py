@@ -8,11 +8,14 @@ threads. Prints a Markdown table; exits 1 naming the rows that miss a target,
 Usage: /usr/bin/python3 bench/op_compare.py NODEFLOW.json TORCH.json
 """
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_common import TO_MS  # noqa: E402  (bench/bench_common.py)
 
 BOUND_LIMIT = 1.5
 TORCH_LIMIT = 1.0  # with 2 threads
-TO_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 
 
 def fastest(path):

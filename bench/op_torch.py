@@ -12,12 +12,14 @@ Usage: /usr/bin/python3 bench/op_torch.py OUT.json [--repetitions N] [--min-time
 import argparse
 import json
 import os
-import time
+import sys
 
 import torch
 import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from bench_common import fastest, write_benchmarks  # noqa: E402  (bench/bench_common.py)
 
 
 def attr(case, name, default):
@@ -56,22 +58,6 @@ def run_op(case, xs):
     raise SystemExit(f"op_torch.py: no PyTorch expression for {op}")
 
 
-def fastest(fn, repetitions, min_time):
-    """The fastest repetition's mean time per call, in ms."""
-    fn()  # warm-up: first-touch allocation, kernel selection
-    best = float("inf")
-    for _ in range(repetitions):
-        calls, start = 0, time.perf_counter()
-        while True:
-            fn()
-            calls += 1
-            elapsed = time.perf_counter() - start
-            if elapsed >= min_time:
-                break
-        best = min(best, elapsed / calls * 1e3)
-    return best
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out")
@@ -105,9 +91,7 @@ def main():
                 print(f"{name:40s} {ms:10.3f} ms", flush=True)
                 results.append({"name": name, "run_name": name, "run_type": "aggregate", "aggregate_name": "min",
                                 "real_time": ms, "time_unit": "ms"})
-    with open(args.out, "w") as f:
-        json.dump({"context": {"library": f"torch {torch.__version__}"}, "benchmarks": results}, f,
-                  indent=1)
+    write_benchmarks(args.out, {"library": f"torch {torch.__version__}"}, results)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,9 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from bench_common import TO_MS  # noqa: E402  (bench/bench_common.py)
+
 TARGETS = {"BM_LeNet5TrainStep/2": 0.67, "BM_LeNet5Inference/2": 1.0,
            "BM_ResNetTrainStep/2": 1.0, "BM_ResNetInference/2": 1.0}
 
@@ -27,8 +30,7 @@ def times_of(path):
     """name -> real time in ms of a Google Benchmark-style JSON file."""
     with open(path) as f:
         doc = json.load(f)
-    scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
-    return {b["name"].replace("/real_time", ""): b["real_time"] * scale[b["time_unit"]]
+    return {b["name"].replace("/real_time", ""): b["real_time"] * TO_MS[b["time_unit"]]
             for b in doc["benchmarks"] if b.get("run_type", "iteration") == "iteration"}
 
 

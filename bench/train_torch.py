@@ -15,13 +15,16 @@ import argparse
 import json
 import os
 import re
-import time
+import sys
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from bench_common import fastest, write_benchmarks  # noqa: E402  (bench/bench_common.py)
+
 EXAMPLES = os.path.join(HERE, "..", "examples")
 
 
@@ -99,19 +102,6 @@ def batch(n):
     return torch.rand(n, 1, 28, 28, generator=gen), torch.arange(n) % 10
 
 
-def mean_time(fn, min_time):
-    """Mean real time per call in ms over at least min_time seconds, after a warm-up."""
-    for _ in range(3):
-        fn()
-    calls, start = 0, time.perf_counter()
-    while True:
-        fn()
-        calls += 1
-        elapsed = time.perf_counter() - start
-        if elapsed >= min_time:
-            return elapsed / calls * 1e3
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out")
@@ -144,11 +134,11 @@ def main():
             for case, fn in (("TrainStep", step), ("Inference", infer)):
                 name = f"BM_{net}{case}/{threads}"
                 if re.search(args.filter, name):
-                    ms = mean_time(fn, args.min_time)
+                    # The mean over one run of at least min_time, after 3 warm-up calls.
+                    ms = fastest(fn, 1, args.min_time, warmups=3)
                     results.append({"name": name, "real_time": ms, "time_unit": "ms"})
                     print(f"{name:28s} {ms:8.2f} ms", flush=True)
-    with open(args.out, "w") as f:
-        json.dump({"context": {"torch": torch.__version__}, "benchmarks": results}, f, indent=1)
+    write_benchmarks(args.out, {"torch": torch.__version__}, results)
 
 
 if __name__ == "__main__":

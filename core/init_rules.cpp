@@ -2,12 +2,13 @@
 
 #include <array>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <string>
 #include <type_traits>
 #include <utility>
 
+#include "core/errors.hpp"
+#include "core/number_text.hpp"
 #include "core/random.hpp"
 
 namespace nodeflow {
@@ -25,15 +26,9 @@ constexpr std::array<std::pair<InitKind, std::string_view>, 9> kNames{{
     {InitKind::GlorotUniform, "glorot_uniform"},
 }};
 
-std::string number(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", v);
-  return text;
-}
-
 void require_finite(double v, const char* what) {
   if (!std::isfinite(v))
-    throw InvalidAttribute(std::string(what) + " must be finite, got " + number(v));
+    throw InvalidAttribute(std::string(what) + " must be finite, got " + number_text(v));
 }
 
 /// v as T, refused (rather than wrapped, saturated or made infinite; a double
@@ -60,7 +55,7 @@ template <typename T> T element(double v, const std::string& rule) {
         std::is_integral_v<T> ? "integers in [" + std::to_string(std::numeric_limits<T>::lowest()) +
                                     ", " + std::to_string(std::numeric_limits<T>::max()) + "]"
                               : "finite values";
-    throw InvalidAttribute("init rule '" + rule + "' gives " + number(v) + ", which " +
+    throw InvalidAttribute("init rule '" + rule + "' gives " + number_text(v) + ", which " +
                            std::string(dtype_name(dtype_of_v<T>)) + " cannot hold (" + range + ")");
   }
   return out;
@@ -153,15 +148,15 @@ Tensor make_initialized(const InitRule& rule, DType dtype, const Shape& shape) {
       require_finite(rule.low, "low");
       require_finite(rule.high, "high");
       if (rule.low > rule.high)
-        throw InvalidAttribute("low must not exceed high, got " + number(rule.low) + " > " +
-                               number(rule.high));
+        throw InvalidAttribute("low must not exceed high, got " + number_text(rule.low) + " > " +
+                               number_text(rule.high));
       scale = rule.high - rule.low;
       shift = rule.low;
       break;
     case InitKind::Normal:
       require_finite(rule.mean, "mean");
       require_finite(rule.std, "std");
-      if (rule.std < 0) throw InvalidAttribute("std must be >= 0, got " + number(rule.std));
+      if (rule.std < 0) throw InvalidAttribute("std must be >= 0, got " + number_text(rule.std));
       gaussian = true;
       scale = rule.std;
       shift = rule.mean;

@@ -2,22 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 
 #include "core/errors.hpp"
+#include "core/number_text.hpp"
 
 namespace nodeflow::training {
 namespace {
 
-std::string number(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", v);
-  return text;
-}
-
 void require(bool ok, const std::string& key, double value, const std::string& rule) {
-  if (!ok) throw InvalidAttribute(key + ": expected " + rule + ", got " + number(value));
+  if (!ok) throw InvalidAttribute(key + ": expected " + rule + ", got " + number_text(value));
 }
 
 }  // namespace
@@ -94,7 +88,7 @@ void LossScaler::update(bool found_non_finite) {
 
 void LossScaler::restore(double scale, std::int64_t good_steps) {
   if (!(std::isfinite(scale) && scale > 0))
-    throw InvalidAttribute("loss_scaling.scale: expected a finite number > 0, got " + number(scale));
+    throw InvalidAttribute("loss_scaling.scale: expected a finite number > 0, got " + number_text(scale));
   if (good_steps < 0)
     throw InvalidAttribute("loss_scaling.good_steps: expected an integer >= 0, got " +
                            std::to_string(good_steps));

@@ -1,22 +1,13 @@
 #include "training/lr_schedule.hpp"
 
 #include <cmath>
-#include <cstdio>
 #include <numbers>
 #include <string>
 
 #include "core/errors.hpp"
+#include "core/number_text.hpp"
 
 namespace nodeflow::training {
-namespace {
-
-std::string number(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", v);
-  return text;
-}
-
-}  // namespace
 
 bool parse_schedule_kind(std::string_view name, ScheduleKind& out) {
   if (name == "constant")
@@ -57,7 +48,7 @@ void validate(const ScheduleSettings& s) {
   if ((s.kind == ScheduleKind::Step || s.kind == ScheduleKind::MultiStep ||
        s.kind == ScheduleKind::Exponential) &&
       !(std::isfinite(s.gamma) && s.gamma > 0))
-    throw InvalidAttribute("schedule.gamma: expected a finite number > 0, got " + number(s.gamma));
+    throw InvalidAttribute("schedule.gamma: expected a finite number > 0, got " + number_text(s.gamma));
   if (s.kind == ScheduleKind::MultiStep) {
     for (std::size_t i = 0; i < s.milestones.size(); ++i)
       if (s.milestones[i] < 1 || (i > 0 && s.milestones[i] <= s.milestones[i - 1]))
@@ -71,7 +62,7 @@ void validate(const ScheduleSettings& s) {
                              std::to_string(s.t_max));
     if (!(std::isfinite(s.lr_min) && s.lr_min >= 0))
       throw InvalidAttribute("schedule.lr_min: expected a finite number >= 0, got " +
-                             number(s.lr_min));
+                             number_text(s.lr_min));
   }
 }
 

@@ -38,6 +38,24 @@ ChannelView view_of(const Shape& shape) {
   return {shape[0], shape[1], dims_product(shape, 2, shape.size())};
 }
 
+/// Sets out[0, inner) to the sum of term(plane[c * inner + d]) over the channels
+/// c in [j - below, j + above] ∩ [0, C-1] of one [C, inner] plane, channel by
+/// channel in increasing c. Forward sums X^2 over c's window (below = before,
+/// above = after); backward sums t over the channels whose window holds j
+/// (below = after, above = before). Each sum is read straight from the plane,
+/// in one fixed order, so no running sum carries rounding along the channels.
+template <typename T, typename Term>
+void window_sum(const T* plane, const ChannelView& v, std::int64_t j, std::int64_t below, std::int64_t above,
+                T* out, Term term) {
+  const std::int64_t lo = std::max<std::int64_t>(0, j - below);
+  const std::int64_t hi = std::min(v.channels - 1, j + above);
+  std::fill(out, out + v.inner, T(0));
+  for (std::int64_t c = lo; c <= hi; ++c) {
+    const T* row = plane + c * v.inner;
+    for (std::int64_t d = 0; d < v.inner; ++d) out[d] += term(row[d]);
+  }
+}
+
 void check_rank(const Shape& shape) {
   if (shape.size() < 2)
     throw ShapeMismatch(std::string(kOp) + " needs input X of rank >= 2 (N x C x D1 x ... x Dk), got " +
@@ -76,19 +94,12 @@ class LrnNode final : public Node {
       const T coeff = static_cast<T>(alpha_ / static_cast<double>(size_));
       const T bias = static_cast<T>(bias_), beta = static_cast<T>(beta_);
       // One (n, c) plane per work item: its window's squares are summed
-      // straight from X, so no running sum carries rounding along the channels.
+      // straight from X (window_sum).
       parallel_ranges(ctx.threads, v.outer * v.channels, [&](std::int64_t begin, std::int64_t end) {
         for (std::int64_t item = begin; item < end; ++item) {
           const std::int64_t n = item / v.channels, c = item % v.channels;
-          const std::int64_t lo = std::max<std::int64_t>(0, c - before_);
-          const std::int64_t hi = std::min(v.channels - 1, c + after_);
-          const T* plane = xp + n * v.channels * v.inner;
           T* sq = sp + item * v.inner;
-          std::fill(sq, sq + v.inner, T(0));
-          for (std::int64_t i = lo; i <= hi; ++i) {
-            const T* xi = plane + i * v.inner;
-            for (std::int64_t d = 0; d < v.inner; ++d) sq[d] += xi[d] * xi[d];
-          }
+          window_sum(xp + n * v.channels * v.inner, v, c, before_, after_, sq, [](T xi) { return xi * xi; });
           const T* xc = xp + item * v.inner;
           T* yc = yp + item * v.inner;
           for (std::int64_t d = 0; d < v.inner; ++d) {
@@ -134,15 +145,8 @@ class LrnNode final : public Node {
       parallel_ranges(ctx.threads, planes, [&](std::int64_t begin, std::int64_t end) {
         for (std::int64_t item = begin; item < end; ++item) {
           const std::int64_t n = item / v.channels, j = item % v.channels;
-          const std::int64_t lo = std::max<std::int64_t>(0, j - after_);
-          const std::int64_t hi = std::min(v.channels - 1, j + before_);
-          const T* t_plane = tp + n * v.channels * v.inner;
           T* out = dxp + item * v.inner;
-          std::fill(out, out + v.inner, T(0));
-          for (std::int64_t c = lo; c <= hi; ++c) {
-            const T* tc = t_plane + c * v.inner;
-            for (std::int64_t d = 0; d < v.inner; ++d) out[d] += tc[d];
-          }
+          window_sum(tp + n * v.channels * v.inner, v, j, after_, before_, out, [](T tc) { return tc; });
           const std::int64_t base = item * v.inner;
           for (std::int64_t d = 0; d < v.inner; ++d) {
             const std::int64_t e = base + d;

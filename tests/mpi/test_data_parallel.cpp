@@ -162,6 +162,18 @@ class DataParallelTest : public CliTest {
     return run(argv, long_run());
   }
 
+  // `mpirun -np 1 nodeflow train GRAPH0 ... --distributed : -np 1 nodeflow
+  // train GRAPH1 ... --distributed`: a job of two ranks, each with a graph of its own.
+  ProcessResult train_two_graphs(const std::string& graph0, const std::string& graph1,
+                                 const std::string& out) const {
+    std::vector<std::string> argv = mpirun(1);
+    for (std::string& a : train_args(graph0, out)) argv.push_back(a);
+    argv.insert(argv.end(), {"--distributed", ":", "-np", "1"});
+    for (std::string& a : train_args(graph1, out)) argv.push_back(a);
+    argv.push_back("--distributed");
+    return run(argv, long_run());
+  }
+
   Graph trained(const std::string& name) const { return load_graph_path(dir() / name); }
 
   static inline ScratchDir* digits_ = nullptr;
@@ -256,13 +268,7 @@ TEST_F(DataParallelTest, ABatchSmallerThanTheRanksIsRefused) {
 
 TEST_F(DataParallelTest, RanksWithDifferentGraphsAreRefused) {
   write_text("other.json", mlp_json(2));
-  std::vector<std::string> argv = {NODEFLOW_MPIEXEC, "--allow-run-as-root", "--oversubscribe",
-                                   "-np", "1"};
-  for (std::string& a : train_args("mlp.json", "o.json")) argv.push_back(a);
-  argv.insert(argv.end(), {"--distributed", ":", "-np", "1"});
-  for (std::string& a : train_args("other.json", "o.json")) argv.push_back(a);
-  argv.push_back("--distributed");
-  ProcessResult r = run(argv, long_run());
+  ProcessResult r = train_two_graphs("mlp.json", "other.json", "o.json");
   EXPECT_EQ(r.exit_code, kFailure) << r.describe();
   EXPECT_NE(r.err.find("rank 1 has other initial weights than rank 0"), std::string::npos)
       << r.err;
@@ -271,14 +277,8 @@ TEST_F(DataParallelTest, RanksWithDifferentGraphsAreRefused) {
 
 TEST_F(DataParallelTest, ARankThatFailsEndsTheJobWithAnError) {
   // Rank 1 cannot read its graph; rank 0 would wait for it at the first check.
-  std::vector<std::string> argv = {NODEFLOW_MPIEXEC, "--allow-run-as-root", "--oversubscribe",
-                                   "-np", "1"};
-  for (std::string& a : train_args("mlp.json", "o.json")) argv.push_back(a);
-  argv.insert(argv.end(), {"--distributed", ":", "-np", "1"});
-  for (std::string& a : train_args("missing.json", "o.json")) argv.push_back(a);
-  argv.push_back("--distributed");
   const auto start = std::chrono::steady_clock::now();
-  ProcessResult r = run(argv, long_run());
+  ProcessResult r = train_two_graphs("mlp.json", "missing.json", "o.json");
   EXPECT_FALSE(r.timed_out);
   EXPECT_EQ(r.exit_code, kFailure) << r.describe();
   EXPECT_NE(r.err.find("error: rank 1 of 2: "), std::string::npos) << r.err;

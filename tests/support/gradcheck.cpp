@@ -40,19 +40,22 @@ std::unique_ptr<Node> make_node(const std::string& op_type, const Attributes& at
 }
 
 ForwardResult run_forward(const Node& node, const std::vector<Tensor>& inputs,
-                          std::size_t num_outputs, bool training) {
+                          std::size_t num_outputs, bool training, const RunSettings& settings) {
   ForwardResult r;
   r.outputs.resize(num_outputs);
   ForwardContext ctx;
   ctx.inputs = inputs;
   ctx.outputs = r.outputs;
   ctx.saved = training ? &r.saved : nullptr;
+  ctx.threads = settings.threads;
+  ctx.max_tensor_bytes = settings.max_tensor_bytes;
   node.forward(ctx);
   return r;
 }
 
 void run_backward(const Node& node, const std::vector<Tensor>& inputs, const ForwardResult& forward,
-                  const std::vector<Tensor>& grad_outputs, std::vector<Tensor>& grad_inputs) {
+                  const std::vector<Tensor>& grad_outputs, std::vector<Tensor>& grad_inputs,
+                  const RunSettings& settings) {
   std::vector<TensorInfo> infos;
   for (const Tensor& t : inputs) infos.push_back({t.dtype(), t.shape()});
   BackwardContext ctx;
@@ -61,6 +64,8 @@ void run_backward(const Node& node, const std::vector<Tensor>& inputs, const For
   ctx.grad_outputs = grad_outputs;
   ctx.grad_inputs = grad_inputs;
   ctx.scale = node.config().lda_coeff;
+  ctx.threads = settings.threads;
+  ctx.max_tensor_bytes = settings.max_tensor_bytes;
   node.backward(ctx);
 }
 

@@ -24,16 +24,25 @@ struct ForwardResult {
   std::vector<Tensor> saved;
 };
 
+/// The threads and the max_tensor_bytes a forward or backward runs with
+/// (ForwardContext, BackwardContext; the executor's defaults unless given).
+struct RunSettings {
+  int threads = 1;
+  std::uint64_t max_tensor_bytes = kDefaultMaxTensorBytes;
+};
+
 /// Runs node.forward asking for `num_outputs` outputs; `training` passes a
 /// saved-state vector (ForwardContext::saved) to fill.
 ForwardResult run_forward(const Node& node, const std::vector<Tensor>& inputs,
-                          std::size_t num_outputs = 1, bool training = true);
+                          std::size_t num_outputs = 1, bool training = true,
+                          const RunSettings& settings = {});
 
 /// Runs node.backward with the forward's inputs and saved state. grad_inputs
 /// are added into (a gradient is wanted for every non-empty one); the scale is
 /// the node's lda_coeff.
 void run_backward(const Node& node, const std::vector<Tensor>& inputs, const ForwardResult& forward,
-                  const std::vector<Tensor>& grad_outputs, std::vector<Tensor>& grad_inputs);
+                  const std::vector<Tensor>& grad_outputs, std::vector<Tensor>& grad_inputs,
+                  const RunSettings& settings = {});
 
 struct GradCheckOptions {
   double step = 1e-5;  ///< central-difference step h

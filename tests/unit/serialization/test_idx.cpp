@@ -3,7 +3,6 @@
 // (wrong magic, unsupported type, truncated header or data, dimensions larger
 // than the data or than the limit, bytes after the data, gzip errors).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <string>
@@ -12,23 +11,19 @@
 #include "core/errors.hpp"
 #include "serialization/idx.hpp"
 #include "support/error_of.hpp"
+#include "support/graph_parts.hpp"
 #include "support/mnist_fixtures.hpp"
+#include "support/temp_dir.hpp"
 
 namespace nodeflow {
 namespace {
 
 namespace fs = std::filesystem;
 
-// A tensor's elements, comparable with a vector.
-template <typename T>
-std::vector<T> values_of(const Tensor& t) {
-  const auto v = t.values<T>();
-  return {v.begin(), v.end()};
-}
-
 using testing::error_of;
 using testing::gzip_bytes;
 using testing::idx_bytes;
+using testing::values_of;
 
 std::span<const std::byte> as_bytes(const std::string& s) {
   return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
@@ -38,11 +33,7 @@ Tensor parsed(const std::string& file) { return parse_idx(as_bytes(file), "f"); 
 
 class IdxFiles : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("nodeflow-idx-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
+  void SetUp() override { dir_ = testing::temp_dir("idx"); }
   void TearDown() override { fs::remove_all(dir_); }
   fs::path write(const std::string& name, const std::string& bytes) {
     testing::write_bytes(dir_ / name, bytes);

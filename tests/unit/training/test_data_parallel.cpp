@@ -15,6 +15,7 @@
 #include "support/error_of.hpp"
 #include "support/graph_compare.hpp"
 #include "support/graph_parts.hpp"
+#include "support/toy_network.hpp"
 #include "training/data_parallel.hpp"
 #include "training/trainer.hpp"
 
@@ -22,8 +23,8 @@ namespace nodeflow::training {
 namespace {
 
 using testing::f32;
-using testing::node_def;
 using testing::same_bits;
+using testing::toy_graph;
 
 // Ranks on threads of one process: each collective waits for every rank,
 // then every rank adds the posted buffers in rank order, as the MPI group
@@ -96,34 +97,6 @@ void on_ranks(int size, Body body) {
     if (e) std::rethrow_exception(e);
 }
 
-// x [N, 2] -> BatchNormalization (optional) -> Gemm(2 -> 4) -> Tanh -> Gemm(4 -> 2) -> loss.
-GraphDef toy_graph(bool batch_norm) {
-  GraphDef g;
-  g.name = "toy";
-  g.inputs = {{"x", {DType::Float32, {kDynamicDim, 2}}}, {"y", {DType::Int64, {kDynamicDim}}}};
-  g.initializers = {{"W1", f32({4, 2}, {0.5f, -0.3f, 0.2f, 0.4f, -0.6f, 0.1f, 0.3f, 0.3f}), true},
-                    {"B1", f32({4}, {0, 0, 0, 0}), true},
-                    {"W2", f32({2, 4}, {0.2f, -0.5f, 0.3f, 0.1f, -0.4f, 0.3f, 0.2f, -0.2f}), true},
-                    {"B2", f32({2}, {0, 0}), true}};
-  const Attributes linear{{"transB", std::int64_t{1}}};
-  std::string x = "x";
-  if (batch_norm) {
-    g.initializers.push_back({"scale", f32({2}, {1.5f, 0.5f}), true});
-    g.initializers.push_back({"B", f32({2}, {0.1f, -0.2f}), true});
-    g.initializers.push_back({"mean", f32({2}, {0.2f, -0.1f}), false});
-    g.initializers.push_back({"var", f32({2}, {1.0f, 2.0f}), false});
-    g.nodes.push_back(node_def("BatchNormalization", "bn", {"x", "scale", "B", "mean", "var"}));
-    x = "bn";
-  }
-  g.nodes.push_back(node_def("Gemm", "fc1", {x, "W1", "B1"}, linear));
-  g.nodes.push_back(node_def("Tanh", "tanh", {"fc1"}));
-  g.nodes.push_back(node_def("Gemm", "logits", {"tanh", "W2", "B2"}, linear));
-  g.nodes.push_back(node_def("SoftmaxCrossEntropyLoss", "xent", {"logits", "y"}));
-  g.nodes.back().specified_outputs_name = std::vector<std::string>{"loss"};
-  g.outputs = {"logits", "loss"};
-  return g;
-}
-
 // 14 points, class 1 when x0 + x1 > 1.
 Dataset toy_data() {
   return {f32({14, 2}, {0,    0,    0,     1,    1,    0,    1,    1,    0.5f, 0.2f,
@@ -191,13 +164,14 @@ TEST(DataParallel, MismatchesNameTheRanks) {
 // bit; without BatchNormalization (whose ranks normalize with their shard's
 // statistics) within 1e-6 of the single trainer's.
 void expect_two_ranks_match_one(bool batch_norm, std::int64_t batch_size) {
-  Graph alone(toy_graph(batch_norm));
+  Graph alone(toy_graph({.batch_norm = batch_norm}));
   Trainer single(alone, toy_config(batch_size));
   single.train_epoch(toy_data(), 0);
 
   ThreadGroup group(2);
   std::vector<std::unique_ptr<Graph>> graphs;
-  for (int r = 0; r < 2; ++r) graphs.push_back(std::make_unique<Graph>(toy_graph(batch_norm)));
+  for (int r = 0; r < 2; ++r)
+    graphs.push_back(std::make_unique<Graph>(toy_graph({.batch_norm = batch_norm})));
   std::vector<EpochMetrics> metrics(2);
   on_ranks(2, [&](int r) {
     Trainer trainer(*graphs[static_cast<std::size_t>(r)], toy_config(batch_size));
@@ -237,14 +211,14 @@ TEST(DataParallel, BatchNormalizationStatisticsArePerRankAndRunningOnesAveraged)
 // 6.5, shard variances 1 and 2.25, global variance 6.6875.
 TEST(DataParallel, RunningVarianceIsTheMeanOfTheShardVariances) {
   const Dataset data{f32({4, 2}, {0, 1, 2, 3, 4, 5, 6, 8}), {0, 1, 0, 1}, 2};
-  Graph alone(toy_graph(true));
+  Graph alone(toy_graph({.batch_norm = true}));
   Trainer(alone, toy_config(4)).step(gather(data, std::vector<std::size_t>{0, 1, 2, 3}), 0.1);
   testing::expect_values(alone.initializer("mean")->value, {0.48f, 0.335f});
   testing::expect_values(alone.initializer("var")->value, {1.4f, 2.46875f});
 
   ThreadGroup group(2);
   std::vector<std::unique_ptr<Graph>> graphs;
-  for (int r = 0; r < 2; ++r) graphs.push_back(std::make_unique<Graph>(toy_graph(true)));
+  for (int r = 0; r < 2; ++r) graphs.push_back(std::make_unique<Graph>(toy_graph({.batch_norm = true})));
   on_ranks(2, [&](int r) {
     Trainer trainer(*graphs[static_cast<std::size_t>(r)], toy_config(4));
     trainer.set_process_group(group.rank(r));
@@ -260,7 +234,7 @@ TEST(DataParallel, RunningVarianceIsTheMeanOfTheShardVariances) {
 }
 
 TEST(DataParallel, AProcessGroupIsSetBeforeTheFirstStep) {
-  Graph g(toy_graph(false));
+  Graph g(toy_graph());
   Trainer trainer(g, toy_config(4));
   trainer.step(gather(toy_data(), std::vector<std::size_t>{0, 1}), 0.1);
   ThreadGroup group(1);

@@ -5,7 +5,6 @@
 // MNIST of scripts/fetch_mnist.sh, Debian's dataset-fashion-mnist; skipped
 // otherwise: tests need no network).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -17,7 +16,9 @@
 #include "core/errors.hpp"
 #include "serialization/npy.hpp"
 #include "support/error_of.hpp"
+#include "support/graph_parts.hpp"
 #include "support/mnist_fixtures.hpp"
+#include "support/temp_dir.hpp"
 #include "training/datasets.hpp"
 
 namespace nodeflow::training {
@@ -25,25 +26,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A tensor's elements, comparable with a vector.
-template <typename T>
-std::vector<T> values_of(const Tensor& t) {
-  const auto v = t.values<T>();
-  return {v.begin(), v.end()};
-}
-
 using testing::error_of;
 using testing::gzip_bytes;
 using testing::idx_bytes;
+using testing::values_of;
 using testing::write_bytes;
 
 class Datasets : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("nodeflow-datasets-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
+  void SetUp() override { dir_ = testing::temp_dir("datasets"); }
   void TearDown() override { fs::remove_all(dir_); }
 
   // An IDX folder: `n_train` and `n_test` 2x3 images, pixel p of image i
@@ -255,6 +246,18 @@ TEST(ValidationSplit, HoldsOutAFixedShuffledPart) {
   EXPECT_THROW(split_validation(data, 0), InvalidAttribute);
 }
 
+// The first ten labels of a split.
+std::vector<std::int64_t> first_labels(const Dataset& split) {
+  return {split.labels.begin(), split.labels.begin() + 10};
+}
+
+// The sum of the bytes the samples were read from (each sample is byte / 255).
+double byte_sum(const Tensor& samples) {
+  double bytes = 0;
+  for (float x : values_of<float>(samples)) bytes += std::round(x * 255.0f);
+  return bytes;
+}
+
 // Expected numbers from the files themselves, read with numpy.
 TEST(RealDatasets, Mnist) {
   const char* env = std::getenv(kMnistDirVariable);
@@ -273,11 +276,8 @@ TEST(RealDatasets, Mnist) {
                                                     6265, 5851, 5949}));
   EXPECT_EQ(test_counts,
             (std::vector<std::size_t>{980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009}));
-  EXPECT_EQ(std::vector<std::int64_t>(d.test.labels.begin(), d.test.labels.begin() + 10),
-            (std::vector<std::int64_t>{7, 2, 1, 0, 4, 1, 4, 9, 5, 9}));
-  double bytes = 0;
-  for (float x : values_of<float>(d.test.samples)) bytes += std::round(x * 255.0f);
-  EXPECT_EQ(bytes, 264923200.0);
+  EXPECT_EQ(first_labels(d.test), (std::vector<std::int64_t>{7, 2, 1, 0, 4, 1, 4, 9, 5, 9}));
+  EXPECT_EQ(byte_sum(d.test.samples), 264923200.0);
 }
 
 TEST(RealDatasets, FashionMnist) {
@@ -286,13 +286,9 @@ TEST(RealDatasets, FashionMnist) {
   const TrainTestData d = load_dataset(parse_dataset_source("fashion-mnist"));
   ASSERT_EQ(d.train.samples.shape(), (Shape{60000, 1, 28, 28}));
   ASSERT_EQ(d.test.samples.shape(), (Shape{10000, 1, 28, 28}));
-  EXPECT_EQ(std::vector<std::int64_t>(d.train.labels.begin(), d.train.labels.begin() + 10),
-            (std::vector<std::int64_t>{9, 0, 0, 3, 0, 2, 7, 2, 5, 5}));
-  EXPECT_EQ(std::vector<std::int64_t>(d.test.labels.begin(), d.test.labels.begin() + 10),
-            (std::vector<std::int64_t>{9, 2, 1, 1, 6, 1, 4, 6, 5, 7}));
-  double bytes = 0;
-  for (float x : values_of<float>(d.test.samples)) bytes += std::round(x * 255.0f);
-  EXPECT_EQ(bytes, 573469082.0);
+  EXPECT_EQ(first_labels(d.train), (std::vector<std::int64_t>{9, 0, 0, 3, 0, 2, 7, 2, 5, 5}));
+  EXPECT_EQ(first_labels(d.test), (std::vector<std::int64_t>{9, 2, 1, 1, 6, 1, 4, 6, 5, 7}));
+  EXPECT_EQ(byte_sum(d.test.samples), 573469082.0);
 }
 
 }  // namespace

@@ -6,7 +6,6 @@
 // worked out by hand; and resuming: a run stopped after k steps and restored
 // from its state ends bit-identical to the uninterrupted run.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -16,6 +15,8 @@
 #include "serialization/json_writer.hpp"
 #include "support/graph_compare.hpp"
 #include "support/graph_parts.hpp"
+#include "support/temp_dir.hpp"
+#include "support/toy_network.hpp"
 #include "training/checkpoint.hpp"
 #include "training/lr_schedule.hpp"
 #include "training/train_config.hpp"
@@ -26,38 +27,10 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::expect_values;
-using testing::f32;
-using testing::node_def;
 using testing::same_bits;
-
-// The toy network of test_train_loop.cpp: Gemm(2 -> 4) -> Tanh -> [Dropout]
-// -> Gemm(4 -> 2) -> mean cross-entropy, in `dtype`.
-GraphDef toy_graph(DType dtype = DType::Float32, bool dropout = false) {
-  const auto param = [&](Shape shape, std::vector<float> v) {
-    Tensor t = f32(std::move(shape), std::move(v));
-    return dtype == DType::Float32 ? t : t.cast(dtype);
-  };
-  GraphDef g;
-  g.name = "toy";
-  g.inputs = {{"x", {dtype, {kDynamicDim, 2}}}, {"y", {DType::Int64, {kDynamicDim}}}};
-  g.initializers = {{"W1", param({4, 2}, {0.5f, -0.3f, 0.2f, 0.4f, -0.6f, 0.1f, 0.3f, 0.3f}), true},
-                    {"B1", param({4}, {0, 0, 0, 0}), true},
-                    {"W2", param({2, 4}, {0.2f, -0.5f, 0.3f, 0.1f, -0.4f, 0.3f, 0.2f, -0.2f}), true},
-                    {"B2", param({2}, {0, 0}), true}};
-  const Attributes linear{{"transB", std::int64_t{1}}};
-  g.nodes = {node_def("Gemm", "fc1", {"x", "W1", "B1"}, linear), node_def("Tanh", "tanh", {"fc1"})};
-  if (dropout) g.nodes.push_back(node_def("Dropout", "drop", {"tanh"}, {{"ratio", 0.5}}));
-  g.nodes.push_back(node_def("Gemm", "logits", {dropout ? "drop" : "tanh", "W2", "B2"}, linear));
-  g.nodes.push_back(node_def("SoftmaxCrossEntropyLoss", "xent", {"logits", "y"}));
-  g.nodes.back().specified_outputs_name = std::vector<std::string>{"loss"};
-  g.outputs = {"logits", "loss"};
-  return g;
-}
-
-Dataset toy_data(DType dtype = DType::Float32) {
-  Tensor x = f32({8, 2}, {0, 0, 0, 1, 1, 0, 1, 1, 0.5f, 0.2f, 0.9f, 0.8f, 0.1f, 0.7f, 0.6f, 0.7f});
-  return Dataset{dtype == DType::Float32 ? x : x.cast(dtype), {0, 0, 0, 1, 0, 1, 0, 1}, 2};
-}
+using testing::temp_dir;
+using testing::toy_data;
+using testing::toy_graph;
 
 TrainConfig sgd_config(double lr = 0.1, double momentum = 0.9) {
   TrainConfig c;
@@ -215,7 +188,7 @@ TEST(TrainFeatures, Float16LossScalingSkipsOverflowingStepsAndBacksOff) {
   // gradients are inf: skipped (the weights keep every bit), the scale halves.
   // With growth_interval 2, two good steps double it back to 65536, which
   // overflows again (GradScaler's rule, worked out by hand).
-  Graph g(toy_graph(DType::Float16));
+  Graph g(toy_graph({.dtype = DType::Float16}));
   TrainConfig c = sgd_config();
   c.loss_scaling.enabled = true;
   c.loss_scaling.growth_interval = 2;
@@ -244,7 +217,7 @@ TEST(TrainFeatures, BFloat16LossScalingTrainsLikeTheUnscaledRun) {
   // bfloat16 has float32's range: 2^16 overflows nothing here, and the
   // unscaled gradients reach the optimizer in float64, within a bfloat16
   // rounding of the unscaled run's.
-  Graph plain(toy_graph(DType::BFloat16)), scaled(toy_graph(DType::BFloat16));
+  Graph plain(toy_graph({.dtype = DType::BFloat16})), scaled(toy_graph({.dtype = DType::BFloat16}));
   TrainConfig c = sgd_config();
   Trainer a(plain, c);
   c.loss_scaling.enabled = true;
@@ -303,14 +276,6 @@ TrainConfig resume_config() {
   return c;
 }
 
-fs::path temp_dir(const std::string& name) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("nodeflow-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
 void expect_same_weights(const Graph& a, const Graph& b) {
   for (const Initializer& init : a.def().initializers)
     EXPECT_TRUE(same_bits(init.value, b.initializer(init.name)->value)) << init.name;
@@ -326,7 +291,7 @@ TEST(TrainResume, StoppedAfterEachStepAndResumedFromTheCheckpointEndsBitIdentica
       c.optimizer.momentum = 0.0;
       c.optimizer.lr = 0.05;
     }
-    Graph whole(toy_graph(DType::Float32, true));
+    Graph whole(toy_graph({.dropout = true}));
     Trainer reference(whole, c);
     const std::vector<EpochMetrics> history = reference.fit(data, data);
     ASSERT_EQ(history.size(), 3u);
@@ -334,7 +299,7 @@ TEST(TrainResume, StoppedAfterEachStepAndResumedFromTheCheckpointEndsBitIdentica
       // Stop after step k, checkpointing; resume from the file in a new trainer.
       const fs::path ck = dir / "ck.json";
       {
-        Graph g(toy_graph(DType::Float32, true));
+        Graph g(toy_graph({.dropout = true}));
         Trainer first(g, c);
         first.set_progress_callback([&](const Progress& p) { return p.step < k; });
         first.fit(data, data, TrainOutputs{{}, {}, ck});
@@ -375,11 +340,11 @@ TEST(TrainResume, MidEpochCheckpointsWithAccumulationAndLossScalingResumeBitIden
   c.loss_scaling.enabled = true;
   c.loss_scaling.growth_interval = 2;
   c.clipping.max_norm = 0.5;
-  Graph whole(toy_graph(DType::Float32, true));
+  Graph whole(toy_graph({.dropout = true}));
   Trainer reference(whole, c);
   reference.fit(data, data);
   // A checkpoint after step 3 (inside epoch 2): a run killed then resumes from it.
-  Graph g(toy_graph(DType::Float32, true));
+  Graph g(toy_graph({.dropout = true}));
   TrainConfig stop = c;
   Trainer first(g, stop);
   first.set_progress_callback([](const Progress& p) { return p.step < 3; });

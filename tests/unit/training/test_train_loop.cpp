@@ -5,7 +5,6 @@
 // The toy problem's expected numbers come from tests/reference/training_reference.py
 // (numpy, float64, PyTorch's SGD formula; no PyTorch is available here).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -19,6 +18,8 @@
 #include "serialization/json_writer.hpp"
 #include "support/graph_compare.hpp"
 #include "support/graph_parts.hpp"
+#include "support/temp_dir.hpp"
+#include "support/toy_network.hpp"
 #include "training/evaluation.hpp"
 #include "training/reload_check.hpp"
 #include "training/trainer.hpp"
@@ -29,36 +30,10 @@ namespace {
 namespace fs = std::filesystem;
 using Values = std::vector<float>;
 using testing::expect_values;
-using testing::f32;
-using testing::node_def;
 using testing::same_bits;
-
-// Gemm(2 -> 4) -> Tanh -> [Dropout] -> Gemm(4 -> 2) -> logits -> mean cross-entropy.
-GraphDef toy_graph(bool dropout = false) {
-  GraphDef g;
-  g.name = "toy";
-  g.inputs = {{"x", {DType::Float32, {kDynamicDim, 2}}}, {"y", {DType::Int64, {kDynamicDim}}}};
-  g.initializers = {{"W1", f32({4, 2}, {0.5f, -0.3f, 0.2f, 0.4f, -0.6f, 0.1f, 0.3f, 0.3f}), true},
-                    {"B1", f32({4}, {0, 0, 0, 0}), true},
-                    {"W2", f32({2, 4}, {0.2f, -0.5f, 0.3f, 0.1f, -0.4f, 0.3f, 0.2f, -0.2f}), true},
-                    {"B2", f32({2}, {0, 0}), true}};
-  const Attributes linear{{"transB", std::int64_t{1}}};
-  g.nodes = {node_def("Gemm", "fc1", {"x", "W1", "B1"}, linear), node_def("Tanh", "tanh", {"fc1"})};
-  if (dropout) g.nodes.push_back(node_def("Dropout", "drop", {"tanh"}, {{"ratio", 0.5}}));
-  g.nodes.push_back(node_def("Gemm", "logits", {dropout ? "drop" : "tanh", "W2", "B2"}, linear));
-  g.nodes.push_back(node_def("SoftmaxCrossEntropyLoss", "xent", {"logits", "y"}));
-  g.nodes.back().specified_outputs_name = std::vector<std::string>{"loss"};
-  g.outputs = {"logits", "loss"};
-  return g;
-}
-
-// 8 points, class 1 when x0 + x1 > 1.
-Dataset toy_data() {
-  Dataset d{f32({8, 2}, {0, 0, 0, 1, 1, 0, 1, 1, 0.5f, 0.2f, 0.9f, 0.8f, 0.1f, 0.7f, 0.6f, 0.7f}),
-            {0, 0, 0, 1, 0, 1, 0, 1},
-            2};
-  return d;
-}
+using testing::temp_dir;
+using testing::toy_data;
+using testing::toy_graph;
 
 TrainConfig toy_config(std::int64_t batch_size, std::int64_t epochs) {
   TrainConfig c;
@@ -70,14 +45,6 @@ TrainConfig toy_config(std::int64_t batch_size, std::int64_t epochs) {
   c.log_every = 0;
   c.bindings = {"x", "y", "loss", "logits"};
   return c;
-}
-
-fs::path temp_dir(const std::string& name) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("nodeflow-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
 }
 
 TEST(TrainLoop, TinyNetworkReachesTheKnownLoss) {
@@ -108,7 +75,7 @@ TEST(TrainLoop, TinyNetworkReachesTheKnownLoss) {
 
 TEST(TrainLoop, SameSeedSameWeightsOtherSeedOtherWeights) {
   auto train = [](std::uint64_t seed) {
-    Graph g(toy_graph(true));
+    Graph g(toy_graph({.dropout = true}));
     TrainConfig c = toy_config(3, 4);  // batches of 3: the shuffled order matters
     c.seed = seed;
     Trainer trainer(g, c);
@@ -153,7 +120,7 @@ TEST(TrainLoop, ProgressCallbackSeesEveryStepAndStopsTraining) {
 TEST(TrainLoop, DropoutMaskChangesEveryStepAndReplaysForTheSeed) {
   // lr 0: the weights stay put, so the loss differs between steps only through the mask.
   auto losses = [](std::uint64_t seed) {
-    Graph g(toy_graph(true));
+    Graph g(toy_graph({.dropout = true}));
     TrainConfig c = toy_config(8, 1);
     c.seed = seed;
     c.optimizer.lr = 0.0;
@@ -173,7 +140,7 @@ TEST(TrainLoop, DropoutMaskChangesEveryStepAndReplaysForTheSeed) {
 
 TEST(TrainLoop, FitWritesCsvChartAndCheckpointAndTheFileReloadsBitForBit) {
   const fs::path dir = temp_dir("fit");
-  Graph g(toy_graph(true));
+  Graph g(toy_graph({.dropout = true}));
   TrainConfig c = toy_config(4, 3);
   c.schedule.kind = ScheduleKind::Step;
   c.schedule.step_size = 2;

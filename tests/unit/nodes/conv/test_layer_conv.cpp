@@ -22,6 +22,7 @@ using testing::case_inputs;
 using testing::error_of;
 using testing::make_node;
 using testing::pattern;
+using testing::run_backward;
 using testing::run_forward;
 
 using Ints = std::vector<std::int64_t>;
@@ -185,28 +186,12 @@ TEST(LayerConv, ChunksAndThreadsGiveTheSameValues) {
       std::vector<std::vector<double>> first;
       for (const int threads : {1, 2, 3}) {
         const std::string at = c.describe() + " limit " + std::to_string(limit) + " threads " + std::to_string(threads);
-        std::vector<Tensor> out(1), saved;
-        ForwardContext f;
-        f.inputs = in;
-        f.outputs = out;
-        f.saved = &saved;
-        f.threads = threads;
-        f.max_tensor_bytes = limit;
-        node->forward(f);
+        const testing::RunSettings settings{threads, limit};
+        const testing::ForwardResult fwd = run_forward(*node, in, 1, true, settings);
         std::vector<Tensor> grads{Tensor(DType::Float64, c.x), Tensor(DType::Float64, c.w),
                                   Tensor(DType::Float64, {c.bias_length()})};
-        std::vector<TensorInfo> infos;
-        for (const Tensor& t : in) infos.push_back({t.dtype(), t.shape()});
-        const std::vector<Tensor> dys{dy};
-        BackwardContext b;
-        b.inputs = infos;
-        b.saved = saved;
-        b.grad_outputs = dys;
-        b.grad_inputs = grads;
-        b.threads = threads;
-        b.max_tensor_bytes = limit;
-        node->backward(b);
-        std::vector<std::vector<double>> got{as_doubles(out[0])};
+        run_backward(*node, in, fwd, {dy}, grads, settings);
+        std::vector<std::vector<double>> got{as_doubles(fwd.outputs[0])};
         for (const Tensor& g : grads) got.push_back(as_doubles(g));
         if (first.empty()) {
           first = got;

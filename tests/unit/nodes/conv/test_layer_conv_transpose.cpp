@@ -23,6 +23,7 @@ using testing::as_doubles;
 using testing::case_inputs;
 using testing::error_of;
 using testing::make_node;
+using testing::run_backward;
 using testing::run_forward;
 
 using Ints = std::vector<std::int64_t>;
@@ -206,27 +207,13 @@ TEST(LayerConvTranspose, ThreadsSplitTheBatch) {
   const Tensor dy = testing::random_uniform(c.y_shape(), rng);
   std::vector<std::vector<double>> results[2];
   for (int threads : {1, 3}) {
-    std::vector<Tensor> out(1), saved;
-    ForwardContext f;
-    f.inputs = in;
-    f.outputs = out;
-    f.saved = &saved;
-    f.threads = threads;
-    node->forward(f);
+    const testing::RunSettings settings{.threads = threads};
+    const testing::ForwardResult fwd = run_forward(*node, in, 1, true, settings);
     std::vector<Tensor> grads{Tensor(DType::Float64, c.x), Tensor(DType::Float64, c.w),
                               Tensor(DType::Float64, {c.out_channels()})};
-    std::vector<TensorInfo> infos;
-    for (const Tensor& t : in) infos.push_back({t.dtype(), t.shape()});
-    const std::vector<Tensor> dys{dy};
-    BackwardContext b;
-    b.inputs = infos;
-    b.saved = saved;
-    b.grad_outputs = dys;
-    b.grad_inputs = grads;
-    b.threads = threads;
-    node->backward(b);
+    run_backward(*node, in, fwd, {dy}, grads, settings);
     auto& r = results[threads == 1 ? 0 : 1];
-    r.push_back(as_doubles(out[0]));
+    r.push_back(as_doubles(fwd.outputs[0]));
     for (const Tensor& g : grads) r.push_back(as_doubles(g));
   }
   EXPECT_EQ(results[1][0], results[0][0]);  // Y

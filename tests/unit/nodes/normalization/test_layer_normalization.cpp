@@ -23,6 +23,7 @@ using testing::error_of;
 using testing::expect_near;
 using testing::make_node;
 using testing::random_uniform;
+using testing::run_backward;
 using testing::run_forward;
 
 // Float32 statistics: finite differences need a larger step (and tolerance)
@@ -222,25 +223,12 @@ TEST(Normalization, ThreadCountDoesNotChangeResults) {
   std::vector<std::vector<double>> results;
   for (const int threads : {1, 2, 3}) {
     const std::vector<Tensor> in{x, scale, Tensor(DType::Float32, {48})};
-    std::vector<Tensor> out(1), saved;
-    ForwardContext fc;
-    fc.inputs = in;
-    fc.outputs = out;
-    fc.saved = &saved;
-    fc.threads = threads;
-    node->forward(fc);
+    const testing::RunSettings settings{.threads = threads};
+    const testing::ForwardResult fwd = run_forward(*node, in, 1, true, settings);
     std::vector<Tensor> grads{Tensor(DType::Float32, {64, 48}), Tensor(DType::Float32, {48}),
                               Tensor(DType::Float32, {48})};
-    const std::vector<TensorInfo> infos{{DType::Float32, {64, 48}}, {DType::Float32, {48}}, {DType::Float32, {48}}};
-    const std::vector<Tensor> gout{dy};
-    BackwardContext bc;
-    bc.inputs = infos;
-    bc.saved = saved;
-    bc.grad_outputs = gout;
-    bc.grad_inputs = grads;
-    bc.threads = threads;
-    node->backward(bc);
-    std::vector<double> all = as_doubles(out[0]);
+    run_backward(*node, in, fwd, {dy}, grads, settings);
+    std::vector<double> all = as_doubles(fwd.outputs[0]);
     for (const Tensor& g : grads)
       for (const double v : as_doubles(g)) all.push_back(v);
     results.push_back(all);

@@ -8,21 +8,17 @@
 
 #include "core/errors.hpp"
 #include "support/gradcheck.hpp"
+#include "support/graph_parts.hpp"
 
 namespace nodeflow {
 namespace {
 
 using ints = std::vector<std::int64_t>;
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+using testing::values_of;
 
 std::vector<std::int64_t> indices_of(const testing::ForwardResult& r) {
   const auto v = r.outputs.at(1).values<std::int64_t>();
-  return {v.begin(), v.end()};
-}
-
-template <typename T>
-std::vector<T> values_of(const Tensor& t) {
-  const auto v = t.values<T>();
   return {v.begin(), v.end()};
 }
 

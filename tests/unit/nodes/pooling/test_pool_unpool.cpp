@@ -4,20 +4,16 @@
 
 #include "core/errors.hpp"
 #include "support/gradcheck.hpp"
+#include "support/graph_parts.hpp"
 
 namespace nodeflow {
 namespace {
 
 using ints = std::vector<std::int64_t>;
+using testing::values_of;
 
 Tensor index_tensor(Shape shape, std::initializer_list<std::int64_t> v) {
   return Tensor::from<std::int64_t>(std::move(shape), v);
-}
-
-template <typename T>
-std::vector<T> values_of(const Tensor& t) {
-  const auto v = t.values<T>();
-  return {v.begin(), v.end()};
 }
 
 Tensor unpool(const Attributes& attrs, const std::vector<Tensor>& inputs) {
