@@ -159,7 +159,7 @@ std::string training_state_json(const TrainingState& s) {
     if (!st.v.empty()) entry["v"] = tensor_json(st.v);
     optimizer_state.push_back(std::move(entry));
   }
-  const Json doc{{"format", kStateFormat},
+  Json doc{{"format", kStateFormat},
                  {"version", kStateVersion},
                  {"seed", s.seed},
                  {"step", s.step},
@@ -176,6 +176,7 @@ std::string training_state_json(const TrainingState& s) {
                  {"loss_scale", double_json(s.loss_scale)},
                  {"loss_scale_good_steps", s.loss_scale_good_steps},
                  {"skipped_steps", s.skipped_steps}};
+  if (s.order_data != 0) doc["order_data"] = s.order_data;
   return doc.dump();
 }
 
@@ -194,7 +195,7 @@ TrainingState parse_training_state(std::string_view text) {
                            "shuffle_stream", "epoch_loss_sum", "epoch_correct", "epoch_seconds",
                            "history", "optimizer", "optimizer_state", "loss_scale",
                            "loss_scale_good_steps", "skipped_steps"},
-                          {});
+                          {"order_data"});
   TrainingState s;
   const Json& seed = doc.at("seed");
   if (!seed.is_number_unsigned()) fail(json_detail::child(path, "seed"), "an integer >= 0", seed);
@@ -222,6 +223,11 @@ TrainingState parse_training_state(std::string_view text) {
     throw InvalidGraph(path + ".epoch_samples: " + std::to_string(s.epoch_samples) +
                        " is past the epoch's order of " + std::to_string(s.order.size()) +
                        " samples");
+  if (const auto it = doc.find("order_data"); it != doc.end()) {
+    if (!it->is_number_unsigned())
+      fail(json_detail::child(path, "order_data"), "an integer >= 0", *it);
+    s.order_data = it->get<std::uint64_t>();
+  }
   s.shuffle_stream = get_text(doc, path, "shuffle_stream");
   s.epoch_loss_sum = get_double(doc, path, "epoch_loss_sum");
   s.epoch_correct = get_int(doc, path, "epoch_correct", 0);

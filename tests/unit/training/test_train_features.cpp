@@ -394,6 +394,27 @@ TEST(TrainResume, MidEpochCheckpointsWithAccumulationAndLossScalingResumeBitIden
   second.fit(data, data);
   expect_same_weights(whole, resumed.graph);
   EXPECT_EQ(second.loss_scale(), reference.loss_scale());
+
+  // The epoch goes on only on the data it began with: another training set of
+  // the same size (here the labels changed) was taken silently before the
+  // checkpoint kept the data's fingerprint (found trying to break issue 22).
+  EXPECT_NE(resumed.state.order_data, 0u);
+  EXPECT_EQ(parse_training_state(training_state_json(resumed.state)).order_data,
+            resumed.state.order_data);
+  Dataset other = data;
+  other.labels[0] = 1;
+  Checkpoint again = load_checkpoint(dir / "ck.json");
+  Trainer third(again.graph, c);
+  third.restore(again.state);
+  try {
+    third.fit(other, data);
+    ADD_FAILURE() << "another training set of the same size was taken";
+  } catch (const InvalidAttribute& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "the training set has the 8 samples of the epoch being continued, but other "
+              "samples, labels or classes: not the data it began with (its order indexes that "
+              "data)");
+  }
   fs::remove_all(dir);
 }
 
