@@ -485,7 +485,11 @@ std::vector<EpochMetrics> Trainer::fit(const Dataset& train, const Dataset& test
       config_.batch_size, optimizer_kind_name(config_.optimizer.kind), config_.optimizer.lr,
       config_.threads,
       group_ ? " per rank, data-parallel on " + std::to_string(group_->size()) + " ranks" : "");
-  if (first > 0 || epoch_samples_ > 0)
+  if (first >= config_.epochs)
+    spdlog::info("resuming after epoch {}, step {}: the checkpoint has done all {} epoch(s) of "
+                 "the configuration, nothing is left to train (a larger epochs trains on)",
+                 first, steps_, config_.epochs);
+  else if (first > 0 || epoch_samples_ > 0)
     spdlog::info("resuming at epoch {}/{}, step {}{}", first + 1, config_.epochs, steps_,
                  epoch_samples_ > 0
                      ? " (" + std::to_string(epoch_samples_) + " samples of the epoch done)"
