@@ -305,10 +305,32 @@ void check_same_structure(const GraphDef& given, const GraphDef& checkpoint) {
   if (!saved.empty())
     throw InvalidGraph("the checkpoint has initializer '" + saved.begin()->first +
                        "', which the graph has not");
-  if (structure_text(given) != structure_text(checkpoint))
-    throw InvalidGraph(
-        "its inputs, outputs or nodes (op types, wiring, attributes, training, lda_coeff) differ "
-        "from the checkpoint's");
+  const std::string here = structure_text(given), there = structure_text(checkpoint);
+  if (here == there) return;
+  // Name the first difference (docs/training-config.md promises it): the
+  // first member, and for a list its first differing entry.
+  const Json a = json_detail::parse_json(here), b = json_detail::parse_json(there);
+  const auto shown_json = [](const Json* v) {
+    return v == nullptr ? std::string("nothing") : printable(v->dump(), 200);
+  };
+  for (const auto& [key, value] : a.items()) {
+    const auto other = b.find(key);
+    const Json* theirs = other == b.end() ? nullptr : &*other;
+    if (theirs != nullptr && value == *theirs) continue;
+    std::string what = key;
+    const Json* mine = &value;
+    if (theirs != nullptr && value.is_array() && theirs->is_array()) {
+      std::size_t i = 0;
+      while (i < value.size() && i < theirs->size() && value[i] == (*theirs)[i]) ++i;
+      what = key + "[" + std::to_string(i) + "]";
+      mine = i < value.size() ? &value[i] : nullptr;
+      theirs = i < theirs->size() ? &(*theirs)[i] : nullptr;
+    }
+    throw InvalidGraph("its " + what + " differs from the checkpoint's: " + shown_json(mine) +
+                       " here, " + shown_json(theirs) + " in the checkpoint");
+  }
+  throw InvalidGraph("the checkpoint's graph has members this one has not (" +
+                     printable(there, 200) + ")");
 }
 
 }  // namespace nodeflow::training

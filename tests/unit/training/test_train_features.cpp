@@ -450,6 +450,31 @@ TEST(TrainResume, TheCheckpointIsAGraphDocumentAndItsStateRoundTrips) {
   Graph other(toy_graph());
   Trainer wrong(other, sgd);
   EXPECT_THROW(wrong.restore(back), InvalidAttribute);
+  // A graph other than the checkpoint's is refused naming the first
+  // difference, as docs/training-config.md says (it said only "its inputs,
+  // outputs or nodes ... differ from the checkpoint's").
+  EXPECT_NO_THROW(check_same_structure(toy_graph(), toy_graph()));
+  GraphDef changed = toy_graph();
+  changed.nodes[1].op_type = "Sigmoid";
+  try {
+    check_same_structure(changed, toy_graph());
+    ADD_FAILURE() << "no error";
+  } catch (const InvalidGraph& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("its nodes[1] differs from the checkpoint's: {", 0), 0u) << what;
+    EXPECT_LT(what.find("\"Sigmoid\""), what.find(" here, {")) << what;
+    EXPECT_GT(what.find("\"Tanh\""), what.find(" here, {")) << what;
+  }
+  changed = toy_graph();
+  changed.outputs.pop_back();
+  try {
+    check_same_structure(changed, toy_graph());
+    ADD_FAILURE() << "no error";
+  } catch (const InvalidGraph& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "its outputs[1] differs from the checkpoint's: nothing here, \"loss\" in the "
+              "checkpoint");
+  }
   // A broken state names its path.
   try {
     parse_training_state(R"({"format": "nodeflow.training_state", "version": 2})");
