@@ -139,6 +139,9 @@ EpochMetrics parse_metrics(const Json& v, const std::string& path) {
 std::string structure_text(const GraphDef& def) {
   GraphDef bare = def;
   bare.initializers.clear();
+  // A node's place on the editor's canvas is view state nothing else reads:
+  // moving a node does not make the graph another one.
+  for (NodeDef& node : bare.nodes) node.position.reset();
   return write_graph_json(bare);
 }
 
