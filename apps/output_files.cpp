@@ -232,6 +232,10 @@ bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
   return identify(a).same_as(identify(b));
 }
 
+bool writes_input(const std::filesystem::path& written, const std::filesystem::path& read) {
+  return identify(written).same_as(identify_input(read));
+}
+
 void refuse_input_files(const OutputPlan& plan, const std::vector<NamedFile>& inputs,
                         std::string_view option) {
   std::vector<FileIdentity> read;

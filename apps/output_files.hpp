@@ -74,6 +74,11 @@ void write_file_set(const std::filesystem::path& directory, const std::vector<Se
 /// mounts). Neither file needs to exist.
 bool same_file(const std::filesystem::path& a, const std::filesystem::path& b);
 
+/// same_file for a file `written` and a file `read` that is only read, which
+/// may be /dev/stdin, a <(...) or another /proc or /dev/fd path: fine to
+/// read, so it is compared without the checks of a place to write.
+bool writes_input(const std::filesystem::path& written, const std::filesystem::path& read);
+
 /// Throws UsageError naming both when a planned file is one of `inputs` (the
 /// files the command reads, given with `option`: "-i" or "-g", or "GRAPH"
 /// with an empty name), which the command would otherwise replace; called

@@ -191,7 +191,7 @@ void check_destination(const OutputFile& file) {
 // runs; only train's -o may name the graph it trains (training in place: the
 // trained graph replaces it atomically at the end).
 void refuse_input_as_output(const OutputFile& file, const char* input, const fs::path& path) {
-  if (!path.empty() && same_file(file.path, path))
+  if (!path.empty() && writes_input(file.path, path))
     throw UsageError(file.named() + " is the file of " + input + " (" + path.string() +
                      "), which this command reads; each output needs a file of its own");
 }

@@ -139,6 +139,9 @@ EpochMetrics parse_metrics(const Json& v, const std::string& path) {
 std::string structure_text(const GraphDef& def) {
   GraphDef bare = def;
   bare.initializers.clear();
+  // A node's place on the editor's canvas is view state nothing else reads:
+  // moving a node does not make the graph another one.
+  for (NodeDef& node : bare.nodes) node.position.reset();
   return write_graph_json(bare);
 }
 
@@ -159,7 +162,7 @@ std::string training_state_json(const TrainingState& s) {
     if (!st.v.empty()) entry["v"] = tensor_json(st.v);
     optimizer_state.push_back(std::move(entry));
   }
-  const Json doc{{"format", kStateFormat},
+  Json doc{{"format", kStateFormat},
                  {"version", kStateVersion},
                  {"seed", s.seed},
                  {"step", s.step},
@@ -176,6 +179,7 @@ std::string training_state_json(const TrainingState& s) {
                  {"loss_scale", double_json(s.loss_scale)},
                  {"loss_scale_good_steps", s.loss_scale_good_steps},
                  {"skipped_steps", s.skipped_steps}};
+  if (s.order_data != 0) doc["order_data"] = s.order_data;
   return doc.dump();
 }
 
@@ -194,7 +198,7 @@ TrainingState parse_training_state(std::string_view text) {
                            "shuffle_stream", "epoch_loss_sum", "epoch_correct", "epoch_seconds",
                            "history", "optimizer", "optimizer_state", "loss_scale",
                            "loss_scale_good_steps", "skipped_steps"},
-                          {});
+                          {"order_data"});
   TrainingState s;
   const Json& seed = doc.at("seed");
   if (!seed.is_number_unsigned()) fail(json_detail::child(path, "seed"), "an integer >= 0", seed);
@@ -222,6 +226,11 @@ TrainingState parse_training_state(std::string_view text) {
     throw InvalidGraph(path + ".epoch_samples: " + std::to_string(s.epoch_samples) +
                        " is past the epoch's order of " + std::to_string(s.order.size()) +
                        " samples");
+  if (const auto it = doc.find("order_data"); it != doc.end()) {
+    if (!it->is_number_unsigned())
+      fail(json_detail::child(path, "order_data"), "an integer >= 0", *it);
+    s.order_data = it->get<std::uint64_t>();
+  }
   s.shuffle_stream = get_text(doc, path, "shuffle_stream");
   s.epoch_loss_sum = get_double(doc, path, "epoch_loss_sum");
   s.epoch_correct = get_int(doc, path, "epoch_correct", 0);
@@ -299,10 +308,32 @@ void check_same_structure(const GraphDef& given, const GraphDef& checkpoint) {
   if (!saved.empty())
     throw InvalidGraph("the checkpoint has initializer '" + saved.begin()->first +
                        "', which the graph has not");
-  if (structure_text(given) != structure_text(checkpoint))
-    throw InvalidGraph(
-        "its inputs, outputs or nodes (op types, wiring, attributes, training, lda_coeff) differ "
-        "from the checkpoint's");
+  const std::string here = structure_text(given), there = structure_text(checkpoint);
+  if (here == there) return;
+  // Name the first difference (docs/training-config.md promises it): the
+  // first member, and for a list its first differing entry.
+  const Json a = json_detail::parse_json(here), b = json_detail::parse_json(there);
+  const auto shown_json = [](const Json* v) {
+    return v == nullptr ? std::string("nothing") : printable(v->dump(), 200);
+  };
+  for (const auto& [key, value] : a.items()) {
+    const auto other = b.find(key);
+    const Json* theirs = other == b.end() ? nullptr : &*other;
+    if (theirs != nullptr && value == *theirs) continue;
+    std::string what = key;
+    const Json* mine = &value;
+    if (theirs != nullptr && value.is_array() && theirs->is_array()) {
+      std::size_t i = 0;
+      while (i < value.size() && i < theirs->size() && value[i] == (*theirs)[i]) ++i;
+      what = key + "[" + std::to_string(i) + "]";
+      mine = i < value.size() ? &value[i] : nullptr;
+      theirs = i < theirs->size() ? &(*theirs)[i] : nullptr;
+    }
+    throw InvalidGraph("its " + what + " differs from the checkpoint's: " + shown_json(mine) +
+                       " here, " + shown_json(theirs) + " in the checkpoint");
+  }
+  throw InvalidGraph("the checkpoint's graph has members this one has not (" +
+                     printable(there, 200) + ")");
 }
 
 }  // namespace nodeflow::training

@@ -30,6 +30,10 @@ struct TrainingState {
   std::int64_t epoch_samples = 0;
   /// The epoch's data order (indices into the training set) once it began.
   std::vector<std::int64_t> order;
+  /// dataset_fingerprint of the training set `order` indexes (0: unknown, a
+  /// checkpoint written before it was kept); with `order`, so that an epoch
+  /// is continued on the data it began with only.
+  std::uint64_t order_data = 0;
   std::string shuffle_stream;  ///< Rng::state() of the shuffling stream
   /// The epoch's running sums: sum of loss x samples, correct, samples, seconds.
   double epoch_loss_sum = 0.0;

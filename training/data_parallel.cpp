@@ -38,7 +38,7 @@ std::uint64_t fnv1a_tensor(const Tensor& t, std::uint64_t hash) {
 // "batch_size 64" with the shards it would give, for messages.
 std::string batch_text(std::size_t samples, int ranks) {
   const Shard small = shard_of(samples, ranks - 1, ranks);
-  return std::to_string(samples) + " sample(s) cannot be cut into " + std::to_string(ranks) +
+  return std::to_string(samples) + " sample(s), which cannot be cut into " + std::to_string(ranks) +
          " non-empty shards (the last rank's would hold " + std::to_string(small.count) + ")";
 }
 

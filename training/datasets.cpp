@@ -1,6 +1,7 @@
 #include "training/datasets.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -56,22 +57,35 @@ std::string remedy(const DatasetSource& s) {
 }
 
 void check_present(const DatasetSource& s, const std::vector<DatasetFile>& files) {
-  std::vector<std::string> missing;
-  for (const DatasetFile& f : files)
-    if (!regular_file(f.path))
+  // A name that exists but is no regular file (a folder, a FIFO, a device) is
+  // not "missing": it is there and cannot be read as data.
+  std::vector<std::string> missing, irregular;
+  for (const DatasetFile& f : files) {
+    if (regular_file(f.path)) continue;
+    std::error_code ec;
+    if (fs::exists(f.path, ec))
+      irregular.push_back(f.path.filename().string());
+    else
       missing.push_back(f.candidates.size() == 1
                             ? f.candidates[0].filename().string()
                             : f.candidates[0].filename().string() + " (or .gz)");
-  if (missing.empty()) return;
+  }
+  if (missing.empty() && irregular.empty()) return;
   const std::string where = shown(s.dir) + " (" + s.origin + ")";
   std::error_code ec;
   std::string what;
-  if (!fs::exists(s.dir, ec))
+  if (!fs::exists(s.dir, ec)) {
     what = "the folder " + where + " does not exist";
-  else if (!fs::is_directory(s.dir, ec))
+  } else if (!fs::is_directory(s.dir, ec)) {
     what = where + " is not a folder";
-  else
-    what = joined(missing) + (missing.size() == 1 ? " is" : " are") + " missing from " + where;
+  } else {
+    if (!missing.empty())
+      what = joined(missing) + (missing.size() == 1 ? " is" : " are") + " missing from " + where;
+    if (!irregular.empty())
+      what += (what.empty() ? "" : "; ") + joined(irregular) +
+              (irregular.size() == 1 ? " is not a regular file" : " are not regular files") +
+              " (a folder, FIFO or device) in " + where;
+  }
   throw IoError(s.name + " dataset: " + what + ". " + remedy(s));
 }
 
@@ -129,6 +143,29 @@ void check_counts(const DatasetFile& samples, const Tensor& s, const DatasetFile
   if (s.shape()[0] != static_cast<std::int64_t>(l.size()))
     refuse(labels, std::to_string(l.size()) + " labels for the " + std::to_string(s.shape()[0]) +
                        " samples of " + shown(samples.path));
+  // An empty split would train on nothing, or report an accuracy of 0% over
+  // no test samples and a reload check that compared nothing.
+  if (l.empty())
+    refuse(samples, "holds no samples (" + described(s) +
+                        "); every split needs at least one sample");
+}
+
+// Float samples must be finite: a NaN or infinity would reach the loss and
+// stop training as "diverged" far from its cause.
+void check_finite(const DatasetFile& f, const Tensor& samples) {
+  const std::int64_t n = samples.shape()[0];
+  const std::int64_t per = n == 0 ? 0 : samples.numel() / n;
+  visit_float_dtype(samples.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* values = samples.data<T>();
+    for (std::int64_t i = 0; i < samples.numel(); ++i) {
+      const double x = static_cast<double>(static_cast<accumulator_t<T>>(values[i]));
+      if (!std::isfinite(x))
+        refuse(f, "sample " + std::to_string(i / per) + " holds " +
+                      (std::isnan(x) ? "NaN" : x > 0 ? "inf" : "-inf") + " (its element " +
+                      std::to_string(i % per) + "); samples must be finite");
+    }
+  });
 }
 
 Dataset idx_split(const DatasetSource& s, const DatasetFile& images_file,
@@ -153,6 +190,8 @@ Dataset npy_split(const DatasetFile& samples_file, const DatasetFile& labels_fil
   else if (!is_float(samples.dtype()))
     refuse(samples_file,
            "samples must be float32, float64, float16 or uint8, not " + described(samples));
+  else
+    check_finite(samples_file, samples);
   std::vector<std::int64_t> l = labels_of(labels_file, read_npy(labels_file.path), std::nullopt);
   check_counts(samples_file, samples, labels_file, l);
   return {std::move(samples), std::move(l), 0};

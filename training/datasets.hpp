@@ -80,8 +80,10 @@ struct TrainTestData {
 ///    dtype in both splits; labels [N] of int64, uint8 or int8, >= 0;
 ///    num_classes is 1 + the largest label of either split.
 /// A count of labels other than the samples', an element type or rank other
-/// than the layout's, or a label out of range is an IoError naming the file
-/// (and for a label its index).
+/// than the layout's, a label out of range, a split without samples or a
+/// float sample value that is NaN or infinite is an IoError naming the file
+/// (and for a label or sample its index). A file that exists but is not a
+/// regular file is named as such, not as missing.
 TrainTestData load_dataset(const DatasetSource& source);
 
 /// `train`'s last `count` samples in a fixed shuffled order become the

@@ -94,10 +94,19 @@ void check_feeds(const Graph& graph, const Bindings& bindings, const Dataset& da
                            " samples); make its first dimension null (any size)");
   }
   const Shape& scores = graph.info(bindings.prediction).shape;
-  if (scores.size() == 2 && scores[1] != kDynamicDim && scores[1] != data.num_classes)
+  if (scores.size() == 2 && scores[1] != kDynamicDim && scores[1] != data.num_classes) {
+    // Say where a class past the graph's comes from: an npy dataset has
+    // 1 + its largest label, and one wrong label is the usual cause.
+    std::string why;
+    const auto past = std::find_if(data.labels.begin(), data.labels.end(),
+                                   [&](std::int64_t l) { return l >= scores[1]; });
+    if (past != data.labels.end())
+      why = " (label " + std::to_string(*past) + " of sample " +
+            std::to_string(past - data.labels.begin()) + " of the set fed to " + pass + ")";
     throw InvalidGraph("bindings.prediction: output '" + bindings.prediction + "' has " +
                        std::to_string(scores[1]) + " classes (" + to_string(scores) +
-                       "), the dataset " + std::to_string(data.num_classes));
+                       "), the dataset " + std::to_string(data.num_classes) + why);
+  }
 }
 
 std::string binding_where(const char* key, const std::string& tensor) {

@@ -196,6 +196,7 @@ class Trainer {
   // and what its steps so far measured.
   std::int64_t epoch_ = 0;
   std::vector<std::size_t> order_;
+  std::uint64_t order_data_ = 0;  // dataset_fingerprint of the data order_ indexes (0: not kept)
   std::size_t epoch_samples_ = 0;
   double epoch_loss_sum_ = 0.0;
   std::int64_t epoch_correct_ = 0;

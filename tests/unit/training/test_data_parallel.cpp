@@ -139,7 +139,9 @@ TEST(DataParallel, BatchesThatLeaveARankWithoutSamplesAreRefused) {
             }).find("give batch_size >= 2"),
             std::string::npos);
   const std::string last = testing::error_of<InvalidAttribute>([] { check_shardable(9, 4, 2); });
-  EXPECT_NE(last.find("the last batch of each epoch (9 samples in batches of 4)"),
+  EXPECT_NE(last.find("the last batch of each epoch (9 samples in batches of 4) has 1 "
+                      "sample(s), which cannot be cut into 2 non-empty shards (the last "
+                      "rank's would hold 0); "),
             std::string::npos)
       << last;
 }

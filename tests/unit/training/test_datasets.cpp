@@ -221,6 +221,53 @@ TEST_F(Datasets, ReadsAnNpyFolder) {
   EXPECT_NE(error().find(test_labels), std::string::npos);
 }
 
+// Found by trying to break issue 22's datasets: a NaN sample failed training
+// many steps later as "the loss is NaN (diverged; lower the learning rate)",
+// an empty test split reported "accuracy 0.00%" and a reload check of
+// nothing, and a folder or FIFO in place of a file was called "missing".
+TEST_F(Datasets, RefusesNonFiniteSamplesEmptySplitsAndFilesThatAreNotRegular) {
+  write_npy(dir_ / "train_samples.npy", Tensor::from<float>({3, 2}, {0, 1, 2, 3, 4, 5}));
+  write_npy(dir_ / "train_labels.npy", Tensor::from<std::int64_t>({3}, {0, 1, 0}));
+  write_npy(dir_ / "test_samples.npy", Tensor::from<float>({1, 2}, {6, 7}));
+  write_npy(dir_ / "test_labels.npy", Tensor::from<std::int64_t>({1}, {1}));
+  const DatasetSource npy = parse_dataset_source("npy:" + dir_.string());
+  const auto error = [&] { return error_of<IoError>([&] { load_dataset(npy); }); };
+  const std::string train_samples = (dir_ / "train_samples.npy").string();
+  write_npy(dir_ / "train_samples.npy", Tensor::from<float>({3, 2}, {0, 1, 2, NAN, 4, 5}));
+  EXPECT_EQ(error(), train_samples + " (training samples): sample 1 holds NaN (its element 1); "
+                                     "samples must be finite");
+  write_npy(dir_ / "train_samples.npy", Tensor::from<double>({3, 2}, {0, 1, 2, 3, -INFINITY, 5}));
+  EXPECT_EQ(error(), train_samples + " (training samples): sample 2 holds -inf (its element 0); "
+                                     "samples must be finite");
+  write_npy(dir_ / "train_samples.npy", Tensor::from<float>({3, 2}, {0, 1, 2, 3, 4, 5}));
+
+  const std::string test_samples = (dir_ / "test_samples.npy").string();
+  write_npy(dir_ / "test_samples.npy", Tensor::from<float>({0, 2}, {}));
+  write_npy(dir_ / "test_labels.npy", Tensor::from<std::int64_t>({0}, {}));
+  EXPECT_EQ(error(), test_samples + " (test samples): holds no samples (float32 [0, 2]); every "
+                                    "split needs at least one sample");
+  write_npy(dir_ / "test_samples.npy", Tensor::from<float>({1, 2}, {6, 7}));
+  write_npy(dir_ / "test_labels.npy", Tensor::from<std::int64_t>({1}, {1}));
+  EXPECT_NO_THROW(load_dataset(npy));
+
+  fs::remove(dir_ / "train_labels.npy");
+  fs::create_directory(dir_ / "train_labels.npy");
+  fs::remove(dir_ / "test_labels.npy");
+  EXPECT_NE(error().find("npy dataset: test_labels.npy is missing from " + dir_.string() +
+                         " (--data); train_labels.npy is not a regular file (a folder, FIFO or "
+                         "device) in " + dir_.string() + " (--data). "),
+            std::string::npos)
+      << error();
+
+  // IDX: an empty split, plain or gzip.
+  fs::remove_all(dir_);
+  fs::create_directories(dir_);
+  write_idx_folder(4, 0, true);
+  EXPECT_EQ(idx_error(), (dir_ / "t10k-images-idx3-ubyte.gz").string() +
+                             " (test samples): holds no samples (uint8 [0, 2, 3]); every split "
+                             "needs at least one sample");
+}
+
 TEST(ValidationSplit, HoldsOutAFixedShuffledPart) {
   Dataset data{Tensor(DType::Float32, {10, 1}), {}, 10};
   for (int i = 0; i < 10; ++i) {

@@ -7,6 +7,7 @@
 // from its state ends bit-identical to the uninterrupted run.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <vector>
@@ -359,6 +360,27 @@ TEST(TrainResume, MidEpochCheckpointsWithAccumulationAndLossScalingResumeBitIden
   second.fit(data, data);
   expect_same_weights(whole, resumed.graph);
   EXPECT_EQ(second.loss_scale(), reference.loss_scale());
+
+  // The epoch goes on only on the data it began with: another training set of
+  // the same size (here the labels changed) was taken silently before the
+  // checkpoint kept the data's fingerprint (found trying to break issue 22).
+  EXPECT_NE(resumed.state.order_data, 0u);
+  EXPECT_EQ(parse_training_state(training_state_json(resumed.state)).order_data,
+            resumed.state.order_data);
+  Dataset other = data;
+  other.labels[0] = 1;
+  Checkpoint again = load_checkpoint(dir / "ck.json");
+  Trainer third(again.graph, c);
+  third.restore(again.state);
+  try {
+    third.fit(other, data);
+    ADD_FAILURE() << "another training set of the same size was taken";
+  } catch (const InvalidAttribute& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "the training set has the 8 samples of the epoch being continued, but other "
+              "samples, labels or classes: not the data it began with (its order indexes that "
+              "data)");
+  }
   fs::remove_all(dir);
 }
 
@@ -394,6 +416,34 @@ TEST(TrainResume, TheCheckpointIsAGraphDocumentAndItsStateRoundTrips) {
   Graph other(toy_graph());
   Trainer wrong(other, sgd);
   EXPECT_THROW(wrong.restore(back), InvalidAttribute);
+  // A graph other than the checkpoint's is refused naming the first
+  // difference, as docs/training-config.md says (it said only "its inputs,
+  // outputs or nodes ... differ from the checkpoint's").
+  EXPECT_NO_THROW(check_same_structure(toy_graph(), toy_graph()));
+  GraphDef changed = toy_graph();
+  changed.nodes[0].position = std::array<double, 2>{10, 20};  // moved in the editor: the same graph
+  EXPECT_NO_THROW(check_same_structure(changed, toy_graph()));
+  changed = toy_graph();
+  changed.nodes[1].op_type = "Sigmoid";
+  try {
+    check_same_structure(changed, toy_graph());
+    ADD_FAILURE() << "no error";
+  } catch (const InvalidGraph& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("its nodes[1] differs from the checkpoint's: {", 0), 0u) << what;
+    EXPECT_LT(what.find("\"Sigmoid\""), what.find(" here, {")) << what;
+    EXPECT_GT(what.find("\"Tanh\""), what.find(" here, {")) << what;
+  }
+  changed = toy_graph();
+  changed.outputs.pop_back();
+  try {
+    check_same_structure(changed, toy_graph());
+    ADD_FAILURE() << "no error";
+  } catch (const InvalidGraph& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "its outputs[1] differs from the checkpoint's: nothing here, \"loss\" in the "
+              "checkpoint");
+  }
   // A broken state names its path.
   try {
     parse_training_state(R"({"format": "nodeflow.training_state", "version": 2})");

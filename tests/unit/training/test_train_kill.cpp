@@ -537,6 +537,17 @@ TEST_F(TrainKill, AResumedRunEndsBitIdenticalToTheUninterruptedOne) {
   EXPECT_EQ(csv_rows(read_bytes(out / "o.metrics.csv"), why), v.csv_rows) << why;
   EXPECT_EQ(without_timings(read_bytes(out / "o.checkpoint.json")), v.checkpoints.back());
 
+  // The finished run's checkpoint trains nothing more and says so (it logged
+  // "resuming at epoch 4/3").
+  const ProcessResult done = run_process(args, dir());
+  ASSERT_EQ(done.exit_code, 0) << done.describe();
+  EXPECT_NE(done.err.find("resuming after epoch 3, step "), std::string::npos) << done.err;
+  EXPECT_NE(done.err.find("all 3 epoch(s) of the configuration, nothing is left to train"),
+            std::string::npos)
+      << done.err;
+  EXPECT_EQ(done.err.find("epoch 4/3"), std::string::npos) << done.err;
+  EXPECT_EQ(read_bytes(out / "o.json"), v.trained);
+
   // A graph without a training state is not a checkpoint.
   args.back() = (dir() / "g.json").string();
   const ProcessResult plain = run_process(args, dir());

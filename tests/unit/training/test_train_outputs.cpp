@@ -279,6 +279,18 @@ TEST(TrainMessages, FixedShapesThatABatchDoesNotHaveAreRefusedBeforeTraining) {
   } catch (const InvalidGraph& e) {
     EXPECT_STREQ(e.what(), "bindings.prediction: output 'logits' has 2 classes ([?, 2]), the dataset 3");
   }
+  // A label past the graph's classes is named (found trying to break issue
+  // 22: one label 10 in an npy dataset for a 10-class graph said only "the
+  // dataset 11").
+  three_classes.labels[2] = 2;
+  try {
+    training::evaluate(g, three_classes, sgd_config().bindings, 4);
+    ADD_FAILURE() << "no error";
+  } catch (const InvalidGraph& e) {
+    EXPECT_STREQ(e.what(), "bindings.prediction: output 'logits' has 2 classes ([?, 2]), the "
+                           "dataset 3 (label 2 of sample 2 of the set fed to evaluation (batch "
+                           "size 4))");
+  }
 }
 
 TEST(TrainChart, FitRefusesAChartNameBeforeTheFirstStep) {
