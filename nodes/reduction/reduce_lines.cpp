@@ -29,16 +29,40 @@ template <typename T> [[gnu::always_inline]] inline void store(T* p, const Lanes
   std::memcpy(p, &v, sizeof v);
 }
 
+// Half a vector, for the tails: a row of 56 (the last axis of a 56x56 image)
+// is three whole vectors and one half.
+constexpr std::int64_t kHalf = kLanes / 2;
+template <typename T> struct HalfOf {
+  typedef T type __attribute__((vector_size(kHalf * sizeof(T))));
+};
+template <typename T> using Half = typename HalfOf<T>::type;
+template <typename T> [[gnu::always_inline]] inline Half<T> load_half(const T* p) {
+  Half<T> v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <typename T> [[gnu::always_inline]] inline void store_half(T* p, const Half<T>& v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
 template <typename T> [[gnu::always_inline]] inline void add_lines(T* acc, const T* x, std::int64_t n) {
-  const std::int64_t full = n / kLanes * kLanes;
-  for (std::int64_t j = 0; j < full; j += kLanes) store(acc + j, load(acc + j) + load(x + j));
-  for (std::int64_t j = full; j < n; ++j) acc[j] = acc[j] + x[j];
+  std::int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) store(acc + j, load(acc + j) + load(x + j));
+  if (j + kHalf <= n) {
+    store_half(acc + j, load_half(acc + j) + load_half(x + j));
+    j += kHalf;
+  }
+  for (; j < n; ++j) acc[j] = acc[j] + x[j];
 }
 
 template <typename T> [[gnu::always_inline]] inline void add_scalar_lines(T* acc, T v, std::int64_t n) {
-  const std::int64_t full = n / kLanes * kLanes;
-  for (std::int64_t j = 0; j < full; j += kLanes) store(acc + j, load(acc + j) + v);
-  for (std::int64_t j = full; j < n; ++j) acc[j] = acc[j] + v;
+  std::int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) store(acc + j, load(acc + j) + v);
+  if (j + kHalf <= n) {
+    store_half(acc + j, load_half(acc + j) + v);
+    j += kHalf;
+  }
+  for (; j < n; ++j) acc[j] = acc[j] + v;
 }
 
 #define NODEFLOW_LINES(T, SUFFIX, ...)                                                                         \
