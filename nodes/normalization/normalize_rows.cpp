@@ -22,10 +22,12 @@ template <typename T> using Arr = Eigen::Array<T, Eigen::Dynamic, 1>;
 template <typename T> using CMap = Eigen::Map<const Arr<T>>;
 template <typename T> using MMap = Eigen::Map<Arr<T>>;
 
-// Eight lanes of T as one GCC vector: the partial sums of a row. The order of
+// Sixteen lanes of T as one GCC vector: the partial sums of a row. The order of
 // every float sum is fixed by this source, whatever vector width the compiler
-// maps the lanes to, so each clone below gives the same bits.
-constexpr std::int64_t kLanes = 8;
+// maps the lanes to (one AVX-512 register of floats, two AVX2 ones), and the
+// file is built without contracting products into sums (CMakeLists.txt), so
+// each clone below gives the same bits.
+constexpr std::int64_t kLanes = 16;
 template <typename T> struct LanesOf {
   typedef T type __attribute__((vector_size(kLanes * sizeof(T))));
 };
@@ -83,6 +85,57 @@ template <typename T, bool WantScale, bool WantBias>
   }
 }
 
+// The sum of a lane vector's elements, in lane order.
+template <typename T> [[gnu::always_inline]] inline T lane_sum(const Lanes<T>& a, T tail) {
+  T l[kLanes];
+  store_lanes(l, a);
+  l[0] += tail;
+  T s = 0;
+  for (std::int64_t lane = 0; lane < kLanes; ++lane) s += l[lane];
+  return s;
+}
+
+// A row's statistics for the forward: mu = sum(x) / n and is = 1 / sqrt(sum((x
+// - mu)^2) / n + epsilon), two passes over the row in kLanes partial sums (the
+// columns past the last whole group go to lane 0).
+template <typename T>
+[[gnu::always_inline]] inline void row_statistics(const T* x, std::int64_t cols, T epsilon, T& mu, T& is) {
+  const std::int64_t full = cols / kLanes * kLanes;
+  const T n = static_cast<T>(cols);
+  Lanes<T> a = {};
+  for (std::int64_t i = 0; i < full; i += kLanes) a += load_lanes(x + i);
+  T tail = 0;
+  for (std::int64_t i = full; i < cols; ++i) tail += x[i];
+  mu = lane_sum(a, tail) / n;
+  Lanes<T> v = {};
+  for (std::int64_t i = 0; i < full; i += kLanes) {
+    const Lanes<T> d = load_lanes(x + i) - mu;
+    v += d * d;
+  }
+  tail = 0;
+  for (std::int64_t i = full; i < cols; ++i) tail += (x[i] - mu) * (x[i] - mu);
+  is = T(1) / std::sqrt(lane_sum(v, tail) / n + epsilon);
+}
+
+// One LayerNormalization row of the forward (one parameter per column):
+// y = (x - mu) * is * scale + bias (bias nullptr: none).
+template <typename T>
+[[gnu::always_inline]] inline void column_row_forward(const T* x, const T* scale, const T* bias, T epsilon, T* y,
+                                                      std::int64_t cols, T& mu, T& is) {
+  row_statistics(x, cols, epsilon, mu, is);
+  const std::int64_t full = cols / kLanes * kLanes;
+  const T m = mu, s = is;
+  if (bias) {
+    for (std::int64_t i = 0; i < full; i += kLanes)
+      store_lanes(y + i, (load_lanes(x + i) - m) * s * load_lanes(scale + i) + load_lanes(bias + i));
+    for (std::int64_t i = full; i < cols; ++i) y[i] = (x[i] - m) * s * scale[i] + bias[i];
+  } else {
+    for (std::int64_t i = 0; i < full; i += kLanes)
+      store_lanes(y + i, (load_lanes(x + i) - m) * s * load_lanes(scale + i));
+    for (std::int64_t i = full; i < cols; ++i) y[i] = (x[i] - m) * s * scale[i];
+  }
+}
+
 // One such row of row_dx: dx += k * (dy * scale - m1 - (x - mu) * m2).
 template <typename T>
 [[gnu::always_inline]] inline void column_row_dx(const T* x, const T* dy, const T* scale, T mu, T m1, T m2, T k, T* dx,
@@ -94,10 +147,10 @@ template <typename T>
   for (std::int64_t i = full; i < cols; ++i) dx[i] = dx[i] + k * (dy[i] * scale[i] - m1 - (x[i] - mu) * m2);
 }
 
-// The instantiations, each compiled for AVX2 and for the baseline, the AVX2
-// one chosen when the CPU has it (an explicit choice rather than
+// The instantiations, each compiled for AVX-512F, AVX2 and the baseline, the
+// widest the CPU has chosen at run time (an explicit choice rather than
 // target_clones: an ifunc resolver runs before the sanitizers' runtime is up).
-// AVX2 brings no FMA with it, so no product is fused into a sum.
+// AVX-512F has fused multiply-adds, which -ffp-contract=off keeps out.
 #define NODEFLOW_ROW_SUMS(T, S, B, SUFFIX, ...)                                                               \
   __VA_ARGS__ void column_row_sums_##T##_##S##B##SUFFIX(const T* x, const T* dy, const T* scale, T mu, T is, \
                                                          T* ds, T* db, std::int64_t cols, T& s1, T& s2) {      \
@@ -108,20 +161,33 @@ template <typename T>
                                               T* dx, std::int64_t cols) {                                   \
     column_row_dx(x, dy, scale, mu, m1, m2, k, dx, cols);                                                   \
   }
+#define NODEFLOW_ROW_STATS(T, SUFFIX, ...)                                                             \
+  __VA_ARGS__ void row_statistics_##T##SUFFIX(const T* x, std::int64_t cols, T epsilon, T& mu, T& is) { \
+    row_statistics(x, cols, epsilon, mu, is);                                                          \
+  }
+#define NODEFLOW_ROW_FORWARD(T, SUFFIX, ...)                                                                   \
+  __VA_ARGS__ void column_row_forward_##T##SUFFIX(const T* x, const T* scale, const T* bias, T epsilon, T* y, \
+                                                   std::int64_t cols, T& mu, T& is) {                         \
+    column_row_forward(x, scale, bias, epsilon, y, cols, mu, is);                                             \
+  }
 #define NODEFLOW_ROW_ALL(T, SUFFIX, ...)                                                          \
   NODEFLOW_ROW_SUMS(T, 0, 0, SUFFIX, __VA_ARGS__) NODEFLOW_ROW_SUMS(T, 0, 1, SUFFIX, __VA_ARGS__) \
   NODEFLOW_ROW_SUMS(T, 1, 0, SUFFIX, __VA_ARGS__) NODEFLOW_ROW_SUMS(T, 1, 1, SUFFIX, __VA_ARGS__) \
-  NODEFLOW_ROW_DX(T, SUFFIX, __VA_ARGS__)
+  NODEFLOW_ROW_DX(T, SUFFIX, __VA_ARGS__) NODEFLOW_ROW_STATS(T, SUFFIX, __VA_ARGS__)              \
+  NODEFLOW_ROW_FORWARD(T, SUFFIX, __VA_ARGS__)
 NODEFLOW_ROW_ALL(float, _base, )
 NODEFLOW_ROW_ALL(double, _base, )
 #if defined(__x86_64__)
 NODEFLOW_ROW_ALL(float, _avx2, __attribute__((target("avx2"))))
 NODEFLOW_ROW_ALL(double, _avx2, __attribute__((target("avx2"))))
-bool row_avx2() {
-  static const bool has = __builtin_cpu_supports("avx2");
-  return has;
+NODEFLOW_ROW_ALL(float, _avx512, __attribute__((target("avx512f"))))
+NODEFLOW_ROW_ALL(double, _avx512, __attribute__((target("avx512f"))))
+// 2: AVX-512F, 1: AVX2, 0: the baseline.
+int row_isa() {
+  static const int isa = __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
+  return isa;
 }
-#define NODEFLOW_ROW_PICK(name) (row_avx2() ? name##_avx2 : name##_base)
+#define NODEFLOW_ROW_PICK(name) (row_isa() == 2 ? name##_avx512 : row_isa() == 1 ? name##_avx2 : name##_base)
 #else
 #define NODEFLOW_ROW_PICK(name) name##_base
 #endif
@@ -149,7 +215,27 @@ void column_row_dx_of(const T* x, const T* dy, const T* scale, T mu, T m1, T m2,
   else
     NODEFLOW_ROW_PICK(column_row_dx_double)(x, dy, scale, mu, m1, m2, k, dx, cols);
 }
+
+// The row_statistics for T.
+template <typename T> void row_statistics_of(const T* x, std::int64_t cols, T epsilon, T& mu, T& is) {
+  if constexpr (std::is_same_v<T, float>)
+    NODEFLOW_ROW_PICK(row_statistics_float)(x, cols, epsilon, mu, is);
+  else
+    NODEFLOW_ROW_PICK(row_statistics_double)(x, cols, epsilon, mu, is);
+}
+
+// The column_row_forward for T.
+template <typename T>
+void column_row_forward_of(const T* x, const T* scale, const T* bias, T epsilon, T* y, std::int64_t cols, T& mu,
+                           T& is) {
+  if constexpr (std::is_same_v<T, float>)
+    NODEFLOW_ROW_PICK(column_row_forward_float)(x, scale, bias, epsilon, y, cols, mu, is);
+  else
+    NODEFLOW_ROW_PICK(column_row_forward_double)(x, scale, bias, epsilon, y, cols, mu, is);
+}
 #undef NODEFLOW_ROW_PICK
+#undef NODEFLOW_ROW_FORWARD
+#undef NODEFLOW_ROW_STATS
 #undef NODEFLOW_ROW_ALL
 #undef NODEFLOW_ROW_DX
 #undef NODEFLOW_ROW_SUMS
@@ -160,24 +246,22 @@ template <typename T>
 void forward_rows(const RowLayout& l, const T* x, const T* scale, const T* bias, T epsilon, T* y, T* mean, T* inv_std,
                   int threads) {
   const std::int64_t per_row = l.per_row;
-  const T n = static_cast<T>(l.cols);
   parallel_ranges(threads, l.rows, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; ++r) {
-      const CMap<T> xr(x + r * l.cols, l.cols);
-      MMap<T> yr(y + r * l.cols, l.cols);
-      const T mu = xr.sum() / n;
-      const T is = T(1) / std::sqrt((xr - mu).square().sum() / n + epsilon);
-      mean[r] = mu;
-      inv_std[r] = is;
       const std::int64_t p0 = (r % l.groups) * per_row;
+      T mu, is;
       if (l.span == 1) {
-        const CMap<T> g(scale + p0, l.cols);
-        if (bias)
-          yr = (xr - mu) * is * g + CMap<T>(bias + p0, l.cols);
-        else
-          yr = (xr - mu) * is * g;
+        column_row_forward_of(x + r * l.cols, scale + p0, bias ? bias + p0 : nullptr, epsilon, y + r * l.cols,
+                              l.cols, mu, is);
+        mean[r] = mu;
+        inv_std[r] = is;
         continue;
       }
+      row_statistics_of(x + r * l.cols, l.cols, epsilon, mu, is);
+      mean[r] = mu;
+      inv_std[r] = is;
+      const CMap<T> xr(x + r * l.cols, l.cols);
+      MMap<T> yr(y + r * l.cols, l.cols);
       for (std::int64_t j = 0; j < per_row; ++j) {
         const T g = scale[p0 + j] * is;
         const T b = bias ? bias[p0 + j] : T(0);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/errors.hpp"
+#include "nodes/reduction/reduce_lines.hpp"
 
 namespace nodeflow {
 namespace {
@@ -197,6 +198,14 @@ void reduce_pass(const ReducePlan& plan, int threads, const A* x, A* acc, std::t
     MutMap<A> a(acc + out, n);
     const bool starts = k % kLineGroup == 0;
     if (k < kLineGroup) {  // the first group, straight into acc
+      if constexpr (std::is_same_v<P, Sum> && std::is_floating_point_v<A>) {
+        // The plain sum line by line at the CPU's vector width (reduce_lines.hpp).
+        if (starts)
+          std::memcpy(acc + out, x + in, static_cast<std::size_t>(n) * sizeof(A));
+        else
+          reduce_lines::add(acc + out, x + in, n);
+        return;
+      }
       if (starts)
         a = P::map(v, s);
       else
@@ -268,12 +277,13 @@ void spread(const ReducePlan& plan, int threads, const A* x, const A* a, const A
   }
   for_each_reduce_line(plan, threads, [&](std::int64_t in, std::int64_t out, std::int64_t n, std::int64_t) {
     if constexpr (std::is_same_v<S, Broadcast>) {
-      if (plan.line_reduced) {  // a plain loop: no Eigen set-up per short row
-        A* d = dx + in;
-        const A v = a[out];
-        for (std::int64_t j = 0; j < n; ++j) d[j] += v;
-        return;
-      }
+      // Line loops at the CPU's vector width (reduce_lines.hpp), and no Eigen
+      // set-up per short row.
+      if (plan.line_reduced)
+        reduce_lines::add_scalar(dx + in, a[out], n);
+      else
+        reduce_lines::add(dx + in, a + out, n);
+      return;
     }
     MutMap<A> d(dx + in, n);
     const ConstMap<A> v(x + in, n);

@@ -1,0 +1,99 @@
+// The line loops of nodes/reduction/reduce_lines.hpp: one template over GCC
+// vectors of 16 lanes (one AVX-512 register of floats), instantiated once per
+// instruction set by function attribute, chosen at run time (an explicit
+// choice rather than target_clones: an ifunc resolver runs before the
+// sanitizers' runtime is up).
+#include "nodes/reduction/reduce_lines.hpp"
+
+#include <cstring>
+
+namespace nodeflow::reduce_lines {
+namespace {
+
+constexpr std::int64_t kLanes = 16;
+template <typename T> struct LanesOf {
+  typedef T type __attribute__((vector_size(kLanes * sizeof(T))));
+};
+template <typename T> using Lanes = typename LanesOf<T>::type;
+
+// Always inlined, so the ABI of passing such vectors, which GCC and clang warn
+// would differ between instruction sets, never comes into play.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+template <typename T> [[gnu::always_inline]] inline Lanes<T> load(const T* p) {
+  Lanes<T> v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <typename T> [[gnu::always_inline]] inline void store(T* p, const Lanes<T>& v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+// Half a vector, for the tails: a row of 56 (the last axis of a 56x56 image)
+// is three whole vectors and one half.
+constexpr std::int64_t kHalf = kLanes / 2;
+template <typename T> struct HalfOf {
+  typedef T type __attribute__((vector_size(kHalf * sizeof(T))));
+};
+template <typename T> using Half = typename HalfOf<T>::type;
+template <typename T> [[gnu::always_inline]] inline Half<T> load_half(const T* p) {
+  Half<T> v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <typename T> [[gnu::always_inline]] inline void store_half(T* p, const Half<T>& v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+template <typename T> [[gnu::always_inline]] inline void add_lines(T* acc, const T* x, std::int64_t n) {
+  std::int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) store(acc + j, load(acc + j) + load(x + j));
+  if (j + kHalf <= n) {
+    store_half(acc + j, load_half(acc + j) + load_half(x + j));
+    j += kHalf;
+  }
+  for (; j < n; ++j) acc[j] = acc[j] + x[j];
+}
+
+template <typename T> [[gnu::always_inline]] inline void add_scalar_lines(T* acc, T v, std::int64_t n) {
+  std::int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) store(acc + j, load(acc + j) + v);
+  if (j + kHalf <= n) {
+    store_half(acc + j, load_half(acc + j) + v);
+    j += kHalf;
+  }
+  for (; j < n; ++j) acc[j] = acc[j] + v;
+}
+
+#define NODEFLOW_LINES(T, SUFFIX, ...)                                                                         \
+  __VA_ARGS__ void add_##T##SUFFIX(T* acc, const T* x, std::int64_t n) { add_lines(acc, x, n); }              \
+  __VA_ARGS__ void add_scalar_##T##SUFFIX(T* acc, T v, std::int64_t n) { add_scalar_lines(acc, v, n); }
+NODEFLOW_LINES(float, _base, )
+NODEFLOW_LINES(double, _base, )
+#if defined(__x86_64__)
+NODEFLOW_LINES(float, _avx2, __attribute__((target("avx2"))))
+NODEFLOW_LINES(double, _avx2, __attribute__((target("avx2"))))
+NODEFLOW_LINES(float, _avx512, __attribute__((target("avx512f"))))
+NODEFLOW_LINES(double, _avx512, __attribute__((target("avx512f"))))
+// 2: AVX-512F, 1: AVX2, 0: the baseline.
+int isa() {
+  static const int which = __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
+  return which;
+}
+#define NODEFLOW_PICK(name) (isa() == 2 ? name##_avx512 : isa() == 1 ? name##_avx2 : name##_base)
+#else
+#define NODEFLOW_PICK(name) name##_base
+#endif
+#pragma GCC diagnostic pop
+
+}  // namespace
+
+void add(float* acc, const float* x, std::int64_t n) { NODEFLOW_PICK(add_float)(acc, x, n); }
+void add(double* acc, const double* x, std::int64_t n) { NODEFLOW_PICK(add_double)(acc, x, n); }
+void add_scalar(float* acc, float v, std::int64_t n) { NODEFLOW_PICK(add_scalar_float)(acc, v, n); }
+void add_scalar(double* acc, double v, std::int64_t n) { NODEFLOW_PICK(add_scalar_double)(acc, v, n); }
+
+#undef NODEFLOW_PICK
+#undef NODEFLOW_LINES
+
+}  // namespace nodeflow::reduce_lines

@@ -1,0 +1,22 @@
+#pragma once
+// The innermost loops of the float reductions and their gradients, each
+// compiled for the baseline, AVX2 and AVX-512F and picked at run time (the
+// library is built for baseline x86-64, whose SSE2 packets left a reduction
+// over a middle axis compute-bound: every input line is added into a row of
+// partial sums kept in the first-level cache). Elementwise, in the order of
+// the source: every instruction set gives the same bits as a scalar loop.
+// The traversal stays reduce_axes.hpp's; these are what its kernels
+// (reduce_kernels.cpp) call for one line.
+#include <cstdint>
+
+namespace nodeflow::reduce_lines {
+
+/// acc[j] = acc[j] + x[j] for j < n.
+void add(float* acc, const float* x, std::int64_t n);
+void add(double* acc, const double* x, std::int64_t n);
+
+/// acc[j] = acc[j] + v for j < n.
+void add_scalar(float* acc, float v, std::int64_t n);
+void add_scalar(double* acc, double v, std::int64_t n);
+
+}  // namespace nodeflow::reduce_lines
