@@ -124,7 +124,6 @@ class BatchNormalizationNode final : public Node {
     Tensor mean = training ? Tensor(ct, {v.c}) : as_dtype(ctx.inputs[3], ct);
     Tensor var = training ? Tensor(ct, {v.c}) : as_dtype(ctx.inputs[4], ct);
     Tensor y = Tensor::uninitialized(ct, x.shape());  // written whole below
-    Tensor xhat = keep ? Tensor::uninitialized(ct, x.shape()) : Tensor{};
     Tensor invstd(ct, {v.c});
     visit_compute_dtype(ct, [&](auto tag) {
       using T = decltype(tag);
@@ -133,7 +132,6 @@ class BatchNormalizationNode final : public Node {
       T* vp = var.data<T>();
       T* isp = invstd.data<T>();
       T* yp = y.data<T>();
-      T* hp = keep ? xhat.data<T>() : nullptr;
       const T* gp = scale.data<T>();
       const T* bp = bias.data<T>();
       const auto eps = static_cast<T>(epsilon_);
@@ -149,14 +147,7 @@ class BatchNormalizationNode final : public Node {
           const T mu = mp[c], g = gp[c], b = bp[c];
           for (std::int64_t n = 0; n < v.n; ++n) {
             const std::int64_t base = (n * v.c + c) * v.s;
-            if (hp)
-              for (std::int64_t i = base; i < base + v.s; ++i) {
-                const T h = (xp[i] - mu) * is;
-                hp[i] = h;
-                yp[i] = g * h + b;
-              }
-            else
-              for (std::int64_t i = base; i < base + v.s; ++i) yp[i] = g * ((xp[i] - mu) * is) + b;
+            for (std::int64_t i = base; i < base + v.s; ++i) yp[i] = g * ((xp[i] - mu) * is) + b;
           }
         }
       });
@@ -174,29 +165,32 @@ class BatchNormalizationNode final : public Node {
         ctx.updates->emplace_back(4, running_var);
       }
     }
+    // Backward recomputes xhat = (X - mean) * invstd from X (a reference, not
+    // a copy): the same values, without writing and reading a tensor of X's size.
     if (keep)
       ctx.saved->insert(ctx.saved->end(),
-                        {xhat, invstd, scale, Tensor::from<std::uint8_t>({}, {std::uint8_t{training}})});
+                        {x, mean, invstd, scale, Tensor::from<std::uint8_t>({}, {std::uint8_t{training}})});
   }
 
   void backward(const BackwardContext& ctx) const override {
     if (ctx.grad_outputs[0].empty()) return;
-    require_saved("BatchNormalization", ctx.saved.size(), 4);
-    const Tensor& xhat = ctx.saved[0];
-    const Tensor& invstd = ctx.saved[1];
-    const Tensor& scale = ctx.saved[2];
-    const bool batch_statistics = ctx.saved[3].data<std::uint8_t>()[0] != 0;
-    const DType ct = xhat.dtype();
-    check_output_gradient("BatchNormalization", 0, ctx.grad_outputs[0], xhat.shape());
+    require_saved("BatchNormalization", ctx.saved.size(), 5);
+    const Tensor& x = ctx.saved[0];  // xhat = (X - mean) * invstd per channel
+    const Tensor& mean = ctx.saved[1];
+    const Tensor& invstd = ctx.saved[2];
+    const Tensor& scale = ctx.saved[3];
+    const bool batch_statistics = ctx.saved[4].data<std::uint8_t>()[0] != 0;
+    const DType ct = x.dtype();
+    check_output_gradient("BatchNormalization", 0, ctx.grad_outputs[0], x.shape());
     const Tensor dy = to_compute(ctx.grad_outputs[0]);
-    const ChannelView v = channel_view(xhat.shape());
+    const ChannelView v = channel_view(x.shape());
     // dX goes straight into the gradient buffer (+=) when that holds the
     // compute dtype and the scale is 1: the same sums as a separate dX added
     // by accumulate_gradient, without its buffer and its extra pass.
     Tensor& dx_sum = ctx.grad_inputs[0];
     const bool dx_direct = !dx_sum.empty() && dx_sum.dtype() == ct && ctx.scale_for(0) == 1.0 &&
-                           dx_sum.numel() == xhat.numel();
-    Tensor dx = dx_direct || dx_sum.empty() ? Tensor{} : Tensor::uninitialized(ct, xhat.shape());
+                           dx_sum.numel() == x.numel();
+    Tensor dx = dx_direct || dx_sum.empty() ? Tensor{} : Tensor::uninitialized(ct, x.shape());
     Tensor dscale(ct, {v.c});
     Tensor dbias(ct, {v.c});
     // Constant statistics are inputs Y reads: their gradients too.
@@ -205,7 +199,8 @@ class BatchNormalizationNode final : public Node {
     visit_compute_dtype(ct, [&](auto tag) {
       using T = decltype(tag);
       const T* g = dy.data<T>();
-      const T* h = xhat.data<T>();
+      const T* xp = x.data<T>();
+      const T* mp = mean.data<T>();
       const T* sp = scale.data<T>();
       const T* isp = invstd.data<T>();
       T* dxp = dx_direct ? dx_sum.data<T>() : dx.empty() ? nullptr : dx.data<T>();
@@ -217,12 +212,12 @@ class BatchNormalizationNode final : public Node {
       T* dvp = batch_statistics ? nullptr : dvar.data<T>();
       channel_ranges(ctx.threads, v, [=](std::int64_t c0, std::int64_t c1) {
         for (std::int64_t c = c0; c < c1; ++c) {
+          const T mu = mp[c], is = isp[c];
           T sum_dy, sum_dy_h;
-          gradient_sums<T>(v, c, g, h, sum_dy, sum_dy_h);
+          gradient_sums<T>(v, c, g, xp, mu, is, sum_dy, sum_dy_h);
           dbp[c] = sum_dy;
           dsp[c] = sum_dy_h;
           if (dmp) {  // constant statistics: a per-channel affine map of X
-            const T is = isp[c];
             const T k = sp[c] * is;
             for (std::int64_t n = 0; n < v.n && dxp; ++n) {
               const std::int64_t b0 = (n * v.c + c) * v.s, e = b0 + v.s;
@@ -237,13 +232,15 @@ class BatchNormalizationNode final : public Node {
           }
           // The batch mean and variance depend on X: their terms are the two sums.
           if (!dxp) continue;
-          const T k = sp[c] * isp[c] / m;
+          const T k = sp[c] * is / m;
           for (std::int64_t n = 0; n < v.n; ++n) {
             const std::int64_t b0 = (n * v.c + c) * v.s, e = b0 + v.s;
             if (add)
-              for (std::int64_t i = b0; i < e; ++i) dxp[i] += k * (m * g[i] - sum_dy - h[i] * sum_dy_h);
+              for (std::int64_t i = b0; i < e; ++i)
+                dxp[i] += k * (m * g[i] - sum_dy - ((xp[i] - mu) * is) * sum_dy_h);
             else
-              for (std::int64_t i = b0; i < e; ++i) dxp[i] = k * (m * g[i] - sum_dy - h[i] * sum_dy_h);
+              for (std::int64_t i = b0; i < e; ++i)
+                dxp[i] = k * (m * g[i] - sum_dy - ((xp[i] - mu) * is) * sum_dy_h);
           }
         }
       });
@@ -315,9 +312,11 @@ class BatchNormalizationNode final : public Node {
   // at a time, row after row; a row's last elements come padded with pad_a,
   // pad_b (values that add nothing to the sums). The accumulators stay in
   // registers: only the padding copy is indexed at run time.
-  // sum dY and sum dY * xhat over channel c, in lanes like batch_statistics.
+  // sum dY and sum dY * xhat over channel c, xhat = (x - mu) * is, in lanes
+  // like batch_statistics.
   template <typename T>
-  static void gradient_sums(ChannelView v, std::int64_t c, const T* g, const T* h, T& sum_dy, T& sum_dy_h) {
+  static void gradient_sums(ChannelView v, std::int64_t c, const T* g, const T* x, T mu, T is, T& sum_dy,
+                            T& sum_dy_h) {
     Lanes<T> a1 = {}, a2 = {};
     for (std::int64_t n = 0; n < v.n; ++n) {
       const std::int64_t base = (n * v.c + c) * v.s;
@@ -325,12 +324,12 @@ class BatchNormalizationNode final : public Node {
       for (; i + kLanes <= v.s; i += kLanes) {
         const Lanes<T> d = load_lanes(g + base + i);
         a1 += d;
-        a2 += d * load_lanes(h + base + i);
+        a2 += d * ((load_lanes(x + base + i) - mu) * is);
       }
       if (i < v.s) {
         const Lanes<T> d = load_tail(g + base + i, v.s - i, T(0));
         a1 += d;
-        a2 += d * load_tail(h + base + i, v.s - i, T(0));
+        a2 += d * ((load_tail(x + base + i, v.s - i, mu) - mu) * is);
       }
     }
     sum_dy = lane_total<T>(a1);
