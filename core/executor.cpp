@@ -249,7 +249,7 @@ TrainingRun Executor::forward(const TensorMap& feeds, std::uint64_t seed) const 
   return r;
 }
 
-TensorMap Executor::backward(TrainingRun& run, const TensorMap& grad_outputs) const {
+TensorMap Executor::backward(TrainingRun& run, const TensorMap& grad_outputs, bool input_gradients) const {
   if (run.graph_ == nullptr)
     throw RunError("backward needs a training-mode forward first (Executor::forward)");
   if (run.graph_ != &graph_) throw RunError("backward: the TrainingRun belongs to another graph");
@@ -262,7 +262,7 @@ TensorMap Executor::backward(TrainingRun& run, const TensorMap& grad_outputs) co
   std::set<std::string> wanted;
   TensorMap grads;
   for (const GraphInput& in : g.def().inputs)
-    if (is_float(in.info.dtype)) {
+    if (input_gradients && is_float(in.info.dtype)) {
       wanted.insert(in.name);
       const Tensor& x = run.feeds_.at(in.name);
       grads[in.name] = Tensor(x.dtype(), x.shape());

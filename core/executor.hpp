@@ -105,7 +105,9 @@ class Executor {
   /// Throws RunError if `run` was already consumed, UnsupportedDType for a
   /// gradient on an integer tensor or a seed of another dtype than its output,
   /// ShapeMismatch for a wrongly shaped seed (as run() does for feeds).
-  TensorMap backward(TrainingRun& run, const TensorMap& grad_outputs) const;
+  /// With `input_gradients` false the float graph inputs get no gradient (none
+  /// is computed for them nor returned): a trainer needs the initializers' only.
+  TensorMap backward(TrainingRun& run, const TensorMap& grad_outputs, bool input_gradients = true) const;
 
   const Graph& graph() const { return graph_; }
   const ExecutorOptions& options() const { return options_; }

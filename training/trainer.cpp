@@ -149,9 +149,10 @@ StepResult Trainer::step(std::span<const Batch> micro_batches, double lr) {
     // gone non-finite on one rank stops every rank alike.
     if (!parallel && !std::isfinite(loss_value)) throw diverged(loss_value);
     // d loss / d loss, times the loss scale: in float16 a scale past 65504
-    // is inf, which the check below catches like any overflow.
+    // is inf, which the check below catches like any overflow. The inputs'
+    // gradients are not wanted (a first Conv's dX is a product and a col2im).
     const TensorMap step_grads = executor_.backward(
-        run, {{b.loss, filled_like(loss, scaling ? scaler_.scale() : 1.0)}});
+        run, {{b.loss, filled_like(loss, scaling ? scaler_.scale() : 1.0)}}, false);
     TensorMap updates = run.initializer_updates();
     if (parallel)  // running statistics: the same on every rank (docs/distributed.md)
       average_updates(*group_, updates,

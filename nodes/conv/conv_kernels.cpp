@@ -1,6 +1,7 @@
 #include "nodes/conv/conv_kernels.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "core/node.hpp"
@@ -136,6 +137,120 @@ void col2im_add(const ColumnPlan& plan, const T* col, std::int64_t ld, std::int6
   });
 }
 
+// The 2-D convolutions with stride and dilation 1 (the 3x3 "same" Convs of a
+// ResNet, LeNet-5's 5x5): each input plane is copied once into a plane with
+// the padding around it (zeros that stay from one plane to the next), where
+// every row of the columns, pads included, is one copy of an output row's
+// length out of consecutive elements: no ranges per row, and the lengths of
+// the example networks (7, 14, 28, 10) fixed at compile time. The adjoint
+// adds the columns into a zeroed padded plane, whose interior is then added
+// to the input's gradient.
+struct PaddedPlane {
+  bool usable = false;
+  std::int64_t h = 0, w = 0, oh = 0, ow = 0, kh = 0, kw = 0, top = 0, left = 0, hp = 0, wp = 0;
+  bool padded = false;  // any pad: else the input plane is its own padded plane
+
+  explicit PaddedPlane(const ConvGeometry& g) {
+    if (g.axes.size() != 2) return;
+    const WindowAxis& a = g.axes[0];
+    const WindowAxis& b = g.axes[1];
+    if (a.stride != 1 || b.stride != 1 || a.dilation != 1 || b.dilation != 1) return;
+    h = a.in, w = b.in, oh = a.out, ow = b.out, kh = a.kernel, kw = b.kernel, top = a.pad_begin,
+    left = b.pad_begin;
+    hp = oh + kh - 1, wp = ow + kw - 1;  // the positions the windows read: h + pads
+    usable = hp == h + a.pad_begin + a.pad_end && wp == w + b.pad_begin + b.pad_end;
+    padded = hp != h || wp != w;
+  }
+  std::int64_t scratch() const { return usable && padded ? hp * wp : 0; }
+};
+
+// rows x N elements: dst rows consecutive, src rows `stride` apart.
+template <typename T, int N>
+void copy_rows(T* dst, const T* src, std::int64_t rows, std::int64_t stride) {
+  for (std::int64_t r = 0; r < rows; ++r, dst += N, src += stride)
+    for (int o = 0; o < N; ++o) dst[o] = src[o];
+}
+template <typename T>
+void copy_rows_n(T* dst, const T* src, std::int64_t rows, std::int64_t stride, std::int64_t n) {
+  for (std::int64_t r = 0; r < rows; ++r, dst += n, src += stride)
+    for (std::int64_t o = 0; o < n; ++o) dst[o] = src[o];
+}
+// The adjoint: dst rows `stride` apart += src rows consecutive.
+template <typename T, int N>
+void add_rows(T* dst, const T* src, std::int64_t rows, std::int64_t stride) {
+  for (std::int64_t r = 0; r < rows; ++r, dst += stride, src += N)
+    for (int o = 0; o < N; ++o) dst[o] += src[o];
+}
+template <typename T>
+void add_rows_n(T* dst, const T* src, std::int64_t rows, std::int64_t stride, std::int64_t n) {
+  for (std::int64_t r = 0; r < rows; ++r, dst += stride, src += n)
+    for (std::int64_t o = 0; o < n; ++o) dst[o] += src[o];
+}
+
+template <typename T>
+void copy_block(T* dst, const T* src, std::int64_t rows, std::int64_t stride, std::int64_t n) {
+  switch (n) {
+    case 7: return copy_rows<T, 7>(dst, src, rows, stride);
+    case 10: return copy_rows<T, 10>(dst, src, rows, stride);
+    case 14: return copy_rows<T, 14>(dst, src, rows, stride);
+    case 28: return copy_rows<T, 28>(dst, src, rows, stride);
+    default: return copy_rows_n(dst, src, rows, stride, n);
+  }
+}
+template <typename T>
+void add_block(T* dst, const T* src, std::int64_t rows, std::int64_t stride, std::int64_t n) {
+  switch (n) {
+    case 7: return add_rows<T, 7>(dst, src, rows, stride);
+    case 10: return add_rows<T, 10>(dst, src, rows, stride);
+    case 14: return add_rows<T, 14>(dst, src, rows, stride);
+    case 28: return add_rows<T, 28>(dst, src, rows, stride);
+    default: return add_rows_n(dst, src, rows, stride, n);
+  }
+}
+
+// im2col of `channels` planes of x for a usable PaddedPlane; pad holds
+// scratch() elements whose border is zero (the interior is overwritten).
+template <typename T>
+void im2col_padded(const PaddedPlane& q, const T* x, std::int64_t channels, T* col, std::int64_t ld, T* pad) {
+  for (std::int64_t c = 0; c < channels; ++c) {
+    const T* xc = x + c * q.h * q.w;
+    const T* src = xc;
+    if (q.padded) {
+      for (std::int64_t i = 0; i < q.h; ++i) {
+        T* d = pad + (i + q.top) * q.wp + q.left;
+        const T* r = xc + i * q.w;
+        for (std::int64_t j = 0; j < q.w; ++j) d[j] = r[j];
+      }
+      src = pad;
+    }
+    for (std::int64_t a = 0; a < q.kh; ++a)
+      for (std::int64_t b = 0; b < q.kw; ++b)
+        copy_block(col + ((c * q.kh + a) * q.kw + b) * ld, src + a * q.wp + b, q.oh, q.wp, q.ow);
+  }
+}
+
+// Its adjoint: adds the columns into the planes of x; pad: scratch() elements.
+template <typename T>
+void col2im_padded(const PaddedPlane& q, const T* col, std::int64_t ld, std::int64_t channels, T* x, T* pad) {
+  for (std::int64_t c = 0; c < channels; ++c) {
+    T* xc = x + c * q.h * q.w;
+    T* dst = xc;
+    if (q.padded) {
+      for (std::int64_t i = 0; i < q.hp * q.wp; ++i) pad[i] = T(0);
+      dst = pad;
+    }
+    for (std::int64_t a = 0; a < q.kh; ++a)
+      for (std::int64_t b = 0; b < q.kw; ++b)
+        add_block(dst + a * q.wp + b, col + ((c * q.kh + a) * q.kw + b) * ld, q.oh, q.wp, q.ow);
+    if (q.padded)
+      for (std::int64_t i = 0; i < q.h; ++i) {
+        const T* r = pad + (i + q.top) * q.wp + q.left;
+        T* d = xc + i * q.w;
+        for (std::int64_t j = 0; j < q.w; ++j) d[j] += r[j];
+      }
+  }
+}
+
 // Images per chunk: the columns of a chunk take about this many bytes, so
 // that im2col's output is still in the cache when the product reads it.
 constexpr std::uint64_t kChunkBytes = std::uint64_t{512} << 10;
@@ -196,13 +311,16 @@ void for_each_chunk(const ConvGeometry& g, const Blocks& s, std::int64_t parts, 
 }
 
 // One work buffer per part (thread), allocated before the threads start.
+// Left uninitialized: every element is written before it is read (im2col
+// writes the padding's zeros, the products run with beta 0), and zeroing
+// up to a megabyte per call was a visible share of a ResNet training step.
 template <typename T>
 struct PartBuffers {
-  std::vector<T> data;
+  std::unique_ptr<T[]> data;
   std::int64_t size;
   PartBuffers(std::int64_t parts, std::int64_t per_part)
-      : data(static_cast<std::size_t>(parts * per_part)), size(per_part) {}
-  T* of(std::int64_t part) { return data.data() + part * size; }
+      : data(new T[static_cast<std::size_t>(parts * per_part)]), size(per_part) {}
+  T* of(std::int64_t part) { return data.get() + part * size; }
 };
 
 std::int64_t part_count(int threads, const Blocks& s) {
@@ -241,17 +359,25 @@ void conv_forward(const ConvGeometry& g, const T* x, const T* w, const T* b, T* 
   const std::int64_t out_size = buffer_size<T>("im2col output buffer", s.mg, s, s.images > 1, max_bytes);
   const std::int64_t parts = part_count(threads, s);
   PartBuffers<T> cols_of(parts, col_size), out_of(parts, out_size);
+  const PaddedPlane fast(g);
+  PartBuffers<T> pads_of(parts, plan.identity ? 0 : fast.scratch());
+  std::fill(pads_of.of(0), pads_of.of(parts), T(0));  // the borders stay zero
   for_each_chunk(g, s, parts, threads, [&](std::int64_t n0, std::int64_t count, int product_threads,
                                            std::int64_t part) {
     T* col = cols_of.of(part);
     T* out = out_of.of(part);
+    T* pad = pads_of.of(part);
     const std::int64_t ld = count * s.p;
     for (std::int64_t grp = 0; grp < g.group; ++grp) {
       const T* cols = x + (n0 * g.in_channels + grp * s.cg) * s.in_plane;  // the identity: x itself
       if (!plan.identity) {
-        for (std::int64_t i = 0; i < count; ++i)
-          im2col(plan, x + ((n0 + i) * g.in_channels + grp * s.cg) * s.in_plane, s.cg, s.in_plane,
-                 col + i * s.p, ld);
+        for (std::int64_t i = 0; i < count; ++i) {
+          const T* xi = x + ((n0 + i) * g.in_channels + grp * s.cg) * s.in_plane;
+          if (fast.usable)
+            im2col_padded(fast, xi, s.cg, col + i * s.p, ld, pad);
+          else
+            im2col(plan, xi, s.cg, s.in_plane, col + i * s.p, ld);
+        }
         cols = col;
       }
       T* y0 = y + (n0 * g.out_channels + grp * s.mg) * s.p;
@@ -284,6 +410,10 @@ void conv_backward(const ConvGeometry& g, const T* x, const T* w, const T* dy, T
   const std::int64_t dy_size = buffer_size<T>("im2col output gradient buffer", s.mg, s, s.images > 1, max_bytes);
   const std::int64_t parts = part_count(threads, s);
   PartBuffers<T> cols_of(parts, col_size), dcols_of(parts, dcol_size), dys_of(parts, dy_size);
+  const PaddedPlane fast(g);
+  // Per part, im2col's padded plane (its borders stay zero) and col2im's.
+  PartBuffers<T> pads_of(parts, plan.identity ? 0 : 2 * fast.scratch());
+  std::fill(pads_of.of(0), pads_of.of(parts), T(0));
   // Part 0 adds into dw, the others into zeroed partial sums added after it in order.
   const std::int64_t w_size = g.out_channels * s.r;
   std::vector<T> partial_dw(dw ? static_cast<std::size_t>((parts - 1) * w_size) : 0);
@@ -293,6 +423,7 @@ void conv_backward(const ConvGeometry& g, const T* x, const T* w, const T* dy, T
       T* col = cols_of.of(part);
       T* dcol = dcols_of.of(part);
       T* dyc = dys_of.of(part);
+      T* pad = pads_of.of(part);
       T* dw_part = !dw ? nullptr : part == 0 ? dw : partial_dw.data() + (part - 1) * w_size;
       const std::int64_t ld = count * s.p;
       for (std::int64_t grp = 0; grp < g.group; ++grp) {
@@ -311,9 +442,13 @@ void conv_backward(const ConvGeometry& g, const T* x, const T* w, const T* dy, T
         if (dw) {
           const T* cols = x + x_block;
           if (!plan.identity) {
-            for (std::int64_t i = 0; i < count; ++i)
-              im2col(plan, x + ((n0 + i) * g.in_channels + grp * s.cg) * s.in_plane, s.cg, s.in_plane,
-                     col + i * s.p, ld);
+            for (std::int64_t i = 0; i < count; ++i) {
+              const T* xi = x + ((n0 + i) * g.in_channels + grp * s.cg) * s.in_plane;
+              if (fast.usable)
+                im2col_padded(fast, xi, s.cg, col + i * s.p, ld, pad);
+              else
+                im2col(plan, xi, s.cg, s.in_plane, col + i * s.p, ld);
+            }
             cols = col;
           }
           // dW_g (Mg x R) += dY (Mg x count*P) * col^T
@@ -326,9 +461,14 @@ void conv_backward(const ConvGeometry& g, const T* x, const T* w, const T* dy, T
             matrix_product<T>(s.r, s.p, s.mg, T(1), wg, true, dyb, false, T(1), dx + x_block, product_threads);
           } else {
             matrix_product<T>(s.r, ld, s.mg, T(1), wg, true, dyb, false, T(0), dcol, product_threads);
-            for (std::int64_t i = 0; i < count; ++i)
-              col2im_add(plan, dcol + i * s.p, ld, s.cg, s.in_plane,
-                         dx + ((n0 + i) * g.in_channels + grp * s.cg) * s.in_plane);
+            for (std::int64_t i = 0; i < count; ++i) {
+              T* dxi = dx + ((n0 + i) * g.in_channels + grp * s.cg) * s.in_plane;
+              if (fast.usable) {
+                col2im_padded(fast, dcol + i * s.p, ld, s.cg, dxi, pad + fast.scratch());
+              } else {
+                col2im_add(plan, dcol + i * s.p, ld, s.cg, s.in_plane, dxi);
+              }
+            }
           }
         }
       }

@@ -46,7 +46,8 @@ void ConvNodeBase::forward(const ForwardContext& ctx) const {
   const Tensor xc = to_compute(x);
   const Tensor wc = to_compute(w);
   const Tensor bc = to_compute(b);
-  Tensor y(xc.dtype(), y_shape(*held));
+  // Conv writes Y whole (conv_forward); ConvTranspose adds into zeros.
+  Tensor y = transposed_ ? Tensor(xc.dtype(), y_shape(*held)) : Tensor::uninitialized(xc.dtype(), y_shape(*held));
   compute_forward(*held, xc, wc, bc, y, ctx);
   ctx.outputs[0] = as_dtype(y, x.dtype());
   if (ctx.saved) ctx.saved->insert(ctx.saved->end(), {xc, wc});

@@ -24,7 +24,8 @@ class ConvNodeBase : public Node {
   /// is the geometry's input, B has its in_channels), else Conv.
   ConvNodeBase(NodeConfig c, bool transposed);
 
-  /// Y (zero-filled, compute dtype) from X, W and B (empty: none) in the compute dtype.
+  /// Y (compute dtype; zero-filled for ConvTranspose, uninitialized for Conv,
+  /// whose kernel writes it whole) from X, W and B (empty: none) in the compute dtype.
   virtual void compute_forward(const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& b,
                                Tensor& y, const ForwardContext& ctx) const = 0;
   /// Adds the gradients for dY into dx, dw, db (empty: not wanted): zero-filled

@@ -37,6 +37,7 @@
 // through as IEEE arithmetic says, like NaN in any other input.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "core/errors.hpp"
 #include "core/registry.hpp"
@@ -48,6 +49,30 @@ namespace nodeflow {
 namespace {
 
 constexpr const char* kInputNames[] = {"X", "scale", "B", "input_mean", "input_var"};
+// The partial sums of a channel's sums (batch_statistics): kLanes of T as one
+// GCC vector (as in normalize_rows.cpp), so that the compiler keeps them in
+// registers and vectorizes the additions whatever the instruction set.
+constexpr int kLanes = 16;
+template <typename T> struct LanesOf {
+  typedef T type __attribute__((vector_size(kLanes * sizeof(T))));
+};
+template <typename T> using Lanes = typename LanesOf<T>::type;
+// The helpers taking and giving such vectors are inlined, so the ABI of
+// passing them, which GCC warns would differ between instruction sets, never
+// comes into play. The warning comes at the end of the file, where the
+// templates are instantiated: it stays off for the rest of this file.
+#pragma GCC diagnostic ignored "-Wpsabi"
+template <typename T> [[gnu::always_inline]] inline Lanes<T> load_lanes(const T* p) {
+  Lanes<T> v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+// The last `count` (< kLanes) elements of a row, then `pad`.
+template <typename T> [[gnu::always_inline]] inline Lanes<T> load_tail(const T* p, std::int64_t count, T pad) {
+  T t[kLanes];
+  for (std::int64_t j = 0; j < kLanes; ++j) t[j] = j < count ? p[j] : pad;
+  return load_lanes(t);
+}
 
 struct ChannelView {
   std::int64_t n, c, s;  // batch, channels, spatial size
@@ -98,8 +123,7 @@ class BatchNormalizationNode final : public Node {
                      to_string(x.shape()));
     Tensor mean = training ? Tensor(ct, {v.c}) : as_dtype(ctx.inputs[3], ct);
     Tensor var = training ? Tensor(ct, {v.c}) : as_dtype(ctx.inputs[4], ct);
-    Tensor y(ct, x.shape());
-    Tensor xhat = keep ? Tensor(ct, x.shape()) : Tensor{};
+    Tensor y = Tensor::uninitialized(ct, x.shape());  // written whole below
     Tensor invstd(ct, {v.c});
     visit_compute_dtype(ct, [&](auto tag) {
       using T = decltype(tag);
@@ -108,7 +132,6 @@ class BatchNormalizationNode final : public Node {
       T* vp = var.data<T>();
       T* isp = invstd.data<T>();
       T* yp = y.data<T>();
-      T* hp = keep ? xhat.data<T>() : nullptr;
       const T* gp = scale.data<T>();
       const T* bp = bias.data<T>();
       const auto eps = static_cast<T>(epsilon_);
@@ -124,14 +147,7 @@ class BatchNormalizationNode final : public Node {
           const T mu = mp[c], g = gp[c], b = bp[c];
           for (std::int64_t n = 0; n < v.n; ++n) {
             const std::int64_t base = (n * v.c + c) * v.s;
-            if (hp)
-              for (std::int64_t i = base; i < base + v.s; ++i) {
-                const T h = (xp[i] - mu) * is;
-                hp[i] = h;
-                yp[i] = g * h + b;
-              }
-            else
-              for (std::int64_t i = base; i < base + v.s; ++i) yp[i] = g * ((xp[i] - mu) * is) + b;
+            for (std::int64_t i = base; i < base + v.s; ++i) yp[i] = g * ((xp[i] - mu) * is) + b;
           }
         }
       });
@@ -149,23 +165,32 @@ class BatchNormalizationNode final : public Node {
         ctx.updates->emplace_back(4, running_var);
       }
     }
+    // Backward recomputes xhat = (X - mean) * invstd from X (a reference, not
+    // a copy): the same values, without writing and reading a tensor of X's size.
     if (keep)
       ctx.saved->insert(ctx.saved->end(),
-                        {xhat, invstd, scale, Tensor::from<std::uint8_t>({}, {std::uint8_t{training}})});
+                        {x, mean, invstd, scale, Tensor::from<std::uint8_t>({}, {std::uint8_t{training}})});
   }
 
   void backward(const BackwardContext& ctx) const override {
     if (ctx.grad_outputs[0].empty()) return;
-    require_saved("BatchNormalization", ctx.saved.size(), 4);
-    const Tensor& xhat = ctx.saved[0];
-    const Tensor& invstd = ctx.saved[1];
-    const Tensor& scale = ctx.saved[2];
-    const bool batch_statistics = ctx.saved[3].data<std::uint8_t>()[0] != 0;
-    const DType ct = xhat.dtype();
-    check_output_gradient("BatchNormalization", 0, ctx.grad_outputs[0], xhat.shape());
+    require_saved("BatchNormalization", ctx.saved.size(), 5);
+    const Tensor& x = ctx.saved[0];  // xhat = (X - mean) * invstd per channel
+    const Tensor& mean = ctx.saved[1];
+    const Tensor& invstd = ctx.saved[2];
+    const Tensor& scale = ctx.saved[3];
+    const bool batch_statistics = ctx.saved[4].data<std::uint8_t>()[0] != 0;
+    const DType ct = x.dtype();
+    check_output_gradient("BatchNormalization", 0, ctx.grad_outputs[0], x.shape());
     const Tensor dy = to_compute(ctx.grad_outputs[0]);
-    const ChannelView v = channel_view(xhat.shape());
-    Tensor dx(ct, xhat.shape());
+    const ChannelView v = channel_view(x.shape());
+    // dX goes straight into the gradient buffer (+=) when that holds the
+    // compute dtype and the scale is 1: the same sums as a separate dX added
+    // by accumulate_gradient, without its buffer and its extra pass.
+    Tensor& dx_sum = ctx.grad_inputs[0];
+    const bool dx_direct = !dx_sum.empty() && dx_sum.dtype() == ct && ctx.scale_for(0) == 1.0 &&
+                           dx_sum.numel() == x.numel();
+    Tensor dx = dx_direct || dx_sum.empty() ? Tensor{} : Tensor::uninitialized(ct, x.shape());
     Tensor dscale(ct, {v.c});
     Tensor dbias(ct, {v.c});
     // Constant statistics are inputs Y reads: their gradients too.
@@ -174,10 +199,12 @@ class BatchNormalizationNode final : public Node {
     visit_compute_dtype(ct, [&](auto tag) {
       using T = decltype(tag);
       const T* g = dy.data<T>();
-      const T* h = xhat.data<T>();
+      const T* xp = x.data<T>();
+      const T* mp = mean.data<T>();
       const T* sp = scale.data<T>();
       const T* isp = invstd.data<T>();
-      T* dxp = dx.data<T>();
+      T* dxp = dx_direct ? dx_sum.data<T>() : dx.empty() ? nullptr : dx.data<T>();
+      const bool add = dx_direct;
       T* dsp = dscale.data<T>();
       T* dbp = dbias.data<T>();
       const auto m = static_cast<T>(v.n * v.s);
@@ -185,34 +212,41 @@ class BatchNormalizationNode final : public Node {
       T* dvp = batch_statistics ? nullptr : dvar.data<T>();
       channel_ranges(ctx.threads, v, [=](std::int64_t c0, std::int64_t c1) {
         for (std::int64_t c = c0; c < c1; ++c) {
-          T sum_dy = 0;
-          T sum_dy_h = 0;
-          for (std::int64_t n = 0; n < v.n; ++n)
-            for (std::int64_t i = (n * v.c + c) * v.s, e = i + v.s; i < e; ++i) {
-              sum_dy += g[i];
-              sum_dy_h += g[i] * h[i];
-            }
+          const T mu = mp[c], is = isp[c];
+          T sum_dy, sum_dy_h;
+          gradient_sums<T>(v, c, g, xp, mu, is, sum_dy, sum_dy_h);
           dbp[c] = sum_dy;
           dsp[c] = sum_dy_h;
           if (dmp) {  // constant statistics: a per-channel affine map of X
-            const T is = isp[c];
             const T k = sp[c] * is;
-            for (std::int64_t n = 0; n < v.n; ++n)
-              for (std::int64_t i = (n * v.c + c) * v.s, e = i + v.s; i < e; ++i) dxp[i] = k * g[i];
+            for (std::int64_t n = 0; n < v.n && dxp; ++n) {
+              const std::int64_t b0 = (n * v.c + c) * v.s, e = b0 + v.s;
+              if (add)
+                for (std::int64_t i = b0; i < e; ++i) dxp[i] += k * g[i];
+              else
+                for (std::int64_t i = b0; i < e; ++i) dxp[i] = k * g[i];
+            }
             dmp[c] = -k * sum_dy;
             dvp[c] = T(-0.5) * k * is * sum_dy_h;  // d/dvar of (x - mu) / sqrt(var + eps)
             continue;
           }
           // The batch mean and variance depend on X: their terms are the two sums.
-          const T k = sp[c] * isp[c] / m;
-          for (std::int64_t n = 0; n < v.n; ++n)
-            for (std::int64_t i = (n * v.c + c) * v.s, e = i + v.s; i < e; ++i)
-              dxp[i] = k * (m * g[i] - sum_dy - h[i] * sum_dy_h);
+          if (!dxp) continue;
+          const T k = sp[c] * is / m;
+          for (std::int64_t n = 0; n < v.n; ++n) {
+            const std::int64_t b0 = (n * v.c + c) * v.s, e = b0 + v.s;
+            if (add)
+              for (std::int64_t i = b0; i < e; ++i)
+                dxp[i] += k * (m * g[i] - sum_dy - ((xp[i] - mu) * is) * sum_dy_h);
+            else
+              for (std::int64_t i = b0; i < e; ++i)
+                dxp[i] = k * (m * g[i] - sum_dy - ((xp[i] - mu) * is) * sum_dy_h);
+          }
         }
       });
     });
     const Tensor* grads[] = {&dx, &dscale, &dbias, &dmean, &dvar};
-    for (std::size_t k = 0; k < (batch_statistics ? 3u : 5u); ++k)
+    for (std::size_t k = dx_direct ? 1 : 0; k < (batch_statistics ? 3u : 5u); ++k)
       if (!ctx.grad_inputs[k].empty()) accumulate_gradient(ctx.grad_inputs[k], *grads[k], ctx.scale_for(k));
   }
 
@@ -243,17 +277,72 @@ class BatchNormalizationNode final : public Node {
   }
 
   // Two passes (mean, then squared deviations): no cancellation for large means.
+  // Each sum runs in kLanes partial sums (element j of a row goes to lane
+  // j mod kLanes), added pairwise at the end: a fixed order, so the same bits
+  // for any thread count, and independent lanes the compiler vectorizes (a
+  // single running sum is a chain of dependent additions, 4 cycles each).
   template <typename T> static void batch_statistics(ChannelView v, std::int64_t c, const T* x, T* mean, T* var) {
     const auto m = static_cast<T>(v.n * v.s);
-    T sum = 0;
-    for (std::int64_t n = 0; n < v.n; ++n)
-      for (std::int64_t i = (n * v.c + c) * v.s, e = i + v.s; i < e; ++i) sum += x[i];
-    const T mu = sum / m;
-    T sq = 0;
-    for (std::int64_t n = 0; n < v.n; ++n)
-      for (std::int64_t i = (n * v.c + c) * v.s, e = i + v.s; i < e; ++i) sq += (x[i] - mu) * (x[i] - mu);
+    Lanes<T> acc = {};
+    for (std::int64_t n = 0; n < v.n; ++n) {
+      const T* row = x + (n * v.c + c) * v.s;
+      std::int64_t i = 0;
+      for (; i + kLanes <= v.s; i += kLanes) acc += load_lanes(row + i);
+      if (i < v.s) acc += load_tail(row + i, v.s - i, T(0));
+    }
+    const T mu = lane_total<T>(acc) / m;
+    Lanes<T> sq = {};
+    for (std::int64_t n = 0; n < v.n; ++n) {
+      const T* row = x + (n * v.c + c) * v.s;
+      std::int64_t i = 0;
+      for (; i + kLanes <= v.s; i += kLanes) {
+        const Lanes<T> d = load_lanes(row + i) - mu;
+        sq += d * d;
+      }
+      if (i < v.s) {
+        const Lanes<T> d = load_tail(row + i, v.s - i, mu) - mu;  // padding with mu adds 0
+        sq += d * d;
+      }
+    }
     mean[c] = mu;
-    var[c] = sq / m;
+    var[c] = lane_total<T>(sq) / m;
+  }
+
+  // Calls body(a, b) on kLanes consecutive elements of channel c of a and b
+  // at a time, row after row; a row's last elements come padded with pad_a,
+  // pad_b (values that add nothing to the sums). The accumulators stay in
+  // registers: only the padding copy is indexed at run time.
+  // sum dY and sum dY * xhat over channel c, xhat = (x - mu) * is, in lanes
+  // like batch_statistics.
+  template <typename T>
+  static void gradient_sums(ChannelView v, std::int64_t c, const T* g, const T* x, T mu, T is, T& sum_dy,
+                            T& sum_dy_h) {
+    Lanes<T> a1 = {}, a2 = {};
+    for (std::int64_t n = 0; n < v.n; ++n) {
+      const std::int64_t base = (n * v.c + c) * v.s;
+      std::int64_t i = 0;
+      for (; i + kLanes <= v.s; i += kLanes) {
+        const Lanes<T> d = load_lanes(g + base + i);
+        a1 += d;
+        a2 += d * ((load_lanes(x + base + i) - mu) * is);
+      }
+      if (i < v.s) {
+        const Lanes<T> d = load_tail(g + base + i, v.s - i, T(0));
+        a1 += d;
+        a2 += d * ((load_tail(x + base + i, v.s - i, mu) - mu) * is);
+      }
+    }
+    sum_dy = lane_total<T>(a1);
+    sum_dy_h = lane_total<T>(a2);
+  }
+
+  // The kLanes partial sums added pairwise (lane j + lane j + width, halving).
+  template <typename T> [[gnu::always_inline]] static inline T lane_total(Lanes<T> v) {
+    T acc[kLanes];
+    std::memcpy(acc, &v, sizeof acc);
+    for (int width = kLanes / 2; width > 0; width /= 2)
+      for (int j = 0; j < width; ++j) acc[j] += acc[j + width];
+    return acc[0];
   }
 
   // body(first channel, end) over up to `threads` ranges of channels; one
