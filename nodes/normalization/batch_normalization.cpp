@@ -42,6 +42,7 @@
 #include "core/errors.hpp"
 #include "core/registry.hpp"
 #include "nodes/common/layer_common.hpp"
+#include "nodes/common/vector_lanes.hpp"
 #include "nodes/common/parallel.hpp"
 #include "nodes/layer_ops.hpp"
 
@@ -49,24 +50,12 @@ namespace nodeflow {
 namespace {
 
 constexpr const char* kInputNames[] = {"X", "scale", "B", "input_mean", "input_var"};
-// The partial sums of a channel's sums (batch_statistics): kLanes of T as one
-// GCC vector (as in normalize_rows.cpp), so that the compiler keeps them in
+// The partial sums of a channel's sums (batch_statistics): the lanes of
+// nodes/common/vector_lanes.hpp, so that the compiler keeps them in
 // registers and vectorizes the additions whatever the instruction set.
-constexpr int kLanes = 16;
-template <typename T> struct LanesOf {
-  typedef T type __attribute__((vector_size(kLanes * sizeof(T))));
-};
-template <typename T> using Lanes = typename LanesOf<T>::type;
-// The helpers taking and giving such vectors are inlined, so the ABI of
-// passing them, which GCC warns would differ between instruction sets, never
-// comes into play. The warning comes at the end of the file, where the
-// templates are instantiated: it stays off for the rest of this file.
-#pragma GCC diagnostic ignored "-Wpsabi"
-template <typename T> [[gnu::always_inline]] inline Lanes<T> load_lanes(const T* p) {
-  Lanes<T> v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
+using lanes::kLanes;
+using lanes::Lanes;
+using lanes::load_lanes;
 // The last `count` (< kLanes) elements of a row, then `pad`.
 template <typename T> [[gnu::always_inline]] inline Lanes<T> load_tail(const T* p, std::int64_t count, T pad) {
   T t[kLanes];

@@ -13,6 +13,7 @@
 #include <Eigen/Core>
 
 #include "nodes/common/layer_common.hpp"
+#include "nodes/common/vector_lanes.hpp"
 #include "nodes/common/parallel.hpp"
 
 namespace nodeflow {
@@ -22,29 +23,14 @@ template <typename T> using Arr = Eigen::Array<T, Eigen::Dynamic, 1>;
 template <typename T> using CMap = Eigen::Map<const Arr<T>>;
 template <typename T> using MMap = Eigen::Map<Arr<T>>;
 
-// Sixteen lanes of T as one GCC vector: the partial sums of a row. The order of
-// every float sum is fixed by this source, whatever vector width the compiler
-// maps the lanes to (one AVX-512 register of floats, two AVX2 ones), and the
-// file is built without contracting products into sums (CMakeLists.txt), so
-// each clone below gives the same bits.
-constexpr std::int64_t kLanes = 16;
-template <typename T> struct LanesOf {
-  typedef T type __attribute__((vector_size(kLanes * sizeof(T))));
-};
-template <typename T> using Lanes = typename LanesOf<T>::type;
-// These helpers are always inlined, so the ABI of passing such vectors, which
-// GCC and clang warn would differ between instruction sets, never comes into
-// play.
+// The partial sums of a row in the lanes of nodes/common/vector_lanes.hpp;
+// the file is built without contracting products into sums (CMakeLists.txt),
+// so each instruction set's clone below gives the same bits.
+using lanes::kLanes;
+using lanes::Lanes;
+using lanes::load_lanes;
+using lanes::store_lanes;
 #pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpsabi"
-template <typename T> [[gnu::always_inline]] inline Lanes<T> load_lanes(const T* p) {
-  Lanes<T> v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-template <typename T> [[gnu::always_inline]] inline void store_lanes(T* p, const Lanes<T>& v) {
-  std::memcpy(p, &v, sizeof v);
-}
 
 // One LayerNormalization row (one parameter per column) of row_sums: s1 =
 // sum(dy * scale), s2 = sum(dy * scale * xhat) in kLanes partial sums (the

@@ -7,28 +7,17 @@
 
 #include <cstring>
 
+#include "nodes/common/vector_lanes.hpp"
+
 namespace nodeflow::reduce_lines {
 namespace {
 
-constexpr std::int64_t kLanes = 16;
-template <typename T> struct LanesOf {
-  typedef T type __attribute__((vector_size(kLanes * sizeof(T))));
-};
-template <typename T> using Lanes = typename LanesOf<T>::type;
+using lanes::kLanes;
+using lanes::Lanes;
+using lanes::load_lanes;
+using lanes::store_lanes;
 
-// Always inlined, so the ABI of passing such vectors, which GCC and clang warn
-// would differ between instruction sets, never comes into play.
 #pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpsabi"
-template <typename T> [[gnu::always_inline]] inline Lanes<T> load(const T* p) {
-  Lanes<T> v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-template <typename T> [[gnu::always_inline]] inline void store(T* p, const Lanes<T>& v) {
-  std::memcpy(p, &v, sizeof v);
-}
-
 // Half a vector, for the tails: a row of 56 (the last axis of a 56x56 image)
 // is three whole vectors and one half.
 constexpr std::int64_t kHalf = kLanes / 2;
@@ -47,7 +36,7 @@ template <typename T> [[gnu::always_inline]] inline void store_half(T* p, const 
 
 template <typename T> [[gnu::always_inline]] inline void add_lines(T* acc, const T* x, std::int64_t n) {
   std::int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes) store(acc + j, load(acc + j) + load(x + j));
+  for (; j + kLanes <= n; j += kLanes) store_lanes(acc + j, load_lanes(acc + j) + load_lanes(x + j));
   if (j + kHalf <= n) {
     store_half(acc + j, load_half(acc + j) + load_half(x + j));
     j += kHalf;
@@ -57,7 +46,7 @@ template <typename T> [[gnu::always_inline]] inline void add_lines(T* acc, const
 
 template <typename T> [[gnu::always_inline]] inline void add_scalar_lines(T* acc, T v, std::int64_t n) {
   std::int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes) store(acc + j, load(acc + j) + v);
+  for (; j + kLanes <= n; j += kLanes) store_lanes(acc + j, load_lanes(acc + j) + v);
   if (j + kHalf <= n) {
     store_half(acc + j, load_half(acc + j) + v);
     j += kHalf;
