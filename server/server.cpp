@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
+#include <string>
 
 #include "core/errors.hpp"
 #include "serialization/op_schema_json.hpp"
@@ -39,6 +41,15 @@ std::string status_message(const httplib::Request& req, int status, std::size_t 
     case 400: return "malformed request";
     default: return "HTTP status " + std::to_string(status);
   }
+}
+
+// Why a request whose method carries a body states no length, if it does not.
+std::optional<std::string> length_required(const httplib::Request& req) {
+  if (req.method != "POST" && req.method != "PUT") return std::nullopt;
+  if (req.has_header("Content-Length") || req.has_header("Transfer-Encoding")) return std::nullopt;
+  return "a " + req.method +
+         " request needs a Content-Length header (Content-Length: 0 for no body; curl sends it "
+         "with -d '') or Transfer-Encoding: chunked";
 }
 
 }  // namespace
@@ -87,9 +98,19 @@ Server::Server(ServerOptions options) : impl_(std::make_unique<Impl>(std::move(o
         s.access->check(req.get_header_value("Host"), req.get_header_value("Origin"),
                         req.has_header("Origin"), is_api(req.path),
                         req.get_header_value("Authorization"), req.get_param_value("token"));
-    if (!refusal) return httplib::Server::HandlerResponse::Unhandled;
-    send_error(res, refusal->status, refusal->message);
-    return httplib::Server::HandlerResponse::Handled;
+    if (refusal) {
+      send_error(res, refusal->status, refusal->message);
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    // A body of no stated length is read by httplib until the client closes
+    // the connection, so `curl -X POST .../stop` (no body, no Content-Length)
+    // would wait out the read timeout and get a bare 400: answer at once
+    // (before the body is read) with what to send instead.
+    if (const std::optional<std::string> message = length_required(req)) {
+      send_error(res, 411, *message);
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
   });
   // Every error status gets a JSON body: those httplib sets itself (404, 413)
   // and any a route left without one.

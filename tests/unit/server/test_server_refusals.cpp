@@ -176,6 +176,48 @@ TEST_F(ServerRefusals, MalformedBodiesGetAnErrorNamingThem) {
   expect_error(client()->Post("/api/run", deep, "application/json"), 400, "request body: invalid JSON");
 }
 
+// Sends `request` as it is on a new connection and returns what the server
+// answered within 3 s (httplib's read timeout, which a body of no stated
+// length would wait out, is 5 s).
+std::string raw_exchange(int port, const std::string& request) {
+  const int s = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  timeval timeout{3, 0};
+  ::setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  std::string answer;
+  if (::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::send(s, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size())) {
+    char buffer[4096];
+    // Until the JSON body's closing brace and newline, the connection's end, or the timeout.
+    while (answer.find("}\n") == std::string::npos) {
+      const ssize_t n = ::recv(s, buffer, sizeof buffer, 0);
+      if (n <= 0) break;
+      answer.append(buffer, static_cast<std::size_t>(n));
+    }
+  }
+  ::close(s);
+  return answer;
+}
+
+TEST_F(ServerRefusals, ABodyOfNoStatedLengthIsRefusedAtOnce) {
+  const std::string head = "Host: 127.0.0.1:" + std::to_string(port()) + "\r\nAuthorization: Bearer " + kToken + "\r\n";
+  const std::string answer = raw_exchange(port(), "POST /api/train/1/stop HTTP/1.1\r\n" + head + "\r\n");
+  EXPECT_EQ(answer.rfind("HTTP/1.1 411", 0), 0u) << answer;
+  EXPECT_NE(answer.find("{\"error\":\"a POST request needs a Content-Length header (Content-Length: 0 for no body"),
+            std::string::npos)
+      << answer;
+  // The token is still checked first; with a length the request goes through.
+  EXPECT_EQ(raw_exchange(port(), "PUT /api/files/a.json HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port()) + "\r\n\r\n")
+                .rfind("HTTP/1.1 401", 0),
+            0u);
+  const std::string stop = raw_exchange(port(), "POST /api/train/1/stop HTTP/1.1\r\n" + head + "Content-Length: 0\r\n\r\n");
+  EXPECT_EQ(stop.rfind("HTTP/1.1 404", 0), 0u) << stop;
+  EXPECT_NE(stop.find("no training run 1"), std::string::npos) << stop;
+}
+
 TEST_F(ServerRefusals, ALongHeaderIsRefusedAndTheServerGoesOn) {
   const auto r = client()->Get("/api/ops", {{"X-Long", std::string(20000, 'a')}});
   if (r) {
