@@ -42,6 +42,17 @@ Custom tiles_and_axis() {
           "tiles/axis initializers become repeats"};
 }
 
+/// Flatten before 11 takes `axis` in [0, rank]; negative axes came at 11 (ONNX's
+/// shape inference and onnxruntime refuse them before).
+Custom non_negative_axis() {
+  return {[](Upgrade& up) {
+            const AttrValue* v = up.attribute("axis");
+            if (v != nullptr && std::get<std::int64_t>(*v) < 0)
+              up.refuse_attribute("attribute 'axis' = " + to_string(*v) + ": negative axes exist from opset 11");
+          },
+          "a negative axis refused"};
+}
+
 /// Cast-1's `to` names a TensorProto data type; from 6 it is the enum value.
 Custom type_name_to_enum() {
   return {[](Upgrade& up) {
@@ -130,7 +141,8 @@ std::vector<OpHistory> shape_history() {
         version(19, {int_attr("allowzero")}, 2, 1), version(21, {int_attr("allowzero")}, 2, 1)},
        {}},
       {"Flatten",
-       {version(1, axis, 1, 1), version(9, axis, 1, 1), version(11, axis, 1, 1), version(13, axis, 1, 1),
+       {version(1, axis, 1, 1, {non_negative_axis()}), version(9, axis, 1, 1, {non_negative_axis()}),
+        version(11, axis, 1, 1), version(13, axis, 1, 1),
         version(21, axis, 1, 1)},
        {}},
       {"Transpose",
