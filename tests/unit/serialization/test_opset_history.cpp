@@ -491,6 +491,11 @@ TEST(OpsetHistory, OldFormsWithoutAnExactLaterFormAreRefusedNamingNodeOpOpsetAnd
        "shape (numpy broadcasting from 8)"},
       {{"Flatten", 9, {{"axis", I{-1}}}, {"x"}, {"y"}, {}, {}, {}},
        "node 'n1' (Flatten, opset 9): attribute 'axis' = -1: negative axes exist from opset 11"},
+      // The attributes that held what later became inputs, absent.
+      {{"Reshape", 1, {}, {"x"}, {"y"}, {}, {}, {}}, "node 'n1' (Reshape, opset 1): attribute 'shape' is required at opset 1"},
+      {{"Pad", 2, {{"mode", std::string("edge")}}, {"x"}, {"y"}, {}, {}, {}},
+       "node 'n1' (Pad, opset 2): attribute 'pads' is required at opset 2"},
+      {{"Pad", 1, {}, {"x"}, {"y"}, {}, {}, {}}, "node 'n1' (Pad, opset 1): attribute 'paddings' is required at opset 1"},
       {{"Softmax", 12, {}, {"x"}, {"y"}, {}, {}, {}},
        "node 'n1' (Softmax, opset 12): Softmax before opset 13 normalizes over axes 1.. of the input flattened to "
        "2-D, from 13 over one axis: read only when the input's shape is known, and 'x' is not a graph input, an "
