@@ -445,9 +445,14 @@ def lined_up(b, rank, axis):
 def hand_legacy(op, a, b, axis):
     """ONNX Add-6: B's shape is a contiguous run of A's starting at `axis` (suffix matching
     without it), or B has one element; B is repeated over A's other axes."""
-    if b.size != 1:
+    if b.size != 1:  # B's dimensions less leading and trailing 1s (Caffe2 skips them) equal A's there
         start = a.ndim - b.ndim if axis is None else axis % a.ndim
-        assert a.shape[start:start + b.ndim] == b.shape
+        first, last = 0, b.ndim
+        while first < last and b.shape[first] == 1:
+            first += 1
+        while last > first and b.shape[last - 1] == 1:
+            last -= 1
+        assert a.shape[start + first:start + last] == b.shape[first:last]
     bb = np.broadcast_to(lined_up(b, a.ndim, axis), a.shape)
     return {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide}[op](a, bb)
 
@@ -458,6 +463,7 @@ LEGACY = {
     "sub_6_axis1_inner_run": ("Sub", [2, 3, 4, 5], [3, 4], 1),
     "div_6_suffix_no_axis": ("Div", [2, 3, 4], [3, 4], None),
     "mul_6_one_element_b": ("Mul", [2, 3, 4], [1, 1], 2),
+    "add_6_axis1_trailing_one": ("Add", [2, 3, 4, 5], [3, 1], 1),
 }
 for _name, (_op, _a, _b, _axis) in LEGACY.items():
     def _build(opset, op=_op, a=_a, b=_b, axis=_axis):

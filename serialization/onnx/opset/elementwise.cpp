@@ -1,9 +1,47 @@
 // Opset history of the elementwise math ops: unary, binary with the legacy
 // broadcast of opsets 1-6, variadic, Clip (docs/onnx.md, "Opset history").
+#include <algorithm>
+
 #include "serialization/onnx/detail/opset_common.hpp"
 
 namespace nodeflow::onnx_import::detail {
 namespace {
+
+/// With broadcast = 1, B (of more than one element) must line up with A where
+/// ONNX-6 puts it: at `axis`, or at A's end without it. Y has A's shape, so B
+/// has at most A's rank, and B's dimensions, less its leading and trailing 1s
+/// (which Caffe2, the definition's source, skips), equal A's there (a dimension
+/// of A known only at run time passes). Numpy broadcasting would read some of
+/// the others (A [2, 1, 4] with B [3, 4]) with another output shape, so they are
+/// refused here rather than left to it. An axis outside A is refused by the caller.
+void check_lines_up(const Upgrade& up, const Shape& a, const Shape& b, const AttrValue* axis) {
+  const auto ra = static_cast<std::int64_t>(a.size());
+  const auto rb = static_cast<std::int64_t>(b.size());
+  if (rb > ra)
+    up.refuse_attribute("attribute 'broadcast' = 1: B " + to_string(b) + " has more axes than A " + to_string(a) +
+                        " (legacy broadcasting repeats B over A's axes: Y has A's shape)");
+  std::int64_t start = ra - rb;
+  if (axis != nullptr) {
+    const std::int64_t at = std::get<std::int64_t>(*axis);
+    start = at < 0 ? at + ra : at;
+    if (start < 0 || start + rb > ra) return;
+  }
+  std::int64_t first = 0;
+  std::int64_t last = rb - 1;
+  while (first <= last && b[static_cast<std::size_t>(first)] == 1) ++first;
+  while (last >= first && b[static_cast<std::size_t>(last)] == 1) --last;
+  for (std::int64_t k = first; k <= last; ++k) {
+    const std::int64_t da = a[static_cast<std::size_t>(start + k)];
+    const std::int64_t db = b[static_cast<std::size_t>(k)];
+    if (da >= 0 && da != db)
+      up.refuse_attribute(std::string(axis != nullptr ? "attribute 'axis' = " + to_string(*axis)
+                                                      : std::string("attribute 'broadcast' = 1 without 'axis'")) +
+                          ": B " + to_string(b) + " does not line up with A " + to_string(a) + " at axis " +
+                          std::to_string(start) + " (B's axis " + std::to_string(k) + " is " + std::to_string(db) +
+                          ", A's axis " + std::to_string(start + k) + " is " + std::to_string(da) +
+                          "; legacy broadcasting wants B's dimensions, less leading and trailing 1s, equal to A's)");
+  }
+}
 
 /// Opsets 1-6 of Add, Sub, Mul, Div, Pow: `broadcast` (default 0: shapes
 /// equal) and `axis` (where B's shape lines up in A's when broadcasting; suffix
@@ -42,6 +80,8 @@ Custom legacy_broadcast() {
                                   to_string(known_b->info.shape) +
                                   " differ, and without broadcast = 1 this opset wants them equal (legacy "
                                   "broadcasting)");
+            if (broadcast && known_a && static_shape(known_b) && !one_element(known_b))
+              check_lines_up(up, known_a->info.shape, known_b->info.shape, a);
             if (broadcast && one_element(known_b)) {
               const std::optional<std::size_t> rank_a = known_rank(up, 0);
               if (!rank_a || known_b->info.shape.size() > *rank_a) {
@@ -98,11 +138,32 @@ OpHistory binary(const std::string& op) {
           {}};
 }
 
+/// Sum, Mean, Max, Min before 8: every input has the same shape. Numpy
+/// broadcasting (8) reads equal shapes the same; inputs of known, different
+/// shapes are refused (onnxruntime refuses them too) rather than broadcast.
+Custom equal_shapes() {
+  return {[](Upgrade& up) {
+            std::optional<Shape> first;
+            for (std::size_t k = 0; k < up.node().inputs.size(); ++k) {
+              const std::optional<KnownTensor> t = up.known_input(k);
+              if (!t) continue;
+              if (std::find(t->info.shape.begin(), t->info.shape.end(), kDynamicDim) != t->info.shape.end()) continue;
+              if (!first) {
+                first = t->info.shape;
+              } else if (*first != t->info.shape) {
+                up.refuse("input " + std::to_string(k) + " is " + to_string(t->info.shape) + " where an earlier one is " +
+                          to_string(*first) + ": before opset 8 the inputs have one shape (numpy broadcasting from 8)");
+              }
+            }
+          },
+          "inputs of known, different shapes refused"};
+}
+
 /// Sum, Mean (and Max, Min with `extra`, their int types at 12): consumed_inputs
 /// at 1, equal shapes at 6, numpy broadcasting from 8.
 OpHistory variadic(const std::string& op, std::vector<int> extra) {
-  OpHistory h{op, {version(1, {kConsumedInputs}, kVariadic, 1, {kDropConsumedInputs}),
-                   version(6, {}, kVariadic, 1), version(8, {}, kVariadic, 1)},
+  OpHistory h{op, {version(1, {kConsumedInputs}, kVariadic, 1, {kDropConsumedInputs, equal_shapes()}),
+                   version(6, {}, kVariadic, 1, {equal_shapes()}), version(8, {}, kVariadic, 1)},
               {}};
   for (int since : extra) h.versions.push_back(version(since, {}, kVariadic, 1));
   h.versions.push_back(version(13, {}, kVariadic, 1));

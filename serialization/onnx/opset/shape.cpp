@@ -42,6 +42,17 @@ Custom tiles_and_axis() {
           "tiles/axis initializers become repeats"};
 }
 
+/// Flatten before 11 takes `axis` in [0, rank]; negative axes came at 11 (ONNX's
+/// shape inference and onnxruntime refuse them before).
+Custom non_negative_axis() {
+  return {[](Upgrade& up) {
+            const AttrValue* v = up.attribute("axis");
+            if (v != nullptr && std::get<std::int64_t>(*v) < 0)
+              up.refuse_attribute("attribute 'axis' = " + to_string(*v) + ": negative axes exist from opset 11");
+          },
+          "a negative axis refused"};
+}
+
 /// Cast-1's `to` names a TensorProto data type; from 6 it is the enum value.
 Custom type_name_to_enum() {
   return {[](Upgrade& up) {
@@ -105,10 +116,13 @@ Custom resize_11() {
 std::vector<OpHistory> shape_history() {
   const std::vector<AttrInfo> axes = {ints_attr("axes")};
   const std::vector<AttrInfo> axis = {int_attr("axis")};
-  const std::vector<AttrInfo> pad2 = {string_attr("mode"), ints_attr("pads"), float_attr("value")};
+  const std::vector<AttrInfo> pad2_attrs = {string_attr("mode"), ints_attr("pads"), float_attr("value")};
   const std::vector<Step> pad_moves = {ToInput{"pads", 1}, ToInput{"value", 2}};
-  std::vector<Step> pad1 = {rename("paddings", "pads")};
+  // The pads are required (the node has no other source of them before 11).
+  std::vector<Step> pad1 = {required("paddings"), rename("paddings", "pads")};
   pad1.insert(pad1.end(), pad_moves.begin(), pad_moves.end());
+  std::vector<Step> pad2 = {required("pads")};
+  pad2.insert(pad2.end(), pad_moves.begin(), pad_moves.end());
   const std::vector<AttrInfo> resize11 = {string_attr("coordinate_transformation_mode"), float_attr("cubic_coeff_a"),
                                           int_attr("exclude_outside"),  float_attr("extrapolation_value"),
                                           string_attr("mode"),          string_attr("nearest_mode")};
@@ -125,12 +139,13 @@ std::vector<OpHistory> shape_history() {
         version(21, {}, 2, 1)},
        {}},
       {"Reshape",
-       {version(1, {kConsumedInputs, ints_attr("shape")}, 1, 1, {kDropConsumedInputs, ToInput{"shape", 1}}),
+       {version(1, {kConsumedInputs, ints_attr("shape")}, 1, 1, {kDropConsumedInputs, required("shape"), ToInput{"shape", 1}}),
         version(5, {}, 2, 1), version(13, {}, 2, 1), version(14, {int_attr("allowzero")}, 2, 1),
         version(19, {int_attr("allowzero")}, 2, 1), version(21, {int_attr("allowzero")}, 2, 1)},
        {}},
       {"Flatten",
-       {version(1, axis, 1, 1), version(9, axis, 1, 1), version(11, axis, 1, 1), version(13, axis, 1, 1),
+       {version(1, axis, 1, 1, {non_negative_axis()}), version(9, axis, 1, 1, {non_negative_axis()}),
+        version(11, axis, 1, 1), version(13, axis, 1, 1),
         version(21, axis, 1, 1)},
        {}},
       {"Transpose",
@@ -159,7 +174,7 @@ std::vector<OpHistory> shape_history() {
        {}},
       {"Pad",
        {version(1, {string_attr("mode"), ints_attr("paddings"), float_attr("value")}, 1, 1, pad1),
-        version(2, pad2, 1, 1, pad_moves), version(11, {string_attr("mode")}, 3, 1),
+        version(2, pad2_attrs, 1, 1, pad2), version(11, {string_attr("mode")}, 3, 1),
         version(13, {string_attr("mode")}, 3, 1), version(18, {string_attr("mode")}, 4, 1),
         version(19, {string_attr("mode")}, 4, 1), version(21, {string_attr("mode")}, 4, 1)},
        {}},

@@ -362,7 +362,8 @@ onnx::ModelProto gemm_then(const std::string& op, int opset, std::optional<std::
   add_input(m, "x", {-1, 4});
   add_float_initializer(m, "w", {4, 5}, std::vector<float>(20, 0.5f));
   add_float_initializer(m, "b", {5}, {0, 1, 2, 3, 4});
-  add_node(m, "Gemm", "", {"x", "w", "b"}, {"h"});
+  auto& gemm = add_node(m, "Gemm", "", {"x", "w", "b"}, {"h"});
+  if (opset < 7) set_int(gemm, "broadcast", 1);  // the [5] bias; without it C is [N, 5] before 7
   auto& n = add_node(m, op, "s", {"h"}, {"y"});
   if (axis) set_int(n, "axis", *axis);
   add_output(m, "y");

@@ -348,6 +348,19 @@ TEST(OpsetHistory, EachBoundaryUpgradesAnOldNodeToTheRegisteredForm) {
       {"Pow", 1, {{"broadcast", I{1}}}, {"a", "b"}, {"y"}, {}, {}, {"a", "b"}},
       {"Gemm", 6, {{"broadcast", I{1}}, {"transB", I{1}}}, {"a", "b", "c"}, {"y"}, {}, {{"transB", I{1}}},
        {"a", "b", "c"}},
+      // B lined up as Caffe2 read it: leading and trailing 1s of B skipped ([3, 1] at axis 1, [1, 5] at
+      // the end), numpy broadcasting reads them the same; Gemm-6 without broadcast with C of Y's shape,
+      // transposes considered; Sum-6 of equal shapes; Flatten-9 with a non-negative axis.
+      {"Add", 6, {{"broadcast", I{1}}, {"axis", I{1}}}, {"a", "b"}, {"y"},
+       {{"a", {{2, 3, 4, 5}}}, {"b", {{3, 1}, DType::Float32, floats({3, 1}, {1, 2, 3})}}}, {},
+       {"a", "float32[3, 1, 1] 1 2 3"}},
+      {"Mul", 6, {{"broadcast", I{1}}}, {"a", "b"}, {"y"}, {{"a", {{2, 3, 4, 5}}}, {"b", {{1, 5}}}}, {},
+       {"a", "b"}},
+      {"Gemm", 6, {{"transA", I{1}}}, {"a", "b", "c"}, {"y"}, {{"a", {{4, 3}}}, {"b", {{4, 5}}}, {"c", {{3, 5}}}},
+       {{"transA", I{1}}}, {"a", "b", "c"}},
+      {"Sum", 6, {}, {"a", "b", "c"}, {"y"}, {{"a", {{2, 3}}}, {"b", {{2, 3}}}, {"c", {{2, 3}}}}, {},
+       {"a", "b", "c"}},
+      {"Flatten", 9, {{"axis", I{0}}}, {"x"}, {"y"}, {}, {{"axis", I{0}}}, {"x"}},
       {"Clip", 1, {{"min", 0.0}}, {"x"}, {"y"}, {}, {}, {"x", "float32[] 0"}},
       {"Clip", 6, {}, {"x"}, {"y"}, {}, {},
        {"x", "float32[] " + to_string(AttrValue(-fmax)), "float32[] " + to_string(AttrValue(fmax))}},
@@ -452,6 +465,37 @@ TEST(OpsetHistory, OldFormsWithoutAnExactLaterFormAreRefusedNamingNodeOpOpsetAnd
        "broadcasting), numpy broadcasting at its end; read only when B is an initializer"},
       {{"Add", 7, {{"broadcast", I{1}}}, {"a", "b"}, {"y"}, {}, {}, {}},
        "node 'n1' (Add, opset 7): attribute 'broadcast' was removed in opset 7"},
+      // Legacy broadcasting that numpy broadcasting would read with another output shape, or not at all.
+      {{"Add", 6, {{"broadcast", I{1}}}, {"a", "b"}, {"y"}, {{"a", {{3}}}, {"b", {{2, 3}}}}, {}, {}},
+       "node 'n1' (Add, opset 6): attribute 'broadcast' = 1: B [2, 3] has more axes than A [3] (legacy "
+       "broadcasting repeats B over A's axes: Y has A's shape)"},
+      {{"Sub", 6, {{"broadcast", I{1}}}, {"a", "b"}, {"y"}, {{"a", {{2, 1, 4}}}, {"b", {{3, 4}}}}, {}, {}},
+       "node 'n1' (Sub, opset 6): attribute 'broadcast' = 1 without 'axis': B [3, 4] does not line up with A [2, 1, "
+       "4] at axis 1 (B's axis 0 is 3, A's axis 1 is 1; legacy broadcasting wants B's dimensions, less leading and "
+       "trailing 1s, equal to A's)"},
+      {{"Mul", 1, {{"broadcast", I{1}}, {"axis", I{1}}}, {"a", "b"}, {"y"},
+        {{"a", {{2, 3, 4, 5}}}, {"b", {{4}, DType::Float32, floats({4}, {1, 2, 3, 4})}}}, {}, {}},
+       "node 'n1' (Mul, opset 1): attribute 'axis' = 1: B [4] does not line up with A [2, 3, 4, 5] at axis 1 (B's "
+       "axis 0 is 4, A's axis 1 is 3; legacy broadcasting wants B's dimensions, less leading and trailing 1s, equal "
+       "to A's)"},
+      {{"Gemm", 6, {{"broadcast", I{0}}}, {"a", "b", "c"}, {"y"}, {{"a", {{3, 4}}}, {"b", {{4, 5}}}, {"c", {{5}}}},
+        {}, {}},
+       "node 'n1' (Gemm, opset 6): C [5] is not Y's shape [3, 5], and without broadcast = 1 this opset wants it so "
+       "(legacy broadcasting)"},
+      {{"Gemm", 1, {{"transB", I{1}}}, {"a", "b", "c"}, {"y"}, {{"a", {{3, 4}}}, {"b", {{5, 4}}}, {"c", {{1, 5}}}},
+        {}, {}},
+       "node 'n1' (Gemm, opset 1): C [1, 5] is not Y's shape [3, 5], and without broadcast = 1 this opset wants it "
+       "so (legacy broadcasting)"},
+      {{"Max", 6, {}, {"a", "b"}, {"y"}, {{"a", {{2, 3}}}, {"b", {{3}}}}, {}, {}},
+       "node 'n1' (Max, opset 6): input 1 is [3] where an earlier one is [2, 3]: before opset 8 the inputs have one "
+       "shape (numpy broadcasting from 8)"},
+      {{"Flatten", 9, {{"axis", I{-1}}}, {"x"}, {"y"}, {}, {}, {}},
+       "node 'n1' (Flatten, opset 9): attribute 'axis' = -1: negative axes exist from opset 11"},
+      // The attributes that held what later became inputs, absent.
+      {{"Reshape", 1, {}, {"x"}, {"y"}, {}, {}, {}}, "node 'n1' (Reshape, opset 1): attribute 'shape' is required at opset 1"},
+      {{"Pad", 2, {{"mode", std::string("edge")}}, {"x"}, {"y"}, {}, {}, {}},
+       "node 'n1' (Pad, opset 2): attribute 'pads' is required at opset 2"},
+      {{"Pad", 1, {}, {"x"}, {"y"}, {}, {}, {}}, "node 'n1' (Pad, opset 1): attribute 'paddings' is required at opset 1"},
       {{"Softmax", 12, {}, {"x"}, {"y"}, {}, {}, {}},
        "node 'n1' (Softmax, opset 12): Softmax before opset 13 normalizes over axes 1.. of the input flattened to "
        "2-D, from 13 over one axis: read only when the input's shape is known, and 'x' is not a graph input, an "
