@@ -82,25 +82,40 @@ template <typename T> [[gnu::always_inline]] inline T lane_sum(const Lanes<T>& a
 }
 
 // A row's statistics for the forward: mu = sum(x) / n and is = 1 / sqrt(sum((x
-// - mu)^2) / n + epsilon), two passes over the row in kLanes partial sums (the
-// columns past the last whole group go to lane 0).
+// - mu)^2) / n + epsilon), two passes over the row in partial sums of kLanes
+// lanes, four sets of them (lane group g into set g mod 4, so the adds of
+// consecutive groups do not wait on each other; a row of 768 floats was a
+// chain of 48 dependent adds per pass), added pairwise, then across the
+// lanes (the columns past the last whole group go to lane 0).
+template <typename T> [[gnu::always_inline]] inline Lanes<T> sum_of_sets(const Lanes<T> (&a)[4]) {
+  return (a[0] + a[1]) + (a[2] + a[3]);
+}
 template <typename T>
 [[gnu::always_inline]] inline void row_statistics(const T* x, std::int64_t cols, T epsilon, T& mu, T& is) {
   const std::int64_t full = cols / kLanes * kLanes;
+  const std::int64_t quads = cols / (4 * kLanes) * (4 * kLanes);
   const T n = static_cast<T>(cols);
-  Lanes<T> a = {};
-  for (std::int64_t i = 0; i < full; i += kLanes) a += load_lanes(x + i);
+  Lanes<T> a[4] = {};
+  std::int64_t i = 0;
+  for (; i < quads; i += 4 * kLanes)
+    for (int set = 0; set < 4; ++set) a[set] += load_lanes(x + i + set * kLanes);
+  for (int set = 0; i < full; i += kLanes, ++set) a[set] += load_lanes(x + i);
   T tail = 0;
-  for (std::int64_t i = full; i < cols; ++i) tail += x[i];
-  mu = lane_sum(a, tail) / n;
-  Lanes<T> v = {};
-  for (std::int64_t i = 0; i < full; i += kLanes) {
+  for (i = full; i < cols; ++i) tail += x[i];
+  mu = lane_sum(sum_of_sets<T>(a), tail) / n;
+  Lanes<T> v[4] = {};
+  for (i = 0; i < quads; i += 4 * kLanes)
+    for (int set = 0; set < 4; ++set) {
+      const Lanes<T> d = load_lanes(x + i + set * kLanes) - mu;
+      v[set] += d * d;
+    }
+  for (int set = 0; i < full; i += kLanes, ++set) {
     const Lanes<T> d = load_lanes(x + i) - mu;
-    v += d * d;
+    v[set] += d * d;
   }
   tail = 0;
-  for (std::int64_t i = full; i < cols; ++i) tail += (x[i] - mu) * (x[i] - mu);
-  is = T(1) / std::sqrt(lane_sum(v, tail) / n + epsilon);
+  for (i = full; i < cols; ++i) tail += (x[i] - mu) * (x[i] - mu);
+  is = T(1) / std::sqrt(lane_sum(sum_of_sets<T>(v), tail) / n + epsilon);
 }
 
 // One LayerNormalization row of the forward (one parameter per column):

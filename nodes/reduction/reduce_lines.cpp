@@ -44,6 +44,41 @@ template <typename T> [[gnu::always_inline]] inline void add_lines(T* acc, const
   for (; j < n; ++j) acc[j] = acc[j] + x[j];
 }
 
+// `Count` lines into acc, a compile-time count so that the sum stays in
+// registers (with a run-time count GCC kept it on the stack).
+template <std::int64_t Count, typename T>
+[[gnu::always_inline]] inline void add_counted_lines(T* acc, const T* x, std::int64_t stride, std::int64_t n) {
+  std::int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    Lanes<T> a = load_lanes(acc + j);
+    for (std::int64_t c = 0; c < Count; ++c) a += load_lanes(x + c * stride + j);
+    store_lanes(acc + j, a);
+  }
+  if (j + kHalf <= n) {
+    Half<T> a = load_half(acc + j);
+    for (std::int64_t c = 0; c < Count; ++c) a += load_half(x + c * stride + j);
+    store_half(acc + j, a);
+    j += kHalf;
+  }
+  for (; j < n; ++j) {
+    T a = acc[j];
+    for (std::int64_t c = 0; c < Count; ++c) a = a + x[c * stride + j];
+    acc[j] = a;
+  }
+}
+
+template <typename T>
+[[gnu::always_inline]] inline void add_strided_lines(T* acc, const T* x, std::int64_t stride, std::int64_t count,
+                                                     std::int64_t n) {
+  for (; count >= 4; count -= 4, x += 4 * stride) add_counted_lines<4>(acc, x, stride, n);
+  switch (count) {
+    case 3: add_counted_lines<3>(acc, x, stride, n); break;
+    case 2: add_counted_lines<2>(acc, x, stride, n); break;
+    case 1: add_counted_lines<1>(acc, x, stride, n); break;
+    default: break;
+  }
+}
+
 template <typename T> [[gnu::always_inline]] inline void add_scalar_lines(T* acc, T v, std::int64_t n) {
   std::int64_t j = 0;
   for (; j + kLanes <= n; j += kLanes) store_lanes(acc + j, load_lanes(acc + j) + v);
@@ -56,6 +91,10 @@ template <typename T> [[gnu::always_inline]] inline void add_scalar_lines(T* acc
 
 #define NODEFLOW_LINES(T, SUFFIX, ...)                                                                         \
   __VA_ARGS__ void add_##T##SUFFIX(T* acc, const T* x, std::int64_t n) { add_lines(acc, x, n); }              \
+  __VA_ARGS__ void add_lines_##T##SUFFIX(T* acc, const T* x, std::int64_t stride, std::int64_t count,         \
+                                         std::int64_t n) {                                                    \
+    add_strided_lines(acc, x, stride, count, n);                                                              \
+  }                                                                                                            \
   __VA_ARGS__ void add_scalar_##T##SUFFIX(T* acc, T v, std::int64_t n) { add_scalar_lines(acc, v, n); }
 NODEFLOW_LINES(float, _base, )
 NODEFLOW_LINES(double, _base, )
@@ -79,6 +118,12 @@ int isa() {
 
 void add(float* acc, const float* x, std::int64_t n) { NODEFLOW_PICK(add_float)(acc, x, n); }
 void add(double* acc, const double* x, std::int64_t n) { NODEFLOW_PICK(add_double)(acc, x, n); }
+void add_lines(float* acc, const float* x, std::int64_t stride, std::int64_t count, std::int64_t n) {
+  NODEFLOW_PICK(add_lines_float)(acc, x, stride, count, n);
+}
+void add_lines(double* acc, const double* x, std::int64_t stride, std::int64_t count, std::int64_t n) {
+  NODEFLOW_PICK(add_lines_double)(acc, x, stride, count, n);
+}
 void add_scalar(float* acc, float v, std::int64_t n) { NODEFLOW_PICK(add_scalar_float)(acc, v, n); }
 void add_scalar(double* acc, double v, std::int64_t n) { NODEFLOW_PICK(add_scalar_double)(acc, v, n); }
 

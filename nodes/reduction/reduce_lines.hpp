@@ -15,6 +15,13 @@ namespace nodeflow::reduce_lines {
 void add(float* acc, const float* x, std::int64_t n);
 void add(double* acc, const double* x, std::int64_t n);
 
+/// acc[j] = (((acc[j] + x[j]) + x[stride + j]) + ...) + x[(count - 1) * stride + j]
+/// for j < n: `count` lines added in order in one pass over acc (the same
+/// bits as `count` calls of add), so a middle-axis sum loads and stores its
+/// row of partial sums once per `count` input lines rather than per line.
+void add_lines(float* acc, const float* x, std::int64_t stride, std::int64_t count, std::int64_t n);
+void add_lines(double* acc, const double* x, std::int64_t stride, std::int64_t count, std::int64_t n);
+
 /// acc[j] = acc[j] + v for j < n.
 void add_scalar(float* acc, float v, std::int64_t n);
 void add_scalar(double* acc, double v, std::int64_t n);
