@@ -1,14 +1,32 @@
 #include "core/executor.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 #include <set>
 
 #include "core/accumulate.hpp"
 #include "core/errors.hpp"
+#include "core/parallel.hpp"
 
 namespace nodeflow {
 namespace {
+
+// A zeroed gradient buffer, each thread zeroing its share of the lines: the
+// memory comes back from tensors the threads wrote in halves, and one thread
+// zeroing it all pulled the other's half across the caches: with 2 threads
+// that cost a sixth of a ResNet training step.
+Tensor zeroed(DType dtype, const Shape& shape, int threads) {
+  Tensor t = Tensor::uninitialized(dtype, shape);
+  std::byte* p = t.raw();
+  const std::int64_t bytes = static_cast<std::int64_t>(t.nbytes());
+  constexpr std::int64_t kLine = 64, kParallelBytes = std::int64_t{1} << 16;
+  parallel_ranges(bytes < kParallelBytes ? 1 : threads, (bytes + kLine - 1) / kLine,
+                  [&](std::int64_t b, std::int64_t e) {
+                    std::memset(p + b * kLine, 0, static_cast<std::size_t>(std::min(bytes, e * kLine) - b * kLine));
+                  });
+  return t;
+}
 
 /// The dtype a gradient sum of a tensor of `dtype` is kept in: float32 for
 /// float16 and bfloat16, whose rounding would otherwise add up over the
@@ -265,12 +283,12 @@ TensorMap Executor::backward(TrainingRun& run, const TensorMap& grad_outputs, bo
     if (input_gradients && is_float(in.info.dtype)) {
       wanted.insert(in.name);
       const Tensor& x = run.feeds_.at(in.name);
-      grads[in.name] = Tensor(x.dtype(), x.shape());
+      grads[in.name] = zeroed(x.dtype(), x.shape(), options_.threads);
     }
   for (const Initializer& init : g.def().initializers)
     if (init.trainable) {
       wanted.insert(init.name);
-      grads[init.name] = Tensor(init.value.dtype(), init.value.shape());
+      grads[init.name] = zeroed(init.value.dtype(), init.value.shape(), options_.threads);
     }
   const TensorMap leaves = grads;
   for (const auto& step : g.steps()) {
@@ -346,7 +364,7 @@ TensorMap Executor::backward(TrainingRun& run, const TensorMap& grad_outputs, bo
       if (t.empty() || !wanted.count(t)) continue;
       auto it = grads.find(t);
       if (it == grads.end())
-        it = grads.emplace(t, Tensor(sum_dtype(infos[k].dtype), infos[k].shape)).first;
+        it = grads.emplace(t, zeroed(sum_dtype(infos[k].dtype), infos[k].shape, options_.threads)).first;
       dx[k] = it->second;  // shares the buffer: backward adds into it
       if (!float32_gradients && dx[k].dtype() != infos[k].dtype) {
         dx[k] = Tensor(infos[k].dtype, infos[k].shape);

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "nodes/common/parallel.hpp"
+#include "core/parallel.hpp"
 
 namespace nodeflow {
 

@@ -17,9 +17,9 @@
 #include <span>
 #include <vector>
 
+#include "core/parallel.hpp"
 #include "core/shape.hpp"
 #include "core/tensor.hpp"
-#include "nodes/common/parallel.hpp"
 
 namespace nodeflow {
 

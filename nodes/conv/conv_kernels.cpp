@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/node.hpp"
-#include "nodes/common/parallel.hpp"
+#include "core/parallel.hpp"
 #include "nodes/linear/matrix_product.hpp"
 
 namespace nodeflow {

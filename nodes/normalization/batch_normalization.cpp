@@ -40,10 +40,10 @@
 #include <cstring>
 
 #include "core/errors.hpp"
+#include "core/parallel.hpp"
 #include "core/registry.hpp"
 #include "nodes/common/layer_common.hpp"
 #include "nodes/common/vector_lanes.hpp"
-#include "nodes/common/parallel.hpp"
 #include "nodes/layer_ops.hpp"
 
 namespace nodeflow {

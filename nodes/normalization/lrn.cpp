@@ -19,9 +19,9 @@
 #include <limits>
 
 #include "core/errors.hpp"
+#include "core/parallel.hpp"
 #include "core/registry.hpp"
 #include "nodes/common/layer_common.hpp"
-#include "nodes/common/parallel.hpp"
 #include "nodes/normalization/normalization_ops.hpp"
 
 namespace nodeflow {

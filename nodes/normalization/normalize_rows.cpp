@@ -12,9 +12,9 @@
 
 #include <Eigen/Core>
 
+#include "core/parallel.hpp"
 #include "nodes/common/layer_common.hpp"
 #include "nodes/common/vector_lanes.hpp"
-#include "nodes/common/parallel.hpp"
 
 namespace nodeflow {
 namespace {

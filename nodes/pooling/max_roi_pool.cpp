@@ -9,9 +9,9 @@
 #include <string>
 
 #include "core/errors.hpp"
+#include "core/parallel.hpp"
 #include "core/registry.hpp"
 #include "nodes/common/layer_common.hpp"
-#include "nodes/common/parallel.hpp"
 #include "nodes/common/window_axis.hpp"
 #include "nodes/pooling/pool_geometry.hpp"
 #include "nodes/pooling/pool_math.hpp"

@@ -16,8 +16,8 @@
 #include <span>
 #include <vector>
 
+#include "core/parallel.hpp"
 #include "core/shape.hpp"
-#include "nodes/common/parallel.hpp"
 
 namespace nodeflow {
 

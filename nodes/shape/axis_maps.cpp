@@ -5,8 +5,8 @@
 #include <cstring>
 
 #include "core/errors.hpp"
+#include "core/parallel.hpp"
 #include "nodes/common/layer_common.hpp"
-#include "nodes/common/parallel.hpp"
 
 namespace nodeflow {
 namespace {

@@ -16,9 +16,9 @@
 #include <limits>
 
 #include "core/errors.hpp"
+#include "core/parallel.hpp"
 #include "core/registry.hpp"
 #include "nodes/common/layer_common.hpp"
-#include "nodes/common/parallel.hpp"
 #include "nodes/shape/shape_ops.hpp"
 
 namespace nodeflow {

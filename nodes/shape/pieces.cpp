@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "core/dtype.hpp"
-#include "nodes/common/parallel.hpp"
+#include "core/parallel.hpp"
 
 namespace nodeflow {
 namespace {

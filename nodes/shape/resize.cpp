@@ -12,9 +12,9 @@
 #include <type_traits>
 
 #include "core/errors.hpp"
+#include "core/parallel.hpp"
 #include "core/registry.hpp"
 #include "nodes/common/layer_common.hpp"
-#include "nodes/common/parallel.hpp"
 #include "nodes/shape/resize_geometry.hpp"
 #include "nodes/shape/resize_ops.hpp"
 

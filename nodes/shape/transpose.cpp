@@ -14,9 +14,9 @@
 #include <numeric>
 
 #include "core/errors.hpp"
+#include "core/parallel.hpp"
 #include "core/registry.hpp"
 #include "nodes/common/layer_common.hpp"
-#include "nodes/common/parallel.hpp"
 #include "nodes/shape/movement.hpp"
 #include "nodes/shape/shape_ops.hpp"
 #include "nodes/shape/transpose_tiles.hpp"

@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "core/errors.hpp"
-#include "nodes/common/parallel.hpp"
+#include "core/parallel.hpp"
 #include "nodes/pooling/fast/pool_fast_plan.hpp"
 #include "nodes/pooling/fast/pool_fast_table.hpp"
-#include "nodes/pooling/reference/pool_kernels.hpp"
 #include "nodes/pooling/pool_math.hpp"
 #include "nodes/pooling/pool_window.hpp"
+#include "nodes/pooling/reference/pool_kernels.hpp"
 
 namespace nodeflow {
 namespace {

@@ -1,7 +1,7 @@
 // The one file of the library built with OpenMP (CMakeLists.txt): every
 // kernel that splits its work, Eigen's matrix products included
 // (nodes/linear/matrix_product.cpp), runs on the threads of this team.
-#include "nodes/common/parallel.hpp"
+#include "core/parallel.hpp"
 
 #include <algorithm>
 #include <exception>
