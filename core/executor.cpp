@@ -14,8 +14,8 @@ namespace {
 
 // A zeroed gradient buffer, each thread zeroing its share of the lines: the
 // memory comes back from tensors the threads wrote in halves, and one thread
-// zeroing it all pulled the other's half across the caches: with 2 threads
-// that cost a sixth of a ResNet training step.
+// zeroing it all pulled the other's half across the caches
+// (docs/architecture.md, "Threads").
 Tensor zeroed(DType dtype, const Shape& shape, int threads) {
   Tensor t = Tensor::uninitialized(dtype, shape);
   std::byte* p = t.raw();

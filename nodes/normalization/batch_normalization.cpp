@@ -36,8 +36,10 @@
 // (non-trainable initializer), else when it arrives at run time. NaN passes
 // through as IEEE arithmetic says, like NaN in any other input.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "core/errors.hpp"
 #include "core/parallel.hpp"
@@ -50,7 +52,7 @@ namespace nodeflow {
 namespace {
 
 constexpr const char* kInputNames[] = {"X", "scale", "B", "input_mean", "input_var"};
-// The partial sums of a channel's sums (batch_statistics): the lanes of
+// The partial sums of a channel's sums (channel_sums): the lanes of
 // nodes/common/vector_lanes.hpp, so that the compiler keeps them in
 // registers and vectorizes the additions whatever the instruction set.
 using lanes::kLanes;
@@ -124,20 +126,27 @@ class BatchNormalizationNode final : public Node {
       const T* gp = scale.data<T>();
       const T* bp = bias.data<T>();
       const auto eps = static_cast<T>(epsilon_);
-      // Channels are independent: each thread takes a range of them, and every
-      // channel is computed in the same order whatever the thread count. The
-      // loops capture by value: a float held by reference may alias the
-      // outputs for the compiler, which then keeps the loops scalar.
-      channel_ranges(ctx.threads, v, [=](std::int64_t c0, std::int64_t c1) {
-        for (std::int64_t c = c0; c < c1; ++c) {
-          if (training) batch_statistics<T>(v, c, xp, mp, vp);
-          const T is = T(1) / std::sqrt(vp[c] + eps);
-          isp[c] = is;
-          const T mu = mp[c], g = gp[c], b = bp[c];
-          for (std::int64_t n = 0; n < v.n; ++n) {
-            const std::int64_t base = (n * v.c + c) * v.s;
-            for (std::int64_t i = base; i < base + v.s; ++i) yp[i] = g * ((xp[i] - mu) * is) + b;
-          }
+      if (training) {
+        // Two passes (mean, then squared deviations): no cancellation for large means.
+        const auto m = static_cast<T>(v.n * v.s);
+        const auto sums = channel_sums<1, T>(ctx.threads, v, [=](std::int64_t c, std::int64_t n0, std::int64_t n1,
+                                                                 Lanes<T>* out) { block_sum<T>(v, c, n0, n1, xp, out); });
+        for (std::int64_t c = 0; c < v.c; ++c) mp[c] = lane_total<T>(sums[c][0]) / m;
+        const auto squares =
+            channel_sums<1, T>(ctx.threads, v, [=](std::int64_t c, std::int64_t n0, std::int64_t n1, Lanes<T>* out) {
+              block_squares<T>(v, c, n0, n1, xp, mp[c], out);
+            });
+        for (std::int64_t c = 0; c < v.c; ++c) vp[c] = lane_total<T>(squares[c][0]) / m;
+      }
+      for (std::int64_t c = 0; c < v.c; ++c) isp[c] = T(1) / std::sqrt(vp[c] + eps);
+      // Rows (image, channel) in memory order. The loops capture by value: a
+      // float held by reference may alias the outputs for the compiler, which
+      // then keeps the loops scalar.
+      for_rows(ctx.threads, v, [=](std::int64_t r0, std::int64_t r1) {
+        for (std::int64_t r = r0; r < r1; ++r) {
+          const std::int64_t c = r % v.c;
+          const T mu = mp[c], is = isp[c], g = gp[c], b = bp[c];
+          for (std::int64_t i = r * v.s; i < (r + 1) * v.s; ++i) yp[i] = g * ((xp[i] - mu) * is) + b;
         }
       });
     });
@@ -199,38 +208,38 @@ class BatchNormalizationNode final : public Node {
       const auto m = static_cast<T>(v.n * v.s);
       T* dmp = batch_statistics ? nullptr : dmean.data<T>();
       T* dvp = batch_statistics ? nullptr : dvar.data<T>();
-      channel_ranges(ctx.threads, v, [=](std::int64_t c0, std::int64_t c1) {
-        for (std::int64_t c = c0; c < c1; ++c) {
-          const T mu = mp[c], is = isp[c];
-          T sum_dy, sum_dy_h;
-          gradient_sums<T>(v, c, g, xp, mu, is, sum_dy, sum_dy_h);
-          dbp[c] = sum_dy;
-          dsp[c] = sum_dy_h;
-          if (dmp) {  // constant statistics: a per-channel affine map of X
+      const auto sums = channel_sums<2, T>(ctx.threads, v, [=](std::int64_t c, std::int64_t n0, std::int64_t n1,
+                                                               Lanes<T>* out) {
+        block_gradient_sums<T>(v, c, n0, n1, g, xp, mp[c], isp[c], out);
+      });
+      for (std::int64_t c = 0; c < v.c; ++c) {
+        dbp[c] = lane_total<T>(sums[c][0]);
+        dsp[c] = lane_total<T>(sums[c][1]);
+        if (dmp) {  // constant statistics: a per-channel affine map of X
+          const T k = sp[c] * isp[c];
+          dmp[c] = -k * dbp[c];
+          dvp[c] = T(-0.5) * k * isp[c] * dsp[c];  // d/dvar of (x - mu) / sqrt(var + eps)
+        }
+      }
+      if (!dxp) return;
+      for_rows(ctx.threads, v, [=](std::int64_t r0, std::int64_t r1) {
+        for (std::int64_t r = r0; r < r1; ++r) {
+          const std::int64_t c = r % v.c, b0 = r * v.s, e = b0 + v.s;
+          const T mu = mp[c], is = isp[c], sum_dy = dbp[c], sum_dy_h = dsp[c];
+          if (dmp) {
             const T k = sp[c] * is;
-            for (std::int64_t n = 0; n < v.n && dxp; ++n) {
-              const std::int64_t b0 = (n * v.c + c) * v.s, e = b0 + v.s;
-              if (add)
-                for (std::int64_t i = b0; i < e; ++i) dxp[i] += k * g[i];
-              else
-                for (std::int64_t i = b0; i < e; ++i) dxp[i] = k * g[i];
-            }
-            dmp[c] = -k * sum_dy;
-            dvp[c] = T(-0.5) * k * is * sum_dy_h;  // d/dvar of (x - mu) / sqrt(var + eps)
+            if (add)
+              for (std::int64_t i = b0; i < e; ++i) dxp[i] += k * g[i];
+            else
+              for (std::int64_t i = b0; i < e; ++i) dxp[i] = k * g[i];
             continue;
           }
           // The batch mean and variance depend on X: their terms are the two sums.
-          if (!dxp) continue;
           const T k = sp[c] * is / m;
-          for (std::int64_t n = 0; n < v.n; ++n) {
-            const std::int64_t b0 = (n * v.c + c) * v.s, e = b0 + v.s;
-            if (add)
-              for (std::int64_t i = b0; i < e; ++i)
-                dxp[i] += k * (m * g[i] - sum_dy - ((xp[i] - mu) * is) * sum_dy_h);
-            else
-              for (std::int64_t i = b0; i < e; ++i)
-                dxp[i] = k * (m * g[i] - sum_dy - ((xp[i] - mu) * is) * sum_dy_h);
-          }
+          if (add)
+            for (std::int64_t i = b0; i < e; ++i) dxp[i] += k * (m * g[i] - sum_dy - ((xp[i] - mu) * is) * sum_dy_h);
+          else
+            for (std::int64_t i = b0; i < e; ++i) dxp[i] = k * (m * g[i] - sum_dy - ((xp[i] - mu) * is) * sum_dy_h);
         }
       });
     });
@@ -265,64 +274,85 @@ class BatchNormalizationNode final : public Node {
     });
   }
 
-  // Two passes (mean, then squared deviations): no cancellation for large means.
-  // Each sum runs in kLanes partial sums (element j of a row goes to lane
-  // j mod kLanes), added pairwise at the end: a fixed order, so the same bits
-  // for any thread count, and independent lanes the compiler vectorizes (a
-  // single running sum is a chain of dependent additions, 4 cycles each).
-  template <typename T> static void batch_statistics(ChannelView v, std::int64_t c, const T* x, T* mean, T* var) {
-    const auto m = static_cast<T>(v.n * v.s);
-    Lanes<T> acc = {};
-    for (std::int64_t n = 0; n < v.n; ++n) {
-      const T* row = x + (n * v.c + c) * v.s;
-      std::int64_t i = 0;
-      for (; i + kLanes <= v.s; i += kLanes) acc += load_lanes(row + i);
-      if (i < v.s) acc += load_tail(row + i, v.s - i, T(0));
-    }
-    const T mu = lane_total<T>(acc) / m;
-    Lanes<T> sq = {};
-    for (std::int64_t n = 0; n < v.n; ++n) {
-      const T* row = x + (n * v.c + c) * v.s;
-      std::int64_t i = 0;
-      for (; i + kLanes <= v.s; i += kLanes) {
-        const Lanes<T> d = load_lanes(row + i) - mu;
-        sq += d * d;
+  // A channel's sums run in kLanes partial sums (element j of a row goes to
+  // lane j mod kLanes): independent lanes the compiler vectorizes (a single
+  // running sum is a chain of dependent additions, 4 cycles each). The batch
+  // is cut into blocks of consecutive images, fixed by N alone; each block's
+  // lanes are summed over its rows, and the blocks' lanes added in block
+  // order, then pairwise across the lanes (lane_total): a fixed order, so the
+  // same bits for any thread count. The threads split the blocks, that is the
+  // batch, as Conv and the elementwise nodes split it: each reads the images
+  // it wrote, where a split of the channels had every thread read half of
+  // its rows from the other's cache (docs/architecture.md, "Threads").
+  static constexpr std::int64_t kBatchBlocks = 8;
+
+  // sums[c] = the K lane vectors part(c, n0, n1, out) writes, added over the
+  // blocks [n0, n1). (Vectors pass by pointer: returned by value, their ABI
+  // would differ between instruction sets, which GCC refuses.)
+  template <std::size_t K, typename T, typename Part>
+  static std::vector<std::array<Lanes<T>, K>> channel_sums(int threads, ChannelView v, Part part) {
+    const std::int64_t blocks = std::clamp<std::int64_t>(v.n, 1, kBatchBlocks);
+    std::vector<std::array<Lanes<T>, K>> sums(static_cast<std::size_t>(blocks * v.c));
+    auto* out = sums.data();
+    for_items(threads, v, blocks * v.c, [=](std::int64_t i0, std::int64_t i1) {
+      for (std::int64_t i = i0; i < i1; ++i) {
+        const std::int64_t b = i / v.c;
+        part(i % v.c, v.n * b / blocks, v.n * (b + 1) / blocks, out[i].data());
       }
-      if (i < v.s) {
-        const Lanes<T> d = load_tail(row + i, v.s - i, mu) - mu;  // padding with mu adds 0
-        sq += d * d;
-      }
-    }
-    mean[c] = mu;
-    var[c] = lane_total<T>(sq) / m;
+    });
+    for (std::int64_t b = 1; b < blocks; ++b)
+      for (std::int64_t c = 0; c < v.c; ++c)
+        for (std::size_t k = 0; k < K; ++k) out[c][k] += out[b * v.c + c][k];
+    sums.resize(static_cast<std::size_t>(v.c));
+    return sums;
   }
 
-  // Calls body(a, b) on kLanes consecutive elements of channel c of a and b
-  // at a time, row after row; a row's last elements come padded with pad_a,
-  // pad_b (values that add nothing to the sums). The accumulators stay in
-  // registers: only the padding copy is indexed at run time.
-  // sum dY and sum dY * xhat over channel c, xhat = (x - mu) * is, in lanes
-  // like batch_statistics.
+  // The lanes of row `row` of x: whole lane vectors, then the tail padded with `pad`.
+  template <typename T, typename F>
+  [[gnu::always_inline]] static inline void for_lanes(const T* row, std::int64_t s, T pad, F&& f) {
+    std::int64_t i = 0;
+    for (; i + kLanes <= s; i += kLanes) f(i, load_lanes(row + i));
+    if (i < s) f(i, load_tail(row + i, s - i, pad));
+  }
+
   template <typename T>
-  static void gradient_sums(ChannelView v, std::int64_t c, const T* g, const T* x, T mu, T is, T& sum_dy,
-                            T& sum_dy_h) {
+  [[gnu::always_inline]] static inline void block_sum(ChannelView v, std::int64_t c, std::int64_t n0, std::int64_t n1,
+                                                      const T* x, Lanes<T>* out) {
+    Lanes<T> acc = {};
+    for (std::int64_t n = n0; n < n1; ++n)
+      for_lanes(x + (n * v.c + c) * v.s, v.s, T(0), [&](std::int64_t, Lanes<T> a) { acc += a; });
+    out[0] = acc;
+  }
+
+  template <typename T>
+  [[gnu::always_inline]] static inline void block_squares(ChannelView v, std::int64_t c, std::int64_t n0,
+                                                          std::int64_t n1, const T* x, T mu, Lanes<T>* out) {
+    Lanes<T> sq = {};
+    for (std::int64_t n = n0; n < n1; ++n)  // padding with mu adds 0
+      for_lanes(x + (n * v.c + c) * v.s, v.s, mu, [&](std::int64_t, Lanes<T> a) {
+        const Lanes<T> d = a - mu;
+        sq += d * d;
+      });
+    out[0] = sq;
+  }
+
+  // sum dY and sum dY * xhat over the block's rows of channel c, xhat = (x - mu) * is.
+  template <typename T>
+  [[gnu::always_inline]] static inline void block_gradient_sums(ChannelView v, std::int64_t c, std::int64_t n0,
+                                                                std::int64_t n1, const T* g, const T* x, T mu, T is,
+                                                                Lanes<T>* out) {
     Lanes<T> a1 = {}, a2 = {};
-    for (std::int64_t n = 0; n < v.n; ++n) {
+    for (std::int64_t n = n0; n < n1; ++n) {
       const std::int64_t base = (n * v.c + c) * v.s;
-      std::int64_t i = 0;
-      for (; i + kLanes <= v.s; i += kLanes) {
-        const Lanes<T> d = load_lanes(g + base + i);
+      const T* xrow = x + base;
+      for_lanes(g + base, v.s, T(0), [&](std::int64_t i, Lanes<T> d) {
+        const Lanes<T> xs = i + kLanes <= v.s ? load_lanes(xrow + i) : load_tail(xrow + i, v.s - i, mu);
         a1 += d;
-        a2 += d * ((load_lanes(x + base + i) - mu) * is);
-      }
-      if (i < v.s) {
-        const Lanes<T> d = load_tail(g + base + i, v.s - i, T(0));
-        a1 += d;
-        a2 += d * ((load_tail(x + base + i, v.s - i, mu) - mu) * is);
-      }
+        a2 += d * ((xs - mu) * is);
+      });
     }
-    sum_dy = lane_total<T>(a1);
-    sum_dy_h = lane_total<T>(a2);
+    out[0] = a1;
+    out[1] = a2;
   }
 
   // The kLanes partial sums added pairwise (lane j + lane j + width, halving).
@@ -334,13 +364,16 @@ class BatchNormalizationNode final : public Node {
     return acc[0];
   }
 
-  // body(first channel, end) over up to `threads` ranges of channels; one
-  // range below 2^15 elements per thread (a parallel region costs microseconds).
-  template <typename F> static void channel_ranges(int threads, ChannelView v, F&& body) {
-    const std::int64_t per_channel = std::max<std::int64_t>(1, v.n * v.s);
-    const std::int64_t team = std::clamp<std::int64_t>(per_channel * v.c / (std::int64_t{1} << 15), 1,
-                                                       std::min<std::int64_t>(std::max(1, threads), v.c));
-    parallel_ranges(static_cast<int>(team), v.c, body);
+  // body(first, end) over up to `threads` ranges of [0, items); one range
+  // below 2^15 elements of X per thread (a parallel region costs microseconds).
+  template <typename F> static void for_items(int threads, ChannelView v, std::int64_t items, F&& body) {
+    const std::int64_t team =
+        std::clamp<std::int64_t>(v.n * v.c * v.s / (std::int64_t{1} << 15), 1, std::max(1, threads));
+    parallel_ranges(static_cast<int>(team), items, body);
+  }
+  // body(first row, end) over the rows (image, channel) of X, in memory order.
+  template <typename F> static void for_rows(int threads, ChannelView v, F&& body) {
+    for_items(threads, v, v.n * v.c, std::forward<F>(body));
   }
 
   // momentum * running + (1 - momentum) * batch, in the running statistic's dtype.

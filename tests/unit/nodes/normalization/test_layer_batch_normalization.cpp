@@ -6,6 +6,7 @@
 // reaching TrainingRun::initializer_updates, and gradients for X, scale, B.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "core/errors.hpp"
@@ -123,6 +124,70 @@ TEST(LayerBatchNormalization, GradientsForXScaleAndBInTrainingMode) {
       EXPECT_TRUE(r.ok) << to_string(shape) << " lda " << lda << "\n" << r.failures;
     }
   }
+}
+
+// The sums run over fixed blocks of images and the threads split the batch:
+// Y and every gradient are the same bits for 1, 2 and 3 threads (a tensor
+// large enough for three, N = 25 in blocks of 3 and 4 images, rows of 1517
+// elements with a tail), and agree with the sums taken plainly in float64.
+TEST(LayerBatchNormalization, ThreadCountsGiveTheSameBits) {
+  std::mt19937_64 rng(21);
+  const Shape shape{25, 3, 41, 37};
+  const std::int64_t n = shape[0], c = shape[1], s = shape[2] * shape[3];
+  std::vector<Tensor> in{testing::random_uniform(shape, rng, 2.0), testing::random_uniform({c}, rng),
+                         testing::random_uniform({c}, rng), f64({c}, {0, 0, 0}), f64({c}, {1, 1, 1})};
+  for (double& v : in[0].values<double>()) v += 3.0;  // a mean well away from 0
+  const Tensor dy = testing::random_uniform(shape, rng);
+  const Tensor prefill = testing::random_uniform(shape, rng);  // the += contract
+  auto node = make_node("BatchNormalization", {{"epsilon", 1e-5}}, true);
+  std::vector<std::vector<double>> first;
+  for (const int threads : {1, 2, 3}) {
+    const testing::RunSettings settings{threads};
+    const testing::ForwardResult fwd = run_forward(*node, in, 1, true, settings);
+    std::vector<Tensor> grads{prefill.clone(), Tensor(DType::Float64, {c}), Tensor(DType::Float64, {c}), Tensor{},
+                              Tensor{}};
+    run_backward(*node, in, fwd, {dy}, grads, settings);
+    const std::vector<std::vector<double>> got{as_doubles(fwd.outputs[0]), as_doubles(grads[0]),
+                                               as_doubles(grads[1]), as_doubles(grads[2])};
+    if (first.empty()) {
+      first = got;
+      continue;
+    }
+    for (std::size_t k = 0; k < got.size(); ++k) EXPECT_EQ(got[k], first[k]) << "threads " << threads << " output " << k;
+  }
+  const std::vector<double> before = as_doubles(prefill);
+  for (std::size_t i = 0; i < before.size(); ++i) first[1][i] -= before[i];
+  // The plain float64 sums.
+  const std::vector<double> x = as_doubles(in[0]), g = as_doubles(dy), scale = as_doubles(in[1]),
+                            bias = as_doubles(in[2]);
+  std::vector<double> want_y(x.size()), want_dx(x.size()), want_ds(c), want_db(c);
+  const double m = static_cast<double>(n * s);
+  for (std::int64_t ch = 0; ch < c; ++ch) {
+    auto each = [&](auto f) {
+      for (std::int64_t i = 0; i < n; ++i)
+        for (std::int64_t j = (i * c + ch) * s; j < (i * c + ch + 1) * s; ++j) f(static_cast<std::size_t>(j));
+    };
+    double mu = 0, var = 0, sdy = 0, sdyh = 0;
+    each([&](std::size_t j) { mu += x[j]; });
+    mu /= m;
+    each([&](std::size_t j) { var += (x[j] - mu) * (x[j] - mu); });
+    const double is = 1 / std::sqrt(var / m + 1e-5);
+    each([&](std::size_t j) {
+      sdy += g[j];
+      sdyh += g[j] * (x[j] - mu) * is;
+    });
+    each([&](std::size_t j) {
+      const double h = (x[j] - mu) * is;
+      want_y[j] = scale[ch] * h + bias[ch];
+      want_dx[j] = scale[ch] * is / m * (m * g[j] - sdy - h * sdyh);
+    });
+    want_ds[ch] = sdyh;
+    want_db[ch] = sdy;
+  }
+  expect_near(first[0], want_y, 1e-11);
+  expect_near(first[1], want_dx, 1e-11);
+  expect_near(first[2], want_ds, 1e-9);
+  expect_near(first[3], want_db, 1e-9);
 }
 
 // ONNX BatchNormalization-14+: training_mode fixes the mode whatever the run.
