@@ -55,9 +55,10 @@ class Optimizer {
 
   /// The parameter after one step. `value` and `grad` must be float tensors of
   /// one dtype (or a float64 `grad`, read without rounding) and one shape (UnsupportedDType / ShapeMismatch naming `name`), and
-  /// the same dtype and shape as at the parameter's previous steps.
+  /// the same dtype and shape as at the parameter's previous steps. `threads`
+  /// share the elements (the same values for any count).
   Tensor update(const std::string& name, const Tensor& value, const Tensor& grad, double lr,
-                double weight_decay);
+                double weight_decay, int threads = 1);
 
   /// Steps taken by parameter `name` (0 before its first update).
   std::int64_t steps(const std::string& name) const;

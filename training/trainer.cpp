@@ -209,7 +209,7 @@ StepResult Trainer::step(std::span<const Batch> micro_batches, double lr) {
       const Initializer* init = graph_.initializer(name);
       graph_.set_initializer(name, optimizer_.update(name, init->value,
                                                      direct ? direct_grads.at(name) : grads.at(name),
-                                                     lr, weight_decay_.at(name)));
+                                                     lr, weight_decay_.at(name), config_.threads));
     }
   }
   ++steps_;

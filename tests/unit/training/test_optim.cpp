@@ -5,6 +5,7 @@
 // and CosineAnnealingLR closed forms) with numpy in float32.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "training/lr_schedule.hpp"
@@ -125,6 +126,42 @@ TEST(Optimizer, KeepsStatePerParameterName) {
   EXPECT_EQ(opt.steps("a"), 3);
   EXPECT_EQ(opt.steps("b"), 1);
   expect_close(b, {0.49f, -1.23f, 1.97f, 0.04f});
+}
+
+// A parameter large enough to be shared out (2^16 elements): every thread
+// count gives the same values and state, step after step, and the elements
+// each step changes agree with the small reference steps above.
+TEST(Optimizer, ThreadCountsGiveTheSameValues) {
+  const std::int64_t n = std::int64_t{1} << 16;
+  auto tiled = [&](const Values& v) {
+    Values out(static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = v[i % v.size()];
+    return Tensor::from<float>({n}, out);
+  };
+  for (const OptimizerSettings& settings : {sgd(0.9, true), adam(), adam(OptimizerKind::AdamW)}) {
+    std::vector<Tensor> results, moments;
+    for (const int threads : {1, 2, 3}) {
+      Optimizer opt(settings);
+      Tensor w = tiled(kW0);
+      for (const Values& g : kGrads) w = opt.update("w", w, tiled(g), 0.1, 0.01, threads);
+      results.push_back(w);
+      moments.push_back(opt.first_moment("w"));
+    }
+    for (std::size_t k = 1; k < results.size(); ++k) {
+      EXPECT_TRUE(std::ranges::equal(results[k].values<float>(), results[0].values<float>())) << "run " << k;
+      EXPECT_TRUE(std::ranges::equal(moments[k].values<float>(), moments[0].values<float>())) << "run " << k;
+    }
+    Optimizer small(settings);
+    const Tensor want = [&] {
+      Tensor w = f32(kW0);
+      for (const Values& g : kGrads) w = small.update("w", w, f32(g), 0.1, 0.01);
+      return w;
+    }();
+    for (std::int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(results[1].values<float>()[static_cast<std::size_t>(i)],
+                want.values<float>()[static_cast<std::size_t>(i % 4)])
+          << "element " << i;
+  }
 }
 
 TEST(Optimizer, RefusesMismatchedTensorsAndBadSettings) {
