@@ -274,8 +274,16 @@ struct Blocks {
     const double image_bytes =
         std::max(1.0, static_cast<double>(std::max(r, mg)) * static_cast<double>(p)) * static_cast<double>(element);
     const double fit = static_cast<double>(std::min(kChunkBytes, max_bytes)) / image_bytes;
-    if (!plan.identity && fit >= 2)
-      images = std::min<std::int64_t>(static_cast<std::int64_t>(fit), std::max<std::int64_t>(1, g.batch));
+    const std::int64_t batch = std::max<std::int64_t>(1, g.batch);
+    if (!plan.identity && fit >= 2) {
+      images = std::min<std::int64_t>(static_cast<std::int64_t>(fit), batch);
+      // Smaller chunks to make their count a multiple of 4, so that 2 or 4
+      // threads get equal shares (7 chunks on 2 threads left one idle a
+      // quarter of the time). Set by the shapes alone: the chunk size decides
+      // the products' rounding, which must not depend on the thread count.
+      const std::int64_t count = (batch + images - 1) / images;
+      if (count > 1) images = (batch + (count + 3) / 4 * 4 - 1) / ((count + 3) / 4 * 4);
+    }
     chunks = (g.batch + images - 1) / images;
   }
 };
