@@ -36,7 +36,6 @@
 // (non-trainable initializer), else when it arrives at run time. NaN passes
 // through as IEEE arithmetic says, like NaN in any other input.
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -58,6 +57,7 @@ constexpr const char* kInputNames[] = {"X", "scale", "B", "input_mean", "input_v
 using lanes::kLanes;
 using lanes::Lanes;
 using lanes::load_lanes;
+using lanes::store_lanes;
 // The last `count` (< kLanes) elements of a row, then `pad`.
 template <typename T> [[gnu::always_inline]] inline Lanes<T> load_tail(const T* p, std::int64_t count, T pad) {
   T t[kLanes];
@@ -70,6 +70,116 @@ struct ChannelView {
 };
 
 ChannelView channel_view(const Shape& x) { return {x[0], x[1], dims_product(x, 2, x.size())}; }
+
+// The loops over one block of images of one channel (BatchNormalizationNode::
+// channel_sums): their lanes summed row after row.
+template <typename T>
+[[gnu::always_inline]] inline void block_sum(ChannelView v, std::int64_t c, std::int64_t n0, std::int64_t n1,
+                                                    const T* x, T* out) {
+  Lanes<T> acc = {};
+  for (std::int64_t n = n0; n < n1; ++n) {
+    const T* row = x + (n * v.c + c) * v.s;
+    std::int64_t i = 0;
+    for (; i + kLanes <= v.s; i += kLanes) acc += load_lanes(row + i);
+    if (i < v.s) acc += load_tail(row + i, v.s - i, T(0));
+  }
+  store_lanes(out, acc);
+}
+
+template <typename T>
+[[gnu::always_inline]] inline void block_squares(ChannelView v, std::int64_t c, std::int64_t n0,
+                                                        std::int64_t n1, const T* x, T mu, T* out) {
+  Lanes<T> sq = {};
+  for (std::int64_t n = n0; n < n1; ++n) {
+    const T* row = x + (n * v.c + c) * v.s;
+    std::int64_t i = 0;
+    for (; i + kLanes <= v.s; i += kLanes) {
+      const Lanes<T> d = load_lanes(row + i) - mu;
+      sq += d * d;
+    }
+    if (i < v.s) {
+      const Lanes<T> d = load_tail(row + i, v.s - i, mu) - mu;  // padding with mu adds 0
+      sq += d * d;
+    }
+  }
+  store_lanes(out, sq);
+}
+
+// sum dY and sum dY * xhat over the block's rows of channel c, xhat = (x - mu) * is.
+template <typename T>
+[[gnu::always_inline]] inline void block_gradient_sums(ChannelView v, std::int64_t c, std::int64_t n0,
+                                                              std::int64_t n1, const T* g, const T* x, T mu, T is,
+                                                              T* out) {
+  Lanes<T> a1 = {}, a2 = {};
+  for (std::int64_t n = n0; n < n1; ++n) {
+    const std::int64_t base = (n * v.c + c) * v.s;
+    std::int64_t i = 0;
+    for (; i + kLanes <= v.s; i += kLanes) {
+      const Lanes<T> d = load_lanes(g + base + i);
+      a1 += d;
+      a2 += d * ((load_lanes(x + base + i) - mu) * is);
+    }
+    if (i < v.s) {
+      const Lanes<T> d = load_tail(g + base + i, v.s - i, T(0));
+      a1 += d;
+      a2 += d * ((load_tail(x + base + i, v.s - i, mu) - mu) * is);
+    }
+  }
+  store_lanes(out, a1);
+  store_lanes(out + kLanes, a2);
+}
+
+// The block loops compiled for AVX-512F, AVX2 and the baseline, the widest the
+// CPU has chosen at run time, as nodes/normalization/normalize_rows.cpp does;
+// -ffp-contract=off (CMakeLists.txt) keeps fused multiply-adds out, so every
+// clone gives the same bits.
+#define NODEFLOW_BN_BLOCKS(T, SUFFIX, ...)                                                                        \
+  __VA_ARGS__ void block_sum_##T##SUFFIX(ChannelView v, std::int64_t c, std::int64_t n0, std::int64_t n1,         \
+                                         const T* x, T* out) {                                             \
+    block_sum<T>(v, c, n0, n1, x, out);                                                                           \
+  }                                                                                                               \
+  __VA_ARGS__ void block_squares_##T##SUFFIX(ChannelView v, std::int64_t c, std::int64_t n0, std::int64_t n1,     \
+                                             const T* x, T mu, T* out) {                                   \
+    block_squares<T>(v, c, n0, n1, x, mu, out);                                                                   \
+  }                                                                                                               \
+  __VA_ARGS__ void block_gradient_sums_##T##SUFFIX(ChannelView v, std::int64_t c, std::int64_t n0,                \
+                                                   std::int64_t n1, const T* g, const T* x, T mu, T is,           \
+                                                   T* out) {                                               \
+    block_gradient_sums<T>(v, c, n0, n1, g, x, mu, is, out);                                                      \
+  }
+NODEFLOW_BN_BLOCKS(float, _base, )
+NODEFLOW_BN_BLOCKS(double, _base, )
+#if defined(__x86_64__)
+NODEFLOW_BN_BLOCKS(float, _avx2, __attribute__((target("avx2"))))
+NODEFLOW_BN_BLOCKS(double, _avx2, __attribute__((target("avx2"))))
+NODEFLOW_BN_BLOCKS(float, _avx512, __attribute__((target("avx512f"))))
+NODEFLOW_BN_BLOCKS(double, _avx512, __attribute__((target("avx512f"))))
+// 2: AVX-512F, 1: AVX2, 0: the baseline.
+int block_isa() {
+  static const int isa = __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
+  return isa;
+}
+#define NODEFLOW_BN_PICK(name) (block_isa() == 2 ? name##_avx512 : block_isa() == 1 ? name##_avx2 : name##_base)
+#else
+#define NODEFLOW_BN_PICK(name) name##_base
+#endif
+#define NODEFLOW_BN_OVERLOADS(T)                                                                                   \
+  void block_sum_of(ChannelView v, std::int64_t c, std::int64_t n0, std::int64_t n1, const T* x, T* out) { \
+    NODEFLOW_BN_PICK(block_sum_##T)(v, c, n0, n1, x, out);                                                         \
+  }                                                                                                                \
+  void block_squares_of(ChannelView v, std::int64_t c, std::int64_t n0, std::int64_t n1, const T* x, T mu,         \
+                        T* out) {                                                                           \
+    NODEFLOW_BN_PICK(block_squares_##T)(v, c, n0, n1, x, mu, out);                                                 \
+  }                                                                                                                \
+  void block_gradient_sums_of(ChannelView v, std::int64_t c, std::int64_t n0, std::int64_t n1, const T* g,         \
+                              const T* x, T mu, T is, T* out) {                                             \
+    NODEFLOW_BN_PICK(block_gradient_sums_##T)(v, c, n0, n1, g, x, mu, is, out);                                    \
+  }
+NODEFLOW_BN_OVERLOADS(float)
+NODEFLOW_BN_OVERLOADS(double)
+#undef NODEFLOW_BN_OVERLOADS
+#undef NODEFLOW_BN_PICK
+#undef NODEFLOW_BN_BLOCKS
 
 class BatchNormalizationNode final : public Node {
  public:
@@ -130,13 +240,13 @@ class BatchNormalizationNode final : public Node {
         // Two passes (mean, then squared deviations): no cancellation for large means.
         const auto m = static_cast<T>(v.n * v.s);
         const auto sums = channel_sums<1, T>(ctx.threads, v, [=](std::int64_t c, std::int64_t n0, std::int64_t n1,
-                                                                 Lanes<T>* out) { block_sum<T>(v, c, n0, n1, xp, out); });
-        for (std::int64_t c = 0; c < v.c; ++c) mp[c] = lane_total<T>(sums[c][0]) / m;
+                                                                 T* out) { block_sum_of(v, c, n0, n1, xp, out); });
+        for (std::int64_t c = 0; c < v.c; ++c) mp[c] = lane_sum(sums, c) / m;
         const auto squares =
-            channel_sums<1, T>(ctx.threads, v, [=](std::int64_t c, std::int64_t n0, std::int64_t n1, Lanes<T>* out) {
-              block_squares<T>(v, c, n0, n1, xp, mp[c], out);
+            channel_sums<1, T>(ctx.threads, v, [=](std::int64_t c, std::int64_t n0, std::int64_t n1, T* out) {
+              block_squares_of(v, c, n0, n1, xp, mp[c], out);
             });
-        for (std::int64_t c = 0; c < v.c; ++c) vp[c] = lane_total<T>(squares[c][0]) / m;
+        for (std::int64_t c = 0; c < v.c; ++c) vp[c] = lane_sum(squares, c) / m;
       }
       for (std::int64_t c = 0; c < v.c; ++c) isp[c] = T(1) / std::sqrt(vp[c] + eps);
       // Rows (image, channel) in memory order. The loops capture by value: a
@@ -209,12 +319,12 @@ class BatchNormalizationNode final : public Node {
       T* dmp = batch_statistics ? nullptr : dmean.data<T>();
       T* dvp = batch_statistics ? nullptr : dvar.data<T>();
       const auto sums = channel_sums<2, T>(ctx.threads, v, [=](std::int64_t c, std::int64_t n0, std::int64_t n1,
-                                                               Lanes<T>* out) {
-        block_gradient_sums<T>(v, c, n0, n1, g, xp, mp[c], isp[c], out);
+                                                               T* out) {
+        block_gradient_sums_of(v, c, n0, n1, g, xp, mp[c], isp[c], out);
       });
       for (std::int64_t c = 0; c < v.c; ++c) {
-        dbp[c] = lane_total<T>(sums[c][0]);
-        dsp[c] = lane_total<T>(sums[c][1]);
+        dbp[c] = lane_sum(sums, 2 * c);
+        dsp[c] = lane_sum(sums, 2 * c + 1);
         if (dmp) {  // constant statistics: a per-channel affine map of X
           const T k = sp[c] * isp[c];
           dmp[c] = -k * dbp[c];
@@ -286,73 +396,31 @@ class BatchNormalizationNode final : public Node {
   // its rows from the other's cache (docs/architecture.md, "Threads").
   static constexpr std::int64_t kBatchBlocks = 8;
 
-  // sums[c] = the K lane vectors part(c, n0, n1, out) writes, added over the
-  // blocks [n0, n1). (Vectors pass by pointer: returned by value, their ABI
-  // would differ between instruction sets, which GCC refuses.)
+  // The K lane vectors part(c, n0, n1, out) writes for the blocks [n0, n1) of
+  // channel c, added over the blocks: vector k of channel c at (c * K + k) *
+  // kLanes. (Passed as plain floats: a lane vector's alignment differs
+  // between the instruction sets of the clones.)
   template <std::size_t K, typename T, typename Part>
-  static std::vector<std::array<Lanes<T>, K>> channel_sums(int threads, ChannelView v, Part part) {
+  static std::vector<T> channel_sums(int threads, ChannelView v, Part part) {
     const std::int64_t blocks = std::clamp<std::int64_t>(v.n, 1, kBatchBlocks);
-    std::vector<std::array<Lanes<T>, K>> sums(static_cast<std::size_t>(blocks * v.c));
-    auto* out = sums.data();
+    const std::int64_t item = static_cast<std::int64_t>(K) * kLanes, channels = v.c * item;
+    std::vector<T> sums(static_cast<std::size_t>(blocks * channels));
+    T* out = sums.data();
     for_items(threads, v, blocks * v.c, [=](std::int64_t i0, std::int64_t i1) {
       for (std::int64_t i = i0; i < i1; ++i) {
         const std::int64_t b = i / v.c;
-        part(i % v.c, v.n * b / blocks, v.n * (b + 1) / blocks, out[i].data());
+        part(i % v.c, v.n * b / blocks, v.n * (b + 1) / blocks, out + i * item);
       }
     });
     for (std::int64_t b = 1; b < blocks; ++b)
-      for (std::int64_t c = 0; c < v.c; ++c)
-        for (std::size_t k = 0; k < K; ++k) out[c][k] += out[b * v.c + c][k];
-    sums.resize(static_cast<std::size_t>(v.c));
+      for (std::int64_t j = 0; j < channels; ++j) out[j] += out[b * channels + j];
+    sums.resize(static_cast<std::size_t>(channels));
     return sums;
   }
 
-  // The lanes of row `row` of x: whole lane vectors, then the tail padded with `pad`.
-  template <typename T, typename F>
-  [[gnu::always_inline]] static inline void for_lanes(const T* row, std::int64_t s, T pad, F&& f) {
-    std::int64_t i = 0;
-    for (; i + kLanes <= s; i += kLanes) f(i, load_lanes(row + i));
-    if (i < s) f(i, load_tail(row + i, s - i, pad));
-  }
-
-  template <typename T>
-  [[gnu::always_inline]] static inline void block_sum(ChannelView v, std::int64_t c, std::int64_t n0, std::int64_t n1,
-                                                      const T* x, Lanes<T>* out) {
-    Lanes<T> acc = {};
-    for (std::int64_t n = n0; n < n1; ++n)
-      for_lanes(x + (n * v.c + c) * v.s, v.s, T(0), [&](std::int64_t, Lanes<T> a) { acc += a; });
-    out[0] = acc;
-  }
-
-  template <typename T>
-  [[gnu::always_inline]] static inline void block_squares(ChannelView v, std::int64_t c, std::int64_t n0,
-                                                          std::int64_t n1, const T* x, T mu, Lanes<T>* out) {
-    Lanes<T> sq = {};
-    for (std::int64_t n = n0; n < n1; ++n)  // padding with mu adds 0
-      for_lanes(x + (n * v.c + c) * v.s, v.s, mu, [&](std::int64_t, Lanes<T> a) {
-        const Lanes<T> d = a - mu;
-        sq += d * d;
-      });
-    out[0] = sq;
-  }
-
-  // sum dY and sum dY * xhat over the block's rows of channel c, xhat = (x - mu) * is.
-  template <typename T>
-  [[gnu::always_inline]] static inline void block_gradient_sums(ChannelView v, std::int64_t c, std::int64_t n0,
-                                                                std::int64_t n1, const T* g, const T* x, T mu, T is,
-                                                                Lanes<T>* out) {
-    Lanes<T> a1 = {}, a2 = {};
-    for (std::int64_t n = n0; n < n1; ++n) {
-      const std::int64_t base = (n * v.c + c) * v.s;
-      const T* xrow = x + base;
-      for_lanes(g + base, v.s, T(0), [&](std::int64_t i, Lanes<T> d) {
-        const Lanes<T> xs = i + kLanes <= v.s ? load_lanes(xrow + i) : load_tail(xrow + i, v.s - i, mu);
-        a1 += d;
-        a2 += d * ((xs - mu) * is);
-      });
-    }
-    out[0] = a1;
-    out[1] = a2;
+  // The total of lane vector `index` of channel_sums' result.
+  template <typename T> static T lane_sum(const std::vector<T>& sums, std::int64_t index) {
+    return lane_total<T>(load_lanes(sums.data() + index * kLanes));
   }
 
   // The kLanes partial sums added pairwise (lane j + lane j + width, halving).
