@@ -33,4 +33,37 @@ template <typename T> [[gnu::always_inline]] inline void store_lanes(T* p, const
   std::memcpy(p, &v, sizeof v);
 }
 
+// 2: AVX-512F, 1: AVX2, 0: the baseline: the widest of the lane loops'
+// clones (NODEFLOW_LANES_CLONES) this CPU runs.
+inline int clone_isa() {
+#if defined(__x86_64__)
+  static const int isa = __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
+  return isa;
+#else
+  return 0;
+#endif
+}
+
 }  // namespace nodeflow::lanes
+
+// A file's lane loops compiled for the baseline, AVX2 and AVX-512F, and the
+// pick of the widest the CPU runs at run time (an explicit choice rather than
+// target_clones: an ifunc resolver runs before the sanitizers' runtime is up).
+// DEFINE(T, SUFFIX, ATTRIBUTES) defines the functions NAME_T##SUFFIX for float
+// and double; NODEFLOW_LANES_PICK(NAME_T) names the one to call. A file using
+// them is compiled with -ffp-contract=off (CMakeLists.txt): AVX-512F and AVX2
+// have fused multiply-adds, and without them every clone gives the same bits.
+#if defined(__x86_64__)
+#define NODEFLOW_LANES_CLONES(DEFINE)                                                            \
+  DEFINE(float, _base, ) DEFINE(double, _base, ) DEFINE(float, _avx2, __attribute__((target("avx2")))) \
+  DEFINE(double, _avx2, __attribute__((target("avx2"))))                                         \
+  DEFINE(float, _avx512, __attribute__((target("avx512f"))))                                    \
+  DEFINE(double, _avx512, __attribute__((target("avx512f"))))
+#define NODEFLOW_LANES_PICK(name)                                                  \
+  (::nodeflow::lanes::clone_isa() == 2   ? name##_avx512                           \
+   : ::nodeflow::lanes::clone_isa() == 1 ? name##_avx2                             \
+                                         : name##_base)
+#else
+#define NODEFLOW_LANES_CLONES(DEFINE) DEFINE(float, _base, ) DEFINE(double, _base, )
+#define NODEFLOW_LANES_PICK(name) name##_base
+#endif

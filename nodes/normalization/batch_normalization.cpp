@@ -129,10 +129,8 @@ template <typename T>
   store_lanes(out + kLanes, a2);
 }
 
-// The block loops compiled for AVX-512F, AVX2 and the baseline, the widest the
-// CPU has chosen at run time, as nodes/normalization/normalize_rows.cpp does;
-// -ffp-contract=off (CMakeLists.txt) keeps fused multiply-adds out, so every
-// clone gives the same bits.
+// The block loops for each instruction set (NODEFLOW_LANES_CLONES,
+// nodes/common/vector_lanes.hpp).
 #define NODEFLOW_BN_BLOCKS(T, SUFFIX, ...)                                                                        \
   __VA_ARGS__ void block_sum_##T##SUFFIX(ChannelView v, std::int64_t c, std::int64_t n0, std::int64_t n1,         \
                                          const T* x, T* out) {                                             \
@@ -147,38 +145,22 @@ template <typename T>
                                                    T* out) {                                               \
     block_gradient_sums<T>(v, c, n0, n1, g, x, mu, is, out);                                                      \
   }
-NODEFLOW_BN_BLOCKS(float, _base, )
-NODEFLOW_BN_BLOCKS(double, _base, )
-#if defined(__x86_64__)
-NODEFLOW_BN_BLOCKS(float, _avx2, __attribute__((target("avx2"))))
-NODEFLOW_BN_BLOCKS(double, _avx2, __attribute__((target("avx2"))))
-NODEFLOW_BN_BLOCKS(float, _avx512, __attribute__((target("avx512f"))))
-NODEFLOW_BN_BLOCKS(double, _avx512, __attribute__((target("avx512f"))))
-// 2: AVX-512F, 1: AVX2, 0: the baseline.
-int block_isa() {
-  static const int isa = __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
-  return isa;
-}
-#define NODEFLOW_BN_PICK(name) (block_isa() == 2 ? name##_avx512 : block_isa() == 1 ? name##_avx2 : name##_base)
-#else
-#define NODEFLOW_BN_PICK(name) name##_base
-#endif
+NODEFLOW_LANES_CLONES(NODEFLOW_BN_BLOCKS)
 #define NODEFLOW_BN_OVERLOADS(T)                                                                                   \
   void block_sum_of(ChannelView v, std::int64_t c, std::int64_t n0, std::int64_t n1, const T* x, T* out) { \
-    NODEFLOW_BN_PICK(block_sum_##T)(v, c, n0, n1, x, out);                                                         \
+    NODEFLOW_LANES_PICK(block_sum_##T)(v, c, n0, n1, x, out);                                                         \
   }                                                                                                                \
   void block_squares_of(ChannelView v, std::int64_t c, std::int64_t n0, std::int64_t n1, const T* x, T mu,         \
                         T* out) {                                                                           \
-    NODEFLOW_BN_PICK(block_squares_##T)(v, c, n0, n1, x, mu, out);                                                 \
+    NODEFLOW_LANES_PICK(block_squares_##T)(v, c, n0, n1, x, mu, out);                                                 \
   }                                                                                                                \
   void block_gradient_sums_of(ChannelView v, std::int64_t c, std::int64_t n0, std::int64_t n1, const T* g,         \
                               const T* x, T mu, T is, T* out) {                                             \
-    NODEFLOW_BN_PICK(block_gradient_sums_##T)(v, c, n0, n1, g, x, mu, is, out);                                    \
+    NODEFLOW_LANES_PICK(block_gradient_sums_##T)(v, c, n0, n1, g, x, mu, is, out);                                    \
   }
 NODEFLOW_BN_OVERLOADS(float)
 NODEFLOW_BN_OVERLOADS(double)
 #undef NODEFLOW_BN_OVERLOADS
-#undef NODEFLOW_BN_PICK
 #undef NODEFLOW_BN_BLOCKS
 
 class BatchNormalizationNode final : public Node {

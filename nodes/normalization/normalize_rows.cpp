@@ -148,10 +148,8 @@ template <typename T>
   for (std::int64_t i = full; i < cols; ++i) dx[i] = dx[i] + k * (dy[i] * scale[i] - m1 - (x[i] - mu) * m2);
 }
 
-// The instantiations, each compiled for AVX-512F, AVX2 and the baseline, the
-// widest the CPU has chosen at run time (an explicit choice rather than
-// target_clones: an ifunc resolver runs before the sanitizers' runtime is up).
-// AVX-512F has fused multiply-adds, which -ffp-contract=off keeps out.
+// The instantiations for each instruction set (NODEFLOW_LANES_CLONES,
+// nodes/common/vector_lanes.hpp).
 #define NODEFLOW_ROW_SUMS(T, S, B, SUFFIX, ...)                                                               \
   __VA_ARGS__ void column_row_sums_##T##_##S##B##SUFFIX(const T* x, const T* dy, const T* scale, T mu, T is, \
                                                          T* ds, T* db, std::int64_t cols, T& s1, T& s2) {      \
@@ -176,22 +174,7 @@ template <typename T>
   NODEFLOW_ROW_SUMS(T, 1, 0, SUFFIX, __VA_ARGS__) NODEFLOW_ROW_SUMS(T, 1, 1, SUFFIX, __VA_ARGS__) \
   NODEFLOW_ROW_DX(T, SUFFIX, __VA_ARGS__) NODEFLOW_ROW_STATS(T, SUFFIX, __VA_ARGS__)              \
   NODEFLOW_ROW_FORWARD(T, SUFFIX, __VA_ARGS__)
-NODEFLOW_ROW_ALL(float, _base, )
-NODEFLOW_ROW_ALL(double, _base, )
-#if defined(__x86_64__)
-NODEFLOW_ROW_ALL(float, _avx2, __attribute__((target("avx2"))))
-NODEFLOW_ROW_ALL(double, _avx2, __attribute__((target("avx2"))))
-NODEFLOW_ROW_ALL(float, _avx512, __attribute__((target("avx512f"))))
-NODEFLOW_ROW_ALL(double, _avx512, __attribute__((target("avx512f"))))
-// 2: AVX-512F, 1: AVX2, 0: the baseline.
-int row_isa() {
-  static const int isa = __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
-  return isa;
-}
-#define NODEFLOW_ROW_PICK(name) (row_isa() == 2 ? name##_avx512 : row_isa() == 1 ? name##_avx2 : name##_base)
-#else
-#define NODEFLOW_ROW_PICK(name) name##_base
-#endif
+NODEFLOW_LANES_CLONES(NODEFLOW_ROW_ALL)
 
 // The column_row_sums for T and the wanted parameter gradients.
 template <typename T>
@@ -200,11 +183,11 @@ void column_row_sums_of(const T* x, const T* dy, const T* scale, T mu, T is, T* 
   using F = void (*)(const T*, const T*, const T*, T, T, T*, T*, std::int64_t, T&, T&);
   F f;
   if constexpr (std::is_same_v<T, float>)
-    f = ds ? (db ? NODEFLOW_ROW_PICK(column_row_sums_float_11) : NODEFLOW_ROW_PICK(column_row_sums_float_10))
-           : (db ? NODEFLOW_ROW_PICK(column_row_sums_float_01) : NODEFLOW_ROW_PICK(column_row_sums_float_00));
+    f = ds ? (db ? NODEFLOW_LANES_PICK(column_row_sums_float_11) : NODEFLOW_LANES_PICK(column_row_sums_float_10))
+           : (db ? NODEFLOW_LANES_PICK(column_row_sums_float_01) : NODEFLOW_LANES_PICK(column_row_sums_float_00));
   else
-    f = ds ? (db ? NODEFLOW_ROW_PICK(column_row_sums_double_11) : NODEFLOW_ROW_PICK(column_row_sums_double_10))
-           : (db ? NODEFLOW_ROW_PICK(column_row_sums_double_01) : NODEFLOW_ROW_PICK(column_row_sums_double_00));
+    f = ds ? (db ? NODEFLOW_LANES_PICK(column_row_sums_double_11) : NODEFLOW_LANES_PICK(column_row_sums_double_10))
+           : (db ? NODEFLOW_LANES_PICK(column_row_sums_double_01) : NODEFLOW_LANES_PICK(column_row_sums_double_00));
   f(x, dy, scale, mu, is, ds, db, cols, s1, s2);
 }
 
@@ -212,17 +195,17 @@ void column_row_sums_of(const T* x, const T* dy, const T* scale, T mu, T is, T* 
 template <typename T>
 void column_row_dx_of(const T* x, const T* dy, const T* scale, T mu, T m1, T m2, T k, T* dx, std::int64_t cols) {
   if constexpr (std::is_same_v<T, float>)
-    NODEFLOW_ROW_PICK(column_row_dx_float)(x, dy, scale, mu, m1, m2, k, dx, cols);
+    NODEFLOW_LANES_PICK(column_row_dx_float)(x, dy, scale, mu, m1, m2, k, dx, cols);
   else
-    NODEFLOW_ROW_PICK(column_row_dx_double)(x, dy, scale, mu, m1, m2, k, dx, cols);
+    NODEFLOW_LANES_PICK(column_row_dx_double)(x, dy, scale, mu, m1, m2, k, dx, cols);
 }
 
 // The row_statistics for T.
 template <typename T> void row_statistics_of(const T* x, std::int64_t cols, T epsilon, T& mu, T& is) {
   if constexpr (std::is_same_v<T, float>)
-    NODEFLOW_ROW_PICK(row_statistics_float)(x, cols, epsilon, mu, is);
+    NODEFLOW_LANES_PICK(row_statistics_float)(x, cols, epsilon, mu, is);
   else
-    NODEFLOW_ROW_PICK(row_statistics_double)(x, cols, epsilon, mu, is);
+    NODEFLOW_LANES_PICK(row_statistics_double)(x, cols, epsilon, mu, is);
 }
 
 // The column_row_forward for T.
@@ -230,11 +213,10 @@ template <typename T>
 void column_row_forward_of(const T* x, const T* scale, const T* bias, T epsilon, T* y, std::int64_t cols, T& mu,
                            T& is) {
   if constexpr (std::is_same_v<T, float>)
-    NODEFLOW_ROW_PICK(column_row_forward_float)(x, scale, bias, epsilon, y, cols, mu, is);
+    NODEFLOW_LANES_PICK(column_row_forward_float)(x, scale, bias, epsilon, y, cols, mu, is);
   else
-    NODEFLOW_ROW_PICK(column_row_forward_double)(x, scale, bias, epsilon, y, cols, mu, is);
+    NODEFLOW_LANES_PICK(column_row_forward_double)(x, scale, bias, epsilon, y, cols, mu, is);
 }
-#undef NODEFLOW_ROW_PICK
 #undef NODEFLOW_ROW_FORWARD
 #undef NODEFLOW_ROW_STATS
 #undef NODEFLOW_ROW_ALL

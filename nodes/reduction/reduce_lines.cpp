@@ -96,38 +96,22 @@ template <typename T> [[gnu::always_inline]] inline void add_scalar_lines(T* acc
     add_strided_lines(acc, x, stride, count, n);                                                              \
   }                                                                                                            \
   __VA_ARGS__ void add_scalar_##T##SUFFIX(T* acc, T v, std::int64_t n) { add_scalar_lines(acc, v, n); }
-NODEFLOW_LINES(float, _base, )
-NODEFLOW_LINES(double, _base, )
-#if defined(__x86_64__)
-NODEFLOW_LINES(float, _avx2, __attribute__((target("avx2"))))
-NODEFLOW_LINES(double, _avx2, __attribute__((target("avx2"))))
-NODEFLOW_LINES(float, _avx512, __attribute__((target("avx512f"))))
-NODEFLOW_LINES(double, _avx512, __attribute__((target("avx512f"))))
-// 2: AVX-512F, 1: AVX2, 0: the baseline.
-int isa() {
-  static const int which = __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
-  return which;
-}
-#define NODEFLOW_PICK(name) (isa() == 2 ? name##_avx512 : isa() == 1 ? name##_avx2 : name##_base)
-#else
-#define NODEFLOW_PICK(name) name##_base
-#endif
+NODEFLOW_LANES_CLONES(NODEFLOW_LINES)
 #pragma GCC diagnostic pop
 
 }  // namespace
 
-void add(float* acc, const float* x, std::int64_t n) { NODEFLOW_PICK(add_float)(acc, x, n); }
-void add(double* acc, const double* x, std::int64_t n) { NODEFLOW_PICK(add_double)(acc, x, n); }
+void add(float* acc, const float* x, std::int64_t n) { NODEFLOW_LANES_PICK(add_float)(acc, x, n); }
+void add(double* acc, const double* x, std::int64_t n) { NODEFLOW_LANES_PICK(add_double)(acc, x, n); }
 void add_lines(float* acc, const float* x, std::int64_t stride, std::int64_t count, std::int64_t n) {
-  NODEFLOW_PICK(add_lines_float)(acc, x, stride, count, n);
+  NODEFLOW_LANES_PICK(add_lines_float)(acc, x, stride, count, n);
 }
 void add_lines(double* acc, const double* x, std::int64_t stride, std::int64_t count, std::int64_t n) {
-  NODEFLOW_PICK(add_lines_double)(acc, x, stride, count, n);
+  NODEFLOW_LANES_PICK(add_lines_double)(acc, x, stride, count, n);
 }
-void add_scalar(float* acc, float v, std::int64_t n) { NODEFLOW_PICK(add_scalar_float)(acc, v, n); }
-void add_scalar(double* acc, double v, std::int64_t n) { NODEFLOW_PICK(add_scalar_double)(acc, v, n); }
+void add_scalar(float* acc, float v, std::int64_t n) { NODEFLOW_LANES_PICK(add_scalar_float)(acc, v, n); }
+void add_scalar(double* acc, double v, std::int64_t n) { NODEFLOW_LANES_PICK(add_scalar_double)(acc, v, n); }
 
-#undef NODEFLOW_PICK
 #undef NODEFLOW_LINES
 
 }  // namespace nodeflow::reduce_lines
