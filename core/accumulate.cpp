@@ -1,6 +1,11 @@
 #include "core/accumulate.hpp"
 
+#include <algorithm>
+#include <cstring>
 #include <type_traits>
+
+#include "core/node.hpp"
+#include "core/parallel.hpp"
 
 namespace nodeflow {
 
@@ -17,6 +22,20 @@ void add_scaled(Tensor& dst, const Tensor& src, double scale) {
         d[i] = static_cast<D>(static_cast<A>(d[i]) + k * static_cast<A>(s[i]));
     });
   });
+}
+
+void zero_fill(Tensor& t, int threads) {
+  std::byte* p = t.raw();
+  const auto bytes = static_cast<std::int64_t>(t.nbytes());
+  constexpr std::int64_t kLine = 64, kParallelBytes = std::int64_t{1} << 16;
+  parallel_ranges(bytes < kParallelBytes ? 1 : threads, (bytes + kLine - 1) / kLine,
+                  [&](std::int64_t b, std::int64_t e) {
+                    std::memset(p + b * kLine, 0, static_cast<std::size_t>(std::min(bytes, e * kLine) - b * kLine));
+                  });
+}
+
+void BackwardContext::zero_if_overwritten(std::size_t k) const {
+  if (overwrites(k) && !grad_inputs[k].empty()) zero_fill(grad_inputs[k], threads);
 }
 
 }  // namespace nodeflow

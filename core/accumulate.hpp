@@ -1,7 +1,8 @@
 #pragma once
 // The one loop that adds one float tensor into another: the executor's sums
 // of gradients (core/executor.cpp) and the nodes' gradient accumulation
-// (accumulate_gradient, nodes/common/layer_common.hpp).
+// (accumulate_gradient, nodes/common/layer_common.hpp); and the zeroing of
+// gradient buffers.
 #include "core/tensor.hpp"
 
 namespace nodeflow {
@@ -12,5 +13,11 @@ namespace nodeflow {
 /// Both must be float tensors with the same element count (their shapes may
 /// differ, e.g. Flatten's gradient); the caller checks that.
 void add_scaled(Tensor& dst, const Tensor& src, double scale);
+
+/// Sets every byte of `t` to zero, each of up to `threads` threads zeroing its
+/// share of the 64-byte lines: gradient buffers come back from tensors the
+/// threads wrote in parts, and one thread zeroing it all pulls the others'
+/// parts across the caches (docs/architecture.md, "Threads").
+void zero_fill(Tensor& t, int threads);
 
 }  // namespace nodeflow

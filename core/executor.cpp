@@ -12,19 +12,10 @@
 namespace nodeflow {
 namespace {
 
-// A zeroed gradient buffer, each thread zeroing its share of the lines: the
-// memory comes back from tensors the threads wrote in halves, and one thread
-// zeroing it all pulled the other's half across the caches
-// (docs/architecture.md, "Threads").
+// A zeroed gradient buffer (zero_fill, on the executor's threads).
 Tensor zeroed(DType dtype, const Shape& shape, int threads) {
   Tensor t = Tensor::uninitialized(dtype, shape);
-  std::byte* p = t.raw();
-  const std::int64_t bytes = static_cast<std::int64_t>(t.nbytes());
-  constexpr std::int64_t kLine = 64, kParallelBytes = std::int64_t{1} << 16;
-  parallel_ranges(bytes < kParallelBytes ? 1 : threads, (bytes + kLine - 1) / kLine,
-                  [&](std::int64_t b, std::int64_t e) {
-                    std::memset(p + b * kLine, 0, static_cast<std::size_t>(std::min(bytes, e * kLine) - b * kLine));
-                  });
+  zero_fill(t, threads);
   return t;
 }
 
@@ -358,14 +349,26 @@ TensorMap Executor::backward(TrainingRun& run, const TensorMap& grad_outputs, bo
     // dtypes only: it adds into a zeroed buffer of that dtype, added to the
     // float32 sum afterwards.
     std::vector<std::pair<std::size_t, Tensor>> narrowed;
+    // The first gradient of a tensor this node alone reads here goes into an
+    // uninitialised buffer that the node overwrites, if it can
+    // (BackwardContext::overwrite_inputs); every other buffer is added into.
+    std::vector<std::uint8_t> overwrite(step.inputs.size(), 0);
     bool needed = false;
     for (std::size_t k = 0; k < step.inputs.size(); ++k) {
       const std::string& t = step.inputs[k];
       if (t.empty() || !wanted.count(t)) continue;
       auto it = grads.find(t);
-      if (it == grads.end())
-        it = grads.emplace(t, zeroed(sum_dtype(infos[k].dtype), infos[k].shape, options_.threads)).first;
-      dx[k] = it->second;  // shares the buffer: backward adds into it
+      if (it == grads.end()) {
+        const DType dtype = sum_dtype(infos[k].dtype);
+        const bool fresh = step.node->overwrites_gradients() &&
+                           std::count(step.inputs.begin(), step.inputs.end(), t) == 1 &&
+                           (float32_gradients || dtype == infos[k].dtype);
+        it = grads.emplace(t, fresh ? Tensor::uninitialized(dtype, infos[k].shape)
+                                    : zeroed(dtype, infos[k].shape, options_.threads))
+                 .first;
+        overwrite[k] = fresh;
+      }
+      dx[k] = it->second;  // shares the buffer: backward adds into it (or overwrites it)
       if (!float32_gradients && dx[k].dtype() != infos[k].dtype) {
         dx[k] = Tensor(infos[k].dtype, infos[k].shape);
         narrowed.emplace_back(k, it->second);
@@ -379,7 +382,7 @@ TensorMap Executor::backward(TrainingRun& run, const TensorMap& grad_outputs, bo
       parameters.push_back(init != nullptr && init->trainable);
     }
     BackwardContext ctx{infos, saved, dy, dx, step.node->config().lda_coeff, parameters,
-                        options_.threads, options_.max_tensor_bytes};
+                        options_.threads, options_.max_tensor_bytes, overwrite};
     with_lazy_context([&] { return step_path(g, step); }, [&] { step.node->backward(ctx); });
     for (auto& [k, sum] : narrowed) add_scaled(sum, dx[k], 1.0);
   }

@@ -80,7 +80,7 @@ struct BackwardContext {
   std::span<const TensorInfo> inputs;     ///< dtype and shape of each forward input
   std::span<const Tensor> saved;          ///< what forward appended
   std::span<const Tensor> grad_outputs;   ///< empty tensor: zero gradient for that output
-  std::span<Tensor> grad_inputs;          ///< empty tensor: not wanted; else add (+=) into it
+  std::span<Tensor> grad_inputs;          ///< empty tensor: not wanted; else add (+=) into it (or overwrite it)
   /// lda_coeff: the factor on the gradient sent to the previous layers.
   double scale = 1.0;
   /// Non-zero for inputs that are trainable initializers (the node's own
@@ -92,10 +92,24 @@ struct BackwardContext {
   /// ExecutorOptions::max_tensor_bytes, as in ForwardContext.
   std::uint64_t max_tensor_bytes = kDefaultMaxTensorBytes;
 
+  /// Non-zero for the gradient buffers that backward must overwrite: the
+  /// executor hands a node whose overwrites_gradients() is true the first
+  /// gradient of a tensor it alone reads there uninitialised, and backward
+  /// then writes every element (=) instead of adding into it, which saves
+  /// zeroing the buffer and reading it back (docs/architecture.md, "Gradient
+  /// buffers").
+  std::span<const std::uint8_t> overwrite_inputs = {};
+
   /// The factor to apply to the gradient of input k.
   double scale_for(std::size_t k) const {
     return k < parameter_inputs.size() && parameter_inputs[k] ? 1.0 : scale;
   }
+  /// True when grad_inputs[k] is to be overwritten (overwrite_inputs).
+  bool overwrites(std::size_t k) const { return k < overwrite_inputs.size() && overwrite_inputs[k]; }
+  /// For the paths of an overwriting node that add rather than assign: zeroes
+  /// grad_inputs[k] (on `threads` threads) when it is to be overwritten, so
+  /// that adding into it gives the gradient.
+  void zero_if_overwritten(std::size_t k) const;
 };
 
 /// A node instance. Nodes are immutable after construction: all per-run state
@@ -125,6 +139,9 @@ class Node {
   /// instead of rounding them to the tensor's dtype (Cast; docs/operators.md,
   /// "Gradient conventions").
   virtual bool takes_float32_gradients() const { return false; }
+  /// True when backward honours BackwardContext::overwrite_inputs; the
+  /// executor zeroes every gradient buffer of the others.
+  virtual bool overwrites_gradients() const { return false; }
 
  private:
   NodeConfig config_;

@@ -5,9 +5,11 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <span>
 #include <vector>
 
+#include "core/accumulate.hpp"
 #include "nodes/elementwise/elementwise_node.hpp"
 #include "nodes/elementwise/elementwise_ops.hpp"
 
@@ -38,20 +40,23 @@ struct SubOp {
 };
 
 // dsts[k] += scales[k] * (dy summed to dsts[k]'s shape), as
-// accumulate_broadcast_gradient, bit for bit; but the gradients of dy's shape
-// and dtype (an Add of two same-shape tensors) are added in one pass over dy,
-// block by block while the block is in the first-level cache, instead of one
-// pass each (5 arrays moved instead of 6), and with them the sum of one
-// broadcast input's gradient (dy read once instead of twice).
+// accumulate_broadcast_gradient, bit for bit, or = where assign[k] (a buffer
+// to overwrite, BackwardContext::overwrite_inputs); but the gradients of dy's
+// shape and dtype (an Add of two same-shape tensors) are written in one pass
+// over dy, block by block while the block is in the first-level cache,
+// instead of one pass each, and with them the sum of one broadcast input's
+// gradient (dy read once instead of twice).
 void accumulate_gradients(std::span<Tensor* const> dsts, const Tensor& g, std::span<const double> scales,
-                          int threads) {
+                          std::span<const std::uint8_t> assign, int threads) {
   if (g.empty()) return;
   const bool direct_dtype = compute_dtype(g.dtype()) == g.dtype();
   std::vector<std::size_t> fused, others;
   for (std::size_t k = 0; k < dsts.size(); ++k) {
-    const Tensor& dst = *dsts[k];
+    Tensor& dst = *dsts[k];
     if (dst.empty()) continue;
-    (direct_dtype && dst.dtype() == g.dtype() && dst.shape() == g.shape() ? fused : others).push_back(k);
+    const bool same = direct_dtype && dst.dtype() == g.dtype() && dst.shape() == g.shape();
+    (same ? fused : others).push_back(k);
+    if (!same && assign[k]) zero_fill(dst, threads);  // summed into below
   }
   if (fused.empty() || others.size() != 1) {
     for (std::size_t k : others) accumulate_broadcast_gradient(*dsts[k], g, scales[k], threads);
@@ -61,6 +66,16 @@ void accumulate_gradients(std::span<Tensor* const> dsts, const Tensor& g, std::s
   visit_compute_dtype(g.dtype(), [&](auto tag) {
     using T = decltype(tag);
     using Array = Eigen::Array<T, Eigen::Dynamic, 1>;
+    // The fused gradients of src = dy[i, i + n).
+    const auto write = [&](const Eigen::Map<const Array>& src, std::int64_t i, std::int64_t n) {
+      for (std::size_t k : fused) {
+        Eigen::Map<Array> dst(dsts[k]->template data<T>() + i, n);
+        if (assign[k])
+          dst = static_cast<T>(scales[k]) * src;
+        else
+          dst += static_cast<T>(scales[k]) * src;
+      }
+    };
     if (!others.empty()) {
       // One input broadcast (a per-channel bias [C, 1, 1]): its sum is taken
       // in the same pass, run by run, while the run is in cache: sum_to_shape's
@@ -75,8 +90,7 @@ void accumulate_gradients(std::span<Tensor* const> dsts, const Tensor& g, std::s
         const Tensor sum = reduce_into<T>(shape, plan.total, threads, [&](std::int64_t b, std::int64_t e, T* acc) {
           for_each_run<1>(plan, b, e, [&](std::int64_t i, const std::array<std::int64_t, 1>& at, std::int64_t n) {
             const Eigen::Map<const Array> src(s + i, n);
-            for (std::size_t k : fused)
-              Eigen::Map<Array>(dsts[k]->template data<T>() + i, n) += static_cast<T>(scales[k]) * src;
+            write(src, i, n);
             if (along)
               Eigen::Map<Array>(acc + at[0], n) += src;
             else
@@ -93,9 +107,7 @@ void accumulate_gradients(std::span<Tensor* const> dsts, const Tensor& g, std::s
     parallel_ranges(g.numel() < kParallelElements ? 1 : threads, g.numel(), [&](std::int64_t b, std::int64_t e) {
       for (std::int64_t lo = b; lo < e; lo += kBlock) {
         const std::int64_t n = std::min(kBlock, e - lo);
-        const Eigen::Map<const Array> src(s + lo, n);
-        for (std::size_t k : fused)
-          Eigen::Map<Array>(dsts[k]->template data<T>() + lo, n) += static_cast<T>(scales[k]) * src;
+        write(Eigen::Map<const Array>(s + lo, n), lo, n);
       }
     });
   });
@@ -107,14 +119,16 @@ template <bool kSub, bool kMean> void linear_backward(const GradientArgs& args) 
   const std::size_t n = ctx.inputs.size();
   std::vector<Tensor*> dsts;
   std::vector<double> scales;
+  std::vector<std::uint8_t> assign;
   for (std::size_t k = 0; k < n; ++k) {
     double factor = kSub && k == 1 ? -1.0 : 1.0;
     if (kMean) factor /= static_cast<double>(n);
     dsts.push_back(&ctx.grad_inputs[k]);
     scales.push_back(ctx.scale_for(k) * factor);
+    assign.push_back(ctx.overwrites(k));
   }
   // One pass over dy for every input of its shape (an Add's two gradients).
-  accumulate_gradients(dsts, args.dy, scales, ctx.threads);
+  accumulate_gradients(dsts, args.dy, scales, assign, ctx.threads);
 }
 
 }  // namespace
@@ -125,6 +139,7 @@ void register_add(OpRegistry& registry) {
                                    "A + B, the broadcast shape; integers wrap around", graph_dtypes());
   op.apply = elementwise::apply_any<elementwise::AddOp>;
   op.backward = elementwise::linear_backward<false, false>;
+  op.overwrites = true;
   elementwise::register_broadcast_op(registry, std::move(op));
 }
 
@@ -133,6 +148,7 @@ void register_sub(OpRegistry& registry) {
                                    "A - B, the broadcast shape; integers wrap around", graph_dtypes());
   op.apply = elementwise::apply_any<elementwise::SubOp>;
   op.backward = elementwise::linear_backward<true, false>;
+  op.overwrites = true;
   elementwise::register_broadcast_op(registry, std::move(op));
 }
 
@@ -141,6 +157,7 @@ void register_sum(OpRegistry& registry) {
                                      "the sum of the inputs, the broadcast shape", float_dtypes());
   op.apply = elementwise::apply_any<elementwise::AddOp>;
   op.backward = elementwise::linear_backward<false, false>;
+  op.overwrites = true;
   elementwise::register_broadcast_op(registry, std::move(op));
 }
 
@@ -150,6 +167,7 @@ void register_mean(OpRegistry& registry) {
   op.mean = true;
   op.apply = elementwise::apply_any<elementwise::AddOp>;
   op.backward = elementwise::linear_backward<false, true>;
+  op.overwrites = true;
   elementwise::register_broadcast_op(registry, std::move(op));
 }
 

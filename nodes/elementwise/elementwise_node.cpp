@@ -80,9 +80,14 @@ class BroadcastNode final : public Node {
     }
   }
 
+  bool overwrites_gradients() const override { return op_.overwrites; }
+
   void backward(const BackwardContext& ctx) const override {
     const Tensor& dy = ctx.grad_outputs[0];
-    if (dy.empty()) return;
+    if (dy.empty()) {
+      for (std::size_t k = 0; k < ctx.grad_inputs.size(); ++k) ctx.zero_if_overwritten(k);
+      return;
+    }
     std::vector<Shape> shapes;
     for (const TensorInfo& in : ctx.inputs) shapes.push_back(in.shape);
     check_output_gradient(op_.op_type, 0, dy, broadcast_shapes(shapes));

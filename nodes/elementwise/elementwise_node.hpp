@@ -80,6 +80,8 @@ struct BroadcastOp {
   void (*apply)(const Tensor& a, const Tensor& b, Tensor& c, int threads) = nullptr;
   /// Adds the inputs' gradients (ctx.grad_inputs, ctx.scale_for, ctx.threads).
   void (*backward)(const GradientArgs& args) = nullptr;
+  /// backward overwrites the buffers of ctx.overwrite_inputs (Node::overwrites_gradients).
+  bool overwrites = false;
 };
 
 /// A two-input op (ONNX names A, B -> C unless given) of ONNX version `version`;

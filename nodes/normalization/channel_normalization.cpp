@@ -35,8 +35,12 @@ class ChannelNormalizationNode final : public Node {
             .y;
   }
 
+  // X's gradient is written row by row (normalization_backward).
+  bool overwrites_gradients() const override { return true; }
+
   void backward(const BackwardContext& ctx) const override {
     const auto wanted = [&](std::size_t k) { return k < ctx.grad_inputs.size() && !ctx.grad_inputs[k].empty(); };
+    for (std::size_t k = 1; k < ctx.grad_inputs.size(); ++k) ctx.zero_if_overwritten(k);  // added into below
     const ParameterGradients g = normalization_backward(ctx, op_, layout_of(ctx.inputs[0].shape), wanted(1), wanted(2));
     if (!g.scale.empty()) accumulate_gradient(ctx.grad_inputs[1], g.scale, ctx.scale_for(1));
     if (!g.bias.empty()) accumulate_gradient(ctx.grad_inputs[2], g.bias, ctx.scale_for(2));

@@ -94,7 +94,11 @@ class LayerNormalizationNode final : public Node {
     if (ctx.outputs.size() > 2) ctx.outputs[2] = s.inv_std.reshaped(stats);
   }
 
+  // X's gradient is written row by row (normalization_backward).
+  bool overwrites_gradients() const override { return true; }
+
   void backward(const BackwardContext& ctx) const override {
+    for (std::size_t k = 1; k < ctx.grad_inputs.size(); ++k) ctx.zero_if_overwritten(k);  // added into below
     const Shape& shape = ctx.inputs[0].shape;
     const std::size_t axis = normalize_axis(axis_, shape.size());
     const Shape normalized(shape.begin() + static_cast<std::ptrdiff_t>(axis), shape.end());

@@ -59,14 +59,17 @@ ParameterGradients normalization_backward(const BackwardContext& ctx, const std:
   const Tensor dmean = statistics_shape ? gradient(1, *statistics_shape, mean.shape()) : Tensor{};
   const Tensor dinv = statistics_shape ? gradient(2, *statistics_shape, mean.shape()) : Tensor{};
   ParameterGradients p;
-  if (dy.empty() && dmean.empty() && dinv.empty()) return p;
+  if (dy.empty() && dmean.empty() && dinv.empty()) {
+    ctx.zero_if_overwritten(0);
+    return p;
+  }
   const std::int64_t params = layout.params();
   if (want_scale && !dy.empty()) p.scale = Tensor(ct, {params});
   if (want_bias && !dy.empty()) p.bias = Tensor(ct, {params});
   Tensor none;
   Tensor& dx = ctx.grad_inputs.empty() ? none : ctx.grad_inputs[0];
   normalize_rows_backward(layout, x, mean, ctx.saved[2], ctx.saved[3],
-                          {&dy, &dmean, &dinv, &dx, ctx.scale_for(0), &p.scale, &p.bias}, ctx.threads);
+                          {&dy, &dmean, &dinv, &dx, ctx.scale_for(0), ctx.overwrites(0), &p.scale, &p.bias}, ctx.threads);
   return p;
 }
 

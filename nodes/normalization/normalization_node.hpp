@@ -37,7 +37,7 @@ RowStatistics normalization_forward(const ForwardContext& ctx, const RowLayout& 
                                     const Tensor& scale, const Tensor& bias, double epsilon);
 
 /// The backward matching normalization_forward: adds the X gradient into
-/// ctx.grad_inputs[0] (when wanted) and returns the scale and bias gradients
+/// ctx.grad_inputs[0] (when wanted; overwrites it when ctx.overwrites(0)) and returns the scale and bias gradients
 /// over [params] in the compute dtype (empty when `want_scale`/`want_bias`
 /// is false). With `statistics_shape` (LayerNormalization's Mean and
 /// InvStdDev outputs, `rows` elements), output gradients 1 and 2 are theirs.

@@ -12,6 +12,7 @@
 
 #include <Eigen/Core>
 
+#include "core/accumulate.hpp"
 #include "core/parallel.hpp"
 #include "nodes/common/layer_common.hpp"
 #include "nodes/common/vector_lanes.hpp"
@@ -137,15 +138,20 @@ template <typename T>
   }
 }
 
-// One such row of row_dx: dx += k * (dy * scale - m1 - (x - mu) * m2).
-template <typename T>
+// One such row of row_dx: dx += k * (dy * scale - m1 - (x - mu) * m2), or
+// dx = ... (Overwrite, an uninitialised dx).
+template <bool Overwrite, typename T>
 [[gnu::always_inline]] inline void column_row_dx(const T* x, const T* dy, const T* scale, T mu, T m1, T m2, T k, T* dx,
                                                  std::int64_t cols) {
   const std::int64_t full = cols / kLanes * kLanes;
-  for (std::int64_t i = 0; i < full; i += kLanes)
-    store_lanes(dx + i, load_lanes(dx + i) + k * (load_lanes(dy + i) * load_lanes(scale + i) - m1 -
-                                                   (load_lanes(x + i) - mu) * m2));
-  for (std::int64_t i = full; i < cols; ++i) dx[i] = dx[i] + k * (dy[i] * scale[i] - m1 - (x[i] - mu) * m2);
+  for (std::int64_t i = 0; i < full; i += kLanes) {
+    const Lanes<T> d = k * (load_lanes(dy + i) * load_lanes(scale + i) - m1 - (load_lanes(x + i) - mu) * m2);
+    store_lanes(dx + i, Overwrite ? d : load_lanes(dx + i) + d);
+  }
+  for (std::int64_t i = full; i < cols; ++i) {
+    const T d = k * (dy[i] * scale[i] - m1 - (x[i] - mu) * m2);
+    dx[i] = Overwrite ? d : dx[i] + d;
+  }
 }
 
 // The instantiations for each instruction set (NODEFLOW_LANES_CLONES,
@@ -155,10 +161,10 @@ template <typename T>
                                                          T* ds, T* db, std::int64_t cols, T& s1, T& s2) {      \
     column_row_sums<T, S, B>(x, dy, scale, mu, is, ds, db, cols, s1, s2);                                      \
   }
-#define NODEFLOW_ROW_DX(T, SUFFIX, ...)                                                                    \
-  __VA_ARGS__ void column_row_dx_##T##SUFFIX(const T* x, const T* dy, const T* scale, T mu, T m1, T m2, T k, \
-                                              T* dx, std::int64_t cols) {                                   \
-    column_row_dx(x, dy, scale, mu, m1, m2, k, dx, cols);                                                   \
+#define NODEFLOW_ROW_DX(T, O, SUFFIX, ...)                                                                    \
+  __VA_ARGS__ void column_row_dx_##T##_##O##SUFFIX(const T* x, const T* dy, const T* scale, T mu, T m1, T m2, T k, \
+                                                    T* dx, std::int64_t cols) {                                   \
+    column_row_dx<O>(x, dy, scale, mu, m1, m2, k, dx, cols);                                                      \
   }
 #define NODEFLOW_ROW_STATS(T, SUFFIX, ...)                                                             \
   __VA_ARGS__ void row_statistics_##T##SUFFIX(const T* x, std::int64_t cols, T epsilon, T& mu, T& is) { \
@@ -172,7 +178,8 @@ template <typename T>
 #define NODEFLOW_ROW_ALL(T, SUFFIX, ...)                                                          \
   NODEFLOW_ROW_SUMS(T, 0, 0, SUFFIX, __VA_ARGS__) NODEFLOW_ROW_SUMS(T, 0, 1, SUFFIX, __VA_ARGS__) \
   NODEFLOW_ROW_SUMS(T, 1, 0, SUFFIX, __VA_ARGS__) NODEFLOW_ROW_SUMS(T, 1, 1, SUFFIX, __VA_ARGS__) \
-  NODEFLOW_ROW_DX(T, SUFFIX, __VA_ARGS__) NODEFLOW_ROW_STATS(T, SUFFIX, __VA_ARGS__)              \
+  NODEFLOW_ROW_DX(T, 0, SUFFIX, __VA_ARGS__) NODEFLOW_ROW_DX(T, 1, SUFFIX, __VA_ARGS__)          \
+  NODEFLOW_ROW_STATS(T, SUFFIX, __VA_ARGS__)                                                    \
   NODEFLOW_ROW_FORWARD(T, SUFFIX, __VA_ARGS__)
 NODEFLOW_LANES_CLONES(NODEFLOW_ROW_ALL)
 
@@ -193,11 +200,14 @@ void column_row_sums_of(const T* x, const T* dy, const T* scale, T mu, T is, T* 
 
 // The column_row_dx for T.
 template <typename T>
-void column_row_dx_of(const T* x, const T* dy, const T* scale, T mu, T m1, T m2, T k, T* dx, std::int64_t cols) {
+void column_row_dx_of(const T* x, const T* dy, const T* scale, T mu, T m1, T m2, T k, T* dx, std::int64_t cols,
+                      bool overwrite) {
   if constexpr (std::is_same_v<T, float>)
-    NODEFLOW_LANES_PICK(column_row_dx_float)(x, dy, scale, mu, m1, m2, k, dx, cols);
+    (overwrite ? NODEFLOW_LANES_PICK(column_row_dx_float_1) : NODEFLOW_LANES_PICK(column_row_dx_float_0))(
+        x, dy, scale, mu, m1, m2, k, dx, cols);
   else
-    NODEFLOW_LANES_PICK(column_row_dx_double)(x, dy, scale, mu, m1, m2, k, dx, cols);
+    (overwrite ? NODEFLOW_LANES_PICK(column_row_dx_double_1) : NODEFLOW_LANES_PICK(column_row_dx_double_0))(
+        x, dy, scale, mu, m1, m2, k, dx, cols);
 }
 
 // The row_statistics for T.
@@ -287,7 +297,7 @@ void row_sums(const RowLayout& l, std::int64_t r, const T* x, T mu, T is, const 
 // -di * inv_std^3 * (x - mu) / n: both fold into the two row constants.
 template <typename T>
 void row_dx(const RowLayout& l, std::int64_t r, const T* x, T mu, T is, const T* scale, const T* dy, T s1, T s2, T dm,
-            T di, T dx_scale, T* dx) {
+            T di, T dx_scale, T* dx, bool overwrite) {
   const std::int64_t per_row = l.per_row;
   const std::int64_t p0 = (r % l.groups) * per_row;
   const T n = static_cast<T>(l.cols);
@@ -296,13 +306,14 @@ void row_dx(const RowLayout& l, std::int64_t r, const T* x, T mu, T is, const T*
   const T k = dx_scale * is;
   const CMap<T> xr(x + r * l.cols, l.cols);
   MMap<T> out(dx + r * l.cols, l.cols);
+  if (overwrite && (!dy || l.span != 1)) out.setZero();  // the paths below add
   if (!dy) {
     out += k * (-m1 - (xr - mu) * m2);
     return;
   }
   const CMap<T> dr(dy + r * l.cols, l.cols);
   if (l.span == 1) {
-    column_row_dx_of(x + r * l.cols, dy + r * l.cols, scale + p0, mu, m1, m2, k, dx + r * l.cols, l.cols);
+    column_row_dx_of(x + r * l.cols, dy + r * l.cols, scale + p0, mu, m1, m2, k, dx + r * l.cols, l.cols, overwrite);
     return;
   }
   for (std::int64_t j = 0; j < per_row; ++j)
@@ -316,6 +327,7 @@ template <typename T> struct RowGradientPointers {
   const T* dinv_std;
   T* dx;
   T dx_scale;
+  bool dx_overwrite;
   T* dscale;
   T* dbias;
 };
@@ -344,7 +356,7 @@ void backward_rows(const RowLayout& l, const T* x, const T* mean, const T* inv_s
         if (g.dy) row_sums(l, r, x, mean[r], inv_std[r], scale, g.dy, ds, db, s1, s2);
         if (g.dx)
           row_dx(l, r, x, mean[r], inv_std[r], scale, g.dy, s1, s2, g.dmean ? g.dmean[r] : T(0),
-                 g.dinv_std ? g.dinv_std[r] : T(0), g.dx_scale, g.dx);
+                 g.dinv_std ? g.dinv_std[r] : T(0), g.dx_scale, g.dx, g.dx_overwrite);
       }
     }
   });
@@ -379,6 +391,7 @@ void normalize_rows_backward(const RowLayout& layout, const Tensor& x, const Ten
   const bool want_dx = present(g.dx);
   const bool direct = !want_dx || g.dx->dtype() == ct;
   Tensor work = direct ? Tensor{} : Tensor(ct, x.shape());
+  if (want_dx && !direct && g.dx_overwrite) zero_fill(*g.dx, threads);  // work is added into it
   visit_compute_dtype(ct, [&](auto tag) {
     using T = decltype(tag);
     const auto in = [&](const Tensor* t) -> const T* { return present(t) ? t->data<T>() : nullptr; };
@@ -388,6 +401,7 @@ void normalize_rows_backward(const RowLayout& layout, const Tensor& x, const Ten
                                    in(g.dinv_std),
                                    direct ? out(g.dx) : work.data<T>(),
                                    static_cast<T>(direct ? g.dx_scale : 1.0),
+                                   direct && g.dx_overwrite,
                                    out(g.dscale),
                                    out(g.dbias)};
     backward_rows<T>(layout, x.data<T>(), mean.data<T>(), inv_std.data<T>(), scale.data<T>(), p, threads);

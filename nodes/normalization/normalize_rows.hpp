@@ -44,14 +44,16 @@ RowStatistics normalize_rows(const RowLayout& layout, const Tensor& x, const Ten
 /// The gradients of one backward of normalize_rows: what comes in (dy of y,
 /// x's shape; optional dmean, dinv_std of the statistics, [rows]; empty: zero)
 /// and where it goes: `dx` (x's shape; empty: not wanted) += dx_scale * dL/dx,
-/// possibly of another float dtype than x; `dscale`, `dbias` ([params] in x's
-/// dtype; empty: not wanted) += dL/dscale, dL/dbias.
+/// possibly of another float dtype than x, or = when `dx_overwrite` (dx
+/// uninitialised, BackwardContext::overwrite_inputs); `dscale`, `dbias`
+/// ([params] in x's dtype; empty: not wanted) += dL/dscale, dL/dbias.
 struct RowGradients {
   const Tensor* dy;
   const Tensor* dmean;
   const Tensor* dinv_std;
   Tensor* dx;
   double dx_scale;
+  bool dx_overwrite;
   Tensor* dscale;
   Tensor* dbias;
 };

@@ -56,8 +56,15 @@ class ReduceNode final : public Node {
     ctx.saved->push_back(needs.output ? y : Tensor());
   }
 
+  // The gradient of a sum or mean is dy spread over the input: each element
+  // written once, so straight into an uninitialised buffer.
+  bool overwrites_gradients() const override { return kind_ == ReduceKind::Sum || kind_ == ReduceKind::Mean; }
+
   void backward(const BackwardContext& ctx) const override {
-    if (ctx.grad_outputs[0].empty() || ctx.grad_inputs[0].empty()) return;
+    if (ctx.grad_outputs[0].empty() || ctx.grad_inputs[0].empty()) {
+      ctx.zero_if_overwritten(0);
+      return;
+    }
     require_saved(op_, ctx.saved.size(), 3);
     const auto flags = ctx.saved[0].values<std::int64_t>();
     const std::vector<bool> reduced(flags.begin(), flags.end());
@@ -71,11 +78,12 @@ class ReduceNode final : public Node {
     // Added straight into the gradient buffer when it has the compute dtype:
     // one pass over it instead of three.
     if (dst.dtype() == compute) {
-      reduce_backward(kind_, plan, ctx.saved[1], ctx.saved[2], dy, dst, scale, ctx.threads);
+      reduce_backward(kind_, plan, ctx.saved[1], ctx.saved[2], dy, dst, scale, ctx.threads, ctx.overwrites(0));
       return;
     }
+    ctx.zero_if_overwritten(0);
     Tensor dx(compute, shape);
-    reduce_backward(kind_, plan, ctx.saved[1], ctx.saved[2], dy, dx, 1.0, ctx.threads);
+    reduce_backward(kind_, plan, ctx.saved[1], ctx.saved[2], dy, dx, 1.0, ctx.threads, false);
     accumulate_gradient(dst, dx, scale);
   }
 

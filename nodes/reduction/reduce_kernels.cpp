@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/accumulate.hpp"
 #include "core/errors.hpp"
 #include "nodes/reduction/reduce_lines.hpp"
 
@@ -281,15 +282,22 @@ struct ProductGrad {
   }
 };
 
-// x may alias dx where the spread does not read it (Broadcast).
+// x may alias dx where the spread does not read it (Broadcast). Each input
+// element is written once, so the Broadcast spread can overwrite dx instead
+// of adding into it (`overwrite`, an uninitialised dx).
 template <typename S, typename A>
-void spread(const ReducePlan& plan, int threads, const A* x, const A* a, const A* b, A* dx) {
+void spread(const ReducePlan& plan, int threads, const A* x, const A* a, const A* b, A* dx, bool overwrite = false) {
   if (splits_lines(plan, threads)) {
     for_each_long_line(plan, [&](std::int64_t in, std::int64_t out, std::int64_t n, std::int64_t) {
       for_each_piece(threads, n, [&](std::int64_t, std::int64_t lo, std::int64_t hi) {
         const std::int64_t m = hi - lo;
-        MutMap<A>(dx + in + lo, m) +=
-            S::grad(ConstMap<A>(x + in + lo, m), Array<A>::Constant(m, a[out]), Array<A>::Constant(m, b[out]));
+        MutMap<A> d(dx + in + lo, m);
+        if constexpr (std::is_same_v<S, Broadcast>)
+          if (overwrite) {
+            d.setConstant(a[out]);
+            return;
+          }
+        d += S::grad(ConstMap<A>(x + in + lo, m), Array<A>::Constant(m, a[out]), Array<A>::Constant(m, b[out]));
       });
     });
     return;
@@ -298,10 +306,16 @@ void spread(const ReducePlan& plan, int threads, const A* x, const A* a, const A
     if constexpr (std::is_same_v<S, Broadcast>) {
       // Line loops at the CPU's vector width (reduce_lines.hpp), and no Eigen
       // set-up per short row.
-      if (plan.line_reduced)
-        reduce_lines::add_scalar(dx + in, a[out], n);
-      else
+      if (plan.line_reduced) {
+        if (overwrite)
+          std::fill_n(dx + in, n, a[out]);
+        else
+          reduce_lines::add_scalar(dx + in, a[out], n);
+      } else if (overwrite) {
+        std::copy_n(a + out, n, dx + in);
+      } else {
         reduce_lines::add(dx + in, a + out, n);
+      }
       return;
     }
     MutMap<A> d(dx + in, n);
@@ -409,9 +423,10 @@ Tensor saturated(const Tensor& t, DType to) {
 
 // ---- Backward.
 
+// `overwrite`: Sum and Mean only (reduce_backward zeroes dx for the others).
 template <typename A>
 void backward_typed(ReduceKind kind, const ReducePlan& plan, const A* x, const A* y, const A* dy, A* dx,
-                    A scale, int threads) {
+                    A scale, int threads, bool overwrite) {
   const std::int64_t m = plan.outputs;
   const ConstMap<A> g(dy, m);
   Array<A> a(m);
@@ -419,7 +434,7 @@ void backward_typed(ReduceKind kind, const ReducePlan& plan, const A* x, const A
     case ReduceKind::Sum:
     case ReduceKind::Mean:
       a = g * (kind == ReduceKind::Mean ? scale / static_cast<A>(plan.reduced) : scale);
-      spread<Broadcast>(plan, threads, dx, a.data(), a.data(), dx);
+      spread<Broadcast>(plan, threads, dx, a.data(), a.data(), dx, overwrite);
       return;
     case ReduceKind::SumSquare:
       a = g * (2 * scale);
@@ -549,14 +564,18 @@ Tensor reduce_forward(ReduceKind kind, const ReducePlan& plan, const Tensor& x, 
 }
 
 void reduce_backward(ReduceKind kind, const ReducePlan& plan, const Tensor& x, const Tensor& y,
-                     const Tensor& dy, Tensor& dx, double scale, int threads) {
+                     const Tensor& dy, Tensor& dx, double scale, int threads, bool overwrite) {
   if (plan.input_count == 0) return;
+  if (overwrite && kind != ReduceKind::Sum && kind != ReduceKind::Mean) {
+    zero_fill(dx, threads);  // their spreads add
+    overwrite = false;
+  }
   visit_float_dtype(dx.dtype(), [&](auto tag) {
     using A = decltype(tag);
     if constexpr (std::is_same_v<A, float> || std::is_same_v<A, double>) {
       A* d = dx.data<A>();
       backward_typed<A>(kind, plan, x.empty() ? d : x.data<A>(), y.empty() ? d : y.data<A>(), dy.data<A>(), d,
-                        static_cast<A>(scale), threads);
+                        static_cast<A>(scale), threads, overwrite);
     }
   });
 }

@@ -33,10 +33,11 @@ Tensor reduce_forward(ReduceKind kind, const ReducePlan& plan, const Tensor& x, 
                       int threads);
 
 /// dx += scale * d(reduction)/dx . dy for float32/float64 x, y (forward's
-/// output) and dy, with dx of their dtype and x's shape. `x`/`y` may be empty
-/// where reduce_backward_needs says they are not read.
+/// output) and dy, with dx of their dtype and x's shape; dx = ... when
+/// `overwrite` (dx uninitialised, BackwardContext::overwrite_inputs). `x`/`y`
+/// may be empty where reduce_backward_needs says they are not read.
 void reduce_backward(ReduceKind kind, const ReducePlan& plan, const Tensor& x, const Tensor& y,
-                     const Tensor& dy, Tensor& dx, double scale, int threads);
+                     const Tensor& dy, Tensor& dx, double scale, int threads, bool overwrite);
 
 /// int64 indices (shape `out_shape`) of the maxima of x along the plan's one
 /// reduced axis: the first (or, with `last`, the last) of equal maxima; NaN

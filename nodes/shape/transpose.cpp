@@ -13,6 +13,7 @@
 #include <functional>
 #include <numeric>
 
+#include "core/accumulate.hpp"
 #include "core/errors.hpp"
 #include "core/parallel.hpp"
 #include "core/registry.hpp"
@@ -176,6 +177,22 @@ void permute(const PermutePlan& plan, const S* src, D* dst, int threads, Op op,
   });
 }
 
+// dst = src permuted by `plan`, element by element (any dtype, both the same).
+void copy_permuted(const PermutePlan& plan, const Tensor& src, Tensor& dst, int threads) {
+  visit_element_size(src.dtype(), [&](auto tag) {
+    using E = decltype(tag);
+    BlockKernel<E, E> block;
+    if constexpr (sizeof(E) == 4)
+      if (transpose_tiles::available())
+        block = [stream = dst.nbytes() >= kStreamBytes](const E* s, std::int64_t sa, E* d, std::int64_t db,
+                                                         std::int64_t rows, std::int64_t cols) {
+          transpose_tiles::copy(s, sa, d, db, rows, cols, stream);
+        };
+    permute(plan, static_cast<const E*>(static_cast<const void*>(src.raw())),
+            static_cast<E*>(static_cast<void*>(dst.raw())), threads, [](E& d, E s) { d = s; }, block);
+  });
+}
+
 class TransposeNode final : public Node {
  public:
   explicit TransposeNode(NodeConfig c) : Node(std::move(c)), perm_(optional_ints(config().attributes, "perm")) {}
@@ -193,30 +210,30 @@ class TransposeNode final : public Node {
     Shape out_shape;
     for (const std::size_t p : perm) out_shape.push_back(x.shape()[p]);
     Tensor y = Tensor::uninitialized(x.dtype(), out_shape);
-    visit_element_size(x.dtype(), [&](auto tag) {
-      using E = decltype(tag);
-      BlockKernel<E, E> block;
-      if constexpr (sizeof(E) == 4)
-        if (transpose_tiles::available())
-          block = [stream = y.nbytes() >= kStreamBytes](const E* s, std::int64_t sa, E* d, std::int64_t db,
-                                                       std::int64_t rows, std::int64_t cols) {
-            transpose_tiles::copy(s, sa, d, db, rows, cols, stream);
-          };
-      permute(plan_permute(x.shape(), perm), static_cast<const E*>(static_cast<const void*>(x.raw())),
-              static_cast<E*>(static_cast<void*>(y.raw())), ctx.threads, [](E& d, E s) { d = s; }, block);
-    });
+    copy_permuted(plan_permute(x.shape(), perm), x, y, ctx.threads);
     ctx.outputs[0] = std::move(y);
   }
+
+  // The gradient is dy transposed back: a copy when it is not scaled.
+  bool overwrites_gradients() const override { return true; }
 
   void backward(const BackwardContext& ctx) const override {
     const Tensor& dy = ctx.grad_outputs[0];
     Tensor& dx = ctx.grad_inputs[0];
-    if (dy.empty() || dx.empty()) return;
+    if (dy.empty() || dx.empty()) {
+      ctx.zero_if_overwritten(0);
+      return;
+    }
     // dx += scale * dy transposed by the inverse permutation.
     const std::vector<std::size_t> perm = perm_for(dx.rank());
     std::vector<std::size_t> inverse(perm.size());
     for (std::size_t k = 0; k < perm.size(); ++k) inverse[perm[k]] = k;
     const PermutePlan plan = plan_permute(dy.shape(), inverse);
+    if (ctx.overwrites(0) && ctx.scale_for(0) == 1.0 && dx.dtype() == dy.dtype()) {
+      copy_permuted(plan, dy, dx, ctx.threads);
+      return;
+    }
+    ctx.zero_if_overwritten(0);
     visit_float_dtype(dx.dtype(), [&](auto tag) {
       using T = decltype(tag);
       using A = accumulator_t<T>;

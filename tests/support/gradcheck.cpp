@@ -1,6 +1,7 @@
 #include "support/gradcheck.hpp"
 
 #include <cmath>
+#include <limits>
 #include <random>
 #include <sstream>
 
@@ -66,6 +67,7 @@ void run_backward(const Node& node, const std::vector<Tensor>& inputs, const For
   ctx.scale = node.config().lda_coeff;
   ctx.threads = settings.threads;
   ctx.max_tensor_bytes = settings.max_tensor_bytes;
+  ctx.overwrite_inputs = settings.overwrite;
   node.backward(ctx);
 }
 
@@ -84,6 +86,18 @@ GradCheckResult check_gradient(const Node& node, const std::vector<Tensor>& inpu
       grads[i] = prefill[i].clone();
     }
   run_backward(node, inputs, base, weights, grads);
+  // The same gradients written into NaN-filled buffers the node overwrites.
+  std::vector<Tensor> written(inputs.size());
+  if (node.overwrites_gradients()) {
+    RunSettings overwrite;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      overwrite.overwrite.push_back(!grads[i].empty());
+      if (grads[i].empty()) continue;
+      written[i] = Tensor(DType::Float64, inputs[i].shape());
+      for (double& v : written[i].values<double>()) v = std::numeric_limits<double>::quiet_NaN();
+    }
+    run_backward(node, inputs, base, weights, written, overwrite);
+  }
 
   GradCheckResult result;
   std::ostringstream failures;
@@ -106,14 +120,19 @@ GradCheckResult check_gradient(const Node& node, const std::vector<Tensor>& inpu
           weighted_sum(run_forward(node, perturbed, options.num_outputs, options.training).outputs, weights);
       xv[e] = saved;
       const double numeric = node.config().lda_coeff * (up - down) / (2 * h);
-      const double analytic = grads[i].values<double>()[e] - prefill[i].values<double>()[e];
-      const double error = std::abs(analytic - numeric);
-      result.max_error = std::max(result.max_error, error);
-      if (!(error <= options.atol + options.rtol * std::abs(numeric))) {
-        result.ok = false;
-        if (reported++ < 8)
-          failures << "input " << i << " element " << e << ": backward " << analytic
-                   << ", finite differences " << numeric << "\n";
+      const double added = grads[i].values<double>()[e] - prefill[i].values<double>()[e];
+      for (const bool overwritten : {false, true}) {
+        if (overwritten && written[i].empty()) continue;
+        const double analytic = overwritten ? written[i].values<double>()[e] : added;
+        const double error = std::abs(analytic - numeric);
+        result.max_error = std::max(result.max_error, error);
+        if (!(error <= options.atol + options.rtol * std::abs(numeric))) {
+          result.ok = false;
+          if (reported++ < 8)
+            failures << "input " << i << " element " << e << ": backward " << analytic
+                     << (overwritten ? " (into an overwritten buffer)" : "") << ", finite differences " << numeric
+                     << "\n";
+        }
       }
     }
   }

@@ -29,6 +29,8 @@ struct ForwardResult {
 struct RunSettings {
   int threads = 1;
   std::uint64_t max_tensor_bytes = kDefaultMaxTensorBytes;
+  /// Backward only: BackwardContext::overwrite_inputs (none: every buffer is added into).
+  std::vector<std::uint8_t> overwrite = {};
 };
 
 /// Runs node.forward asking for `num_outputs` outputs; `training` passes a
@@ -65,7 +67,9 @@ struct GradCheckResult {
 /// Checks d(sum_k sum(w_k * y_k))/dx, for random weights w_k on every float
 /// output y_k, against the node's backward for every float64 input x:
 /// analytic = what backward adds into a gradient buffer pre-filled with random
-/// values (so += is checked too), expected = lda_coeff * central differences
+/// values (so += is checked too) and, for a node that overwrites gradients
+/// (Node::overwrites_gradients), what it writes into a NaN-filled buffer it is
+/// told to overwrite (so every element must be written), expected = lda_coeff * central differences
 /// (L(x+h) - L(x-h)) / 2h from inference-mode forwards (training-mode ones with
 /// options.training). Inputs of other dtypes (int64 indices, shapes) are passed
 /// through unperturbed.

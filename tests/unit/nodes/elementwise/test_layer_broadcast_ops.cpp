@@ -275,5 +275,31 @@ TEST(BroadcastOps, FanOutThroughMulAndAddSumsTheGradientsInAnyNodeOrder) {
   }
 }
 
+// t = Transpose(x) is read twice by Add and once by ReduceMean. The executor
+// hands the first gradient of t to the node that reads it once, uninitialised,
+// to overwrite (Node::overwrites_gradients), and zeroes it for Add, which
+// reads it twice: either way dL/dt = 2 du + dm / 6, whichever node runs its
+// backward first.
+TEST(BroadcastOps, FirstGradientOfATensorIsOverwrittenOnlyByItsOnlyReader) {
+  const Tensor x = f64({2, 3}, {1, -2, 0.5, 3, 4, -1});
+  for (int order = 0; order < 2; ++order) {
+    GraphDef g;
+    g.inputs = {{"x", {DType::Float64, {2, 3}}}};
+    std::vector<NodeDef> nodes = {testing::node_def("Transpose", "t", {"x"}),
+                                  testing::node_def("Add", "twice", {"t", "t"}),
+                                  testing::node_def("ReduceMean", "mean", {"t"})};
+    if (order == 1) std::swap(nodes[1], nodes[2]);
+    g.nodes = nodes;
+    g.outputs = {"twice", "mean"};
+    const Graph graph(g);
+    Executor ex(graph);
+    TrainingRun run = ex.forward({{"x", x}});
+    const TensorMap grads =
+        ex.backward(run, {{"twice", f64({3, 2}, {1, 2, 3, 4, 5, 6})}, {"mean", f64({1, 1}, {6})}});
+    // dt = 2 * dtwice + 1, transposed back to x's [2, 3].
+    EXPECT_EQ(as_doubles(grads.at("x")), (std::vector<double>{3, 7, 11, 5, 9, 13})) << "order " << order;
+  }
+}
+
 }  // namespace
 }  // namespace nodeflow
