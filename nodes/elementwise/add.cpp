@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/accumulate.hpp"
+#include "nodes/common/stream_lines.hpp"
 #include "nodes/elementwise/elementwise_node.hpp"
 #include "nodes/elementwise/elementwise_ops.hpp"
 
@@ -66,14 +67,17 @@ void accumulate_gradients(std::span<Tensor* const> dsts, const Tensor& g, std::s
   visit_compute_dtype(g.dtype(), [&](auto tag) {
     using T = decltype(tag);
     using Array = Eigen::Array<T, Eigen::Dynamic, 1>;
-    // The fused gradients of src = dy[i, i + n).
+    // The fused gradients of src = dy[i, i + n); a large one overwritten
+    // streams past the caches (stream_lines.hpp).
     const auto write = [&](const Eigen::Map<const Array>& src, std::int64_t i, std::int64_t n) {
       for (std::size_t k : fused) {
         Eigen::Map<Array> dst(dsts[k]->template data<T>() + i, n);
-        if (assign[k])
-          dst = static_cast<T>(scales[k]) * src;
-        else
+        if (!assign[k])
           dst += static_cast<T>(scales[k]) * src;
+        else if (dsts[k]->nbytes() >= stream_lines::kStreamBytes)
+          stream_lines::write_scaled(dst.data(), src.data(), static_cast<T>(scales[k]), n);
+        else
+          dst = static_cast<T>(scales[k]) * src;
       }
     };
     if (!others.empty()) {

@@ -10,6 +10,7 @@
 
 #include "core/accumulate.hpp"
 #include "core/errors.hpp"
+#include "nodes/common/stream_lines.hpp"
 #include "nodes/reduction/reduce_lines.hpp"
 
 namespace nodeflow {
@@ -302,20 +303,26 @@ void spread(const ReducePlan& plan, int threads, const A* x, const A* a, const A
     });
     return;
   }
+  // A large dx overwritten streams past the caches (stream_lines.hpp), in
+  // lines long enough to pay for the store fence that ends each.
+  const bool stream = overwrite && plan.line >= stream_lines::kMinStreamElements &&
+                      static_cast<std::size_t>(plan.input_count) * sizeof(A) >= stream_lines::kStreamBytes;
   for_each_reduce_line(plan, threads, [&](std::int64_t in, std::int64_t out, std::int64_t n, std::int64_t) {
     if constexpr (std::is_same_v<S, Broadcast>) {
       // Line loops at the CPU's vector width (reduce_lines.hpp), and no Eigen
       // set-up per short row.
-      if (plan.line_reduced) {
-        if (overwrite)
-          std::fill_n(dx + in, n, a[out]);
-        else
-          reduce_lines::add_scalar(dx + in, a[out], n);
-      } else if (overwrite) {
+      if (stream && plan.line_reduced)
+        stream_lines::write_fill(dx + in, a[out], n);
+      else if (stream)
+        stream_lines::write_scaled(dx + in, a + out, A(1), n);
+      else if (overwrite && plan.line_reduced)
+        MutMap<A>(dx + in, n).setConstant(a[out]);
+      else if (overwrite)
         std::copy_n(a + out, n, dx + in);
-      } else {
+      else if (plan.line_reduced)
+        reduce_lines::add_scalar(dx + in, a[out], n);
+      else
         reduce_lines::add(dx + in, a + out, n);
-      }
       return;
     }
     MutMap<A> d(dx + in, n);

@@ -18,6 +18,7 @@
 #include "core/parallel.hpp"
 #include "core/registry.hpp"
 #include "nodes/common/layer_common.hpp"
+#include "nodes/common/stream_lines.hpp"
 #include "nodes/shape/movement.hpp"
 #include "nodes/shape/shape_ops.hpp"
 #include "nodes/shape/transpose_tiles.hpp"
@@ -30,11 +31,9 @@ namespace {
 constexpr std::int64_t kTile = 32;
 // Below this many elements the copy stays on the calling thread.
 constexpr std::int64_t kParallelElements = std::int64_t{1} << 16;
-// The register tiles' edge, and the output size from which their copy streams
-// its stores past the cache (half the last-level cache of the machines this
-// runs on: a smaller output is likely read again soon, from cache).
+// The register tiles' edge. From stream_lines::kStreamBytes on, their copy
+// streams its stores past the cache.
 constexpr std::int64_t kBlockTile = 16;
-constexpr std::size_t kStreamBytes = std::size_t{16} << 20;
 
 // A block of the tiled copy at once: block(src, src_ld, dst, dst_ld, rows,
 // cols) does dst[i * dst_ld + j] op= src[j * src_ld + i] for i < rows, j < cols.
@@ -184,7 +183,7 @@ void copy_permuted(const PermutePlan& plan, const Tensor& src, Tensor& dst, int 
     BlockKernel<E, E> block;
     if constexpr (sizeof(E) == 4)
       if (transpose_tiles::available())
-        block = [stream = dst.nbytes() >= kStreamBytes](const E* s, std::int64_t sa, E* d, std::int64_t db,
+        block = [stream = dst.nbytes() >= stream_lines::kStreamBytes](const E* s, std::int64_t sa, E* d, std::int64_t db,
                                                          std::int64_t rows, std::int64_t cols) {
           transpose_tiles::copy(s, sa, d, db, rows, cols, stream);
         };
