@@ -4,16 +4,20 @@
 // DIRECTION fwd (inference forward) or bwd (backward after a training-mode
 // forward) and IMPL nodeflow or bound (memory-bound cases only).
 //  - nodeflow: Node::forward / Node::backward of the registered node, as the
-//    executor calls them: forward allocates its output; backward adds into
-//    gradient buffers allocated once (the executor's contract is +=).
+//    executor calls them for the first gradient of tensors read once:
+//    forward allocates its output; backward writes into gradient buffers
+//    allocated once, overwriting them where the node can
+//    (Node::overwrites_gradients), else adding into them.
 //  - bound: the bandwidth probe (bench/bandwidth_probe.hpp) moving the bytes
 //    the direction must move: fwd reads the float inputs and writes the
 //    output; bwd reads dY and the inputs named by the case's `bwd_reads`,
-//    and reads and writes every input gradient.
+//    and writes every input gradient the node overwrites, reads and writes
+//    the others.
 // bench/op_compare.py puts these next to op_torch.py's figures and checks the
 // targets (README "Performance").
 #include <benchmark/benchmark.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -90,6 +94,7 @@ struct Prepared {
   std::vector<Tensor> saved;
   Tensor dy;
   std::vector<Tensor> grads;  // empty for constant inputs
+  std::vector<std::uint8_t> overwrite;  // BackwardContext::overwrite_inputs
   std::map<std::string, Probe> probes;
 };
 
@@ -110,9 +115,10 @@ Prepared& prepared(std::size_t i) {
                         : uniform(p->graph->info(name).shape, static_cast<unsigned>(k + 1));
     p->infos.push_back(TensorInfo{t.dtype(), t.shape()});
     p->grads.push_back(constant ? Tensor() : Tensor(t.dtype(), t.shape()));
+    p->overwrite.push_back(!constant && p->node->overwrites_gradients());
     if (!constant) {
       fwd.reads.push_back(static_cast<std::size_t>(t.numel()));
-      bwd.updates.push_back(static_cast<std::size_t>(t.numel()));
+      (p->overwrite.back() ? bwd.writes : bwd.updates).push_back(static_cast<std::size_t>(t.numel()));
     }
     p->inputs.push_back(std::move(t));
   }
@@ -155,6 +161,7 @@ void run_nodeflow(benchmark::State& state, Prepared& p, const std::string& dir, 
   ctx.saved = p.saved;
   ctx.grad_outputs = grad_outputs;
   ctx.grad_inputs = p.grads;
+  ctx.overwrite_inputs = p.overwrite;
   ctx.threads = threads;
   for (auto _ : state) {
     p.node->backward(ctx);

@@ -2,10 +2,12 @@
 """PyTorch's time for the cases of bench/op_cases.json, the ones op_bench times
 in nodeflow: forward (under torch.no_grad, as an inference run) and backward
 (torch.autograd.grad of a kept forward graph with the same dY, each gradient
-then added into a buffer allocated once: nodeflow's backward contract is +=,
-and without it PyTorch would hand back views (dY itself for Add, an expanded
-dY for ReduceSum) instead of gradients in memory), float32, 1 and 2 threads. Writes Google Benchmark-style JSON (names CASE/DIRECTION/torch/
-threads:T, the fastest repetition's real time in ms) for bench/op_compare.py.
+then copied into a buffer allocated once, as AccumulateGrad stores the first
+gradient of a tensor and as nodeflow's executor writes it: without the copy
+PyTorch would hand back views (dY itself for Add, an expanded dY for
+ReduceSum) instead of gradients in memory), float32, 1 and 2 threads. Writes
+Google Benchmark-style JSON (names CASE/DIRECTION/torch/threads:T, the fastest
+repetition's real time in ms) for bench/op_compare.py.
 
 Usage: /usr/bin/python3 bench/op_torch.py OUT.json [--repetitions N] [--min-time S]
 """
@@ -83,7 +85,7 @@ def main():
             def backward():
                 grads = torch.autograd.grad(y, leaves, dy, retain_graph=True)
                 for buffer, g in zip(buffers, grads):
-                    buffer.add_(g)
+                    buffer.copy_(g)
 
             bwd = fastest(backward, args.repetitions, args.min_time)
             for direction, ms in (("fwd", fwd), ("bwd", bwd)):
