@@ -4,7 +4,6 @@
 #include <cstring>
 #include <type_traits>
 
-#include "core/node.hpp"
 #include "core/parallel.hpp"
 
 namespace nodeflow {
@@ -32,10 +31,6 @@ void zero_fill(Tensor& t, int threads) {
                   [&](std::int64_t b, std::int64_t e) {
                     std::memset(p + b * kLine, 0, static_cast<std::size_t>(std::min(bytes, e * kLine) - b * kLine));
                   });
-}
-
-void BackwardContext::zero_if_overwritten(std::size_t k) const {
-  if (overwrites(k) && !grad_inputs[k].empty()) zero_fill(grad_inputs[k], threads);
 }
 
 }  // namespace nodeflow

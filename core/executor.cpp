@@ -349,7 +349,8 @@ TensorMap Executor::backward(TrainingRun& run, const TensorMap& grad_outputs, bo
     // dtypes only: it adds into a zeroed buffer of that dtype, added to the
     // float32 sum afterwards.
     std::vector<std::pair<std::size_t, Tensor>> narrowed;
-    // The first gradient of a tensor this node alone reads here goes into an
+    // A tensor whose gradient has no buffer yet (no later reader has
+    // written one) and which this node reads in one input slot only gets an
     // uninitialised buffer that the node overwrites, if it can
     // (BackwardContext::overwrite_inputs); every other buffer is added into.
     std::vector<std::uint8_t> overwrite(step.inputs.size(), 0);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/accumulate.hpp"
 #include "core/errors.hpp"
 
 namespace nodeflow {
@@ -20,6 +21,10 @@ void check_tensor_bytes(const std::string& what, const Shape& shape, DType dtype
                  " bytes, over the limit of " + std::to_string(limit) +
                  " bytes per tensor (ExecutorOptions::max_tensor_bytes; on the command line "
                  "--max-tensor-bytes)");
+}
+
+void BackwardContext::zero_if_overwritten(std::size_t k) const {
+  if (overwrites(k) && !grad_inputs[k].empty()) zero_fill(grad_inputs[k], threads);
 }
 
 void Node::backward(const BackwardContext&) const {

@@ -92,12 +92,13 @@ struct BackwardContext {
   /// ExecutorOptions::max_tensor_bytes, as in ForwardContext.
   std::uint64_t max_tensor_bytes = kDefaultMaxTensorBytes;
 
-  /// Non-zero for the gradient buffers that backward must overwrite: the
-  /// executor hands a node whose overwrites_gradients() is true the first
-  /// gradient of a tensor it alone reads there uninitialised, and backward
-  /// then writes every element (=) instead of adding into it, which saves
-  /// zeroing the buffer and reading it back (docs/architecture.md, "Gradient
-  /// buffers").
+  /// Non-zero for the gradient buffers that backward must overwrite: to a
+  /// node whose overwrites_gradients() is true, the executor hands the
+  /// gradient buffer of an input tensor uninitialised when no other node has
+  /// written that gradient yet and the node reads the tensor in that one
+  /// input slot; backward then writes every element (=) instead of adding
+  /// into it, which saves zeroing the buffer and reading it back
+  /// (docs/architecture.md, "Gradient buffers").
   std::span<const std::uint8_t> overwrite_inputs = {};
 
   /// The factor to apply to the gradient of input k.

@@ -3,8 +3,9 @@
 // input gradient of a large tensor, overwritten (BackwardContext::
 // overwrite_inputs, docs/architecture.md "Gradient buffers"). A plain store
 // first reads each line it writes (a read for ownership), so writing n bytes
-// moves 2n; non-temporal stores move n. Each call ends with a store fence,
-// so the lines are in memory before another thread reads them.
+// moves 2n; non-temporal stores move n. They are weakly ordered: each call
+// ends with a store fence, so they are visible before anything the thread
+// stores afterwards (the end of a parallel range, which another thread waits on).
 #include <cstddef>
 #include <cstdint>
 

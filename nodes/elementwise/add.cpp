@@ -42,12 +42,13 @@ struct SubOp {
 
 // dsts[k] += scales[k] * (dy summed to dsts[k]'s shape), as
 // accumulate_broadcast_gradient, bit for bit, or = where assign[k] (a buffer
-// to overwrite, BackwardContext::overwrite_inputs); but the gradients of dy's
+// to overwrite, BackwardContext::overwrite_inputs: the same values, but -0
+// where 0 + -0 gave +0); but the gradients of dy's
 // shape and dtype (an Add of two same-shape tensors) are written in one pass
 // over dy, block by block while the block is in the first-level cache,
 // instead of one pass each, and with them the sum of one broadcast input's
 // gradient (dy read once instead of twice).
-void accumulate_gradients(std::span<Tensor* const> dsts, const Tensor& g, std::span<const double> scales,
+void write_gradients(std::span<Tensor* const> dsts, const Tensor& g, std::span<const double> scales,
                           std::span<const std::uint8_t> assign, int threads) {
   if (g.empty()) return;
   const bool direct_dtype = compute_dtype(g.dtype()) == g.dtype();
@@ -132,7 +133,7 @@ template <bool kSub, bool kMean> void linear_backward(const GradientArgs& args) 
     assign.push_back(ctx.overwrites(k));
   }
   // One pass over dy for every input of its shape (an Add's two gradients).
-  accumulate_gradients(dsts, args.dy, scales, assign, ctx.threads);
+  write_gradients(dsts, args.dy, scales, assign, ctx.threads);
 }
 
 }  // namespace

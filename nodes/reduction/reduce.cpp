@@ -75,8 +75,8 @@ class ReduceNode final : public Node {
     const Tensor dy = as_dtype(ctx.grad_outputs[0], compute);
     Tensor& dst = ctx.grad_inputs[0];
     const double scale = ctx.scale_for(0);
-    // Added straight into the gradient buffer when it has the compute dtype:
-    // one pass over it instead of three.
+    // Written straight into the gradient buffer when it has the compute
+    // dtype: one pass over it instead of three.
     if (dst.dtype() == compute) {
       reduce_backward(kind_, plan, ctx.saved[1], ctx.saved[2], dy, dst, scale, ctx.threads, ctx.overwrites(0));
       return;

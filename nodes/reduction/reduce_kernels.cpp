@@ -304,13 +304,13 @@ void spread(const ReducePlan& plan, int threads, const A* x, const A* a, const A
     return;
   }
   // A large dx overwritten streams past the caches (stream_lines.hpp), in
-  // lines long enough to pay for the store fence that ends each.
-  const bool stream = overwrite && plan.line >= stream_lines::kMinStreamElements &&
-                      static_cast<std::size_t>(plan.input_count) * sizeof(A) >= stream_lines::kStreamBytes;
+  // runs long enough to pay for the store fence that ends each.
+  const bool large = overwrite && static_cast<std::size_t>(plan.input_count) * sizeof(A) >= stream_lines::kStreamBytes;
   for_each_reduce_line(plan, threads, [&](std::int64_t in, std::int64_t out, std::int64_t n, std::int64_t) {
     if constexpr (std::is_same_v<S, Broadcast>) {
       // Line loops at the CPU's vector width (reduce_lines.hpp), and no Eigen
       // set-up per short row.
+      const bool stream = large && n >= stream_lines::kMinStreamElements;
       if (stream && plan.line_reduced)
         stream_lines::write_fill(dx + in, a[out], n);
       else if (stream)
