@@ -5,6 +5,7 @@
 // plain stores for the tail.
 #include "nodes/common/stream_lines.hpp"
 
+#include <algorithm>
 #include <cstdint>
 
 #if defined(__x86_64__)
@@ -12,68 +13,66 @@
 #endif
 
 namespace nodeflow::stream_lines {
-
-#if defined(__x86_64__)
 namespace {
 
-// Elements before dst + i is 16-byte aligned (n if it never is).
-template <typename T> std::int64_t head_of(const T* dst, std::int64_t n) {
-  const auto misaligned = reinterpret_cast<std::uintptr_t>(dst) % 16;
-  if (misaligned % sizeof(T) != 0) return n;
-  const auto head = static_cast<std::int64_t>(misaligned == 0 ? 0 : (16 - misaligned) / sizeof(T));
-  return head < n ? head : n;
-}
+#if defined(__x86_64__)
+// The SSE2 register of T and its operations.
+template <typename T> struct Sse;
+template <> struct Sse<float> {
+  using V = __m128;
+  static constexpr std::int64_t kLanes = 4;
+  static V set1(float v) { return _mm_set1_ps(v); }
+  static V load(const float* p) { return _mm_loadu_ps(p); }
+  static V mul(V a, V b) { return _mm_mul_ps(a, b); }
+  static void stream(float* p, V v) { _mm_stream_ps(p, v); }
+};
+template <> struct Sse<double> {
+  using V = __m128d;
+  static constexpr std::int64_t kLanes = 2;
+  static V set1(double v) { return _mm_set1_pd(v); }
+  static V load(const double* p) { return _mm_loadu_pd(p); }
+  static V mul(V a, V b) { return _mm_mul_pd(a, b); }
+  static void stream(double* p, V v) { _mm_stream_pd(p, v); }
+};
 
-}  // namespace
-
-void write_scaled(float* dst, const float* src, float k, std::int64_t n) {
+// dst[i] = one(i) for i < n, lanes(i) giving dst[i, i + kLanes) where dst + i
+// is 16-byte aligned (never, if dst is not aligned to T).
+template <typename T, typename One, typename Lanes> void write(T* dst, std::int64_t n, One one, Lanes lanes) {
+  using S = Sse<T>;
+  const auto misaligned = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(dst) % 16);
+  constexpr auto kSize = static_cast<std::int64_t>(sizeof(T));
+  const std::int64_t head = misaligned % kSize != 0 ? n : std::min(n, (16 - misaligned) % 16 / kSize);
   std::int64_t i = 0;
-  for (const std::int64_t head = head_of(dst, n); i < head; ++i) dst[i] = k * src[i];
-  const __m128 kv = _mm_set1_ps(k);
-  for (; i + 4 <= n; i += 4) _mm_stream_ps(dst + i, _mm_mul_ps(kv, _mm_loadu_ps(src + i)));
-  for (; i < n; ++i) dst[i] = k * src[i];
+  for (; i < head; ++i) dst[i] = one(i);
+  for (; i + S::kLanes <= n; i += S::kLanes) S::stream(dst + i, lanes(i));
+  for (; i < n; ++i) dst[i] = one(i);
   _mm_sfence();
 }
 
-void write_scaled(double* dst, const double* src, double k, std::int64_t n) {
-  std::int64_t i = 0;
-  for (const std::int64_t head = head_of(dst, n); i < head; ++i) dst[i] = k * src[i];
-  const __m128d kv = _mm_set1_pd(k);
-  for (; i + 2 <= n; i += 2) _mm_stream_pd(dst + i, _mm_mul_pd(kv, _mm_loadu_pd(src + i)));
-  for (; i < n; ++i) dst[i] = k * src[i];
-  _mm_sfence();
+template <typename T> void scaled(T* dst, const T* src, T k, std::int64_t n) {
+  const auto kv = Sse<T>::set1(k);
+  write(dst, n, [&](std::int64_t i) { return k * src[i]; },
+        [&](std::int64_t i) { return Sse<T>::mul(kv, Sse<T>::load(src + i)); });
 }
 
-void write_fill(float* dst, float v, std::int64_t n) {
-  std::int64_t i = 0;
-  for (const std::int64_t head = head_of(dst, n); i < head; ++i) dst[i] = v;
-  const __m128 vv = _mm_set1_ps(v);
-  for (; i + 4 <= n; i += 4) _mm_stream_ps(dst + i, vv);
-  for (; i < n; ++i) dst[i] = v;
-  _mm_sfence();
-}
-
-void write_fill(double* dst, double v, std::int64_t n) {
-  std::int64_t i = 0;
-  for (const std::int64_t head = head_of(dst, n); i < head; ++i) dst[i] = v;
-  const __m128d vv = _mm_set1_pd(v);
-  for (; i + 2 <= n; i += 2) _mm_stream_pd(dst + i, vv);
-  for (; i < n; ++i) dst[i] = v;
-  _mm_sfence();
+template <typename T> void fill(T* dst, T v, std::int64_t n) {
+  const auto vv = Sse<T>::set1(v);
+  write(dst, n, [&](std::int64_t) { return v; }, [&](std::int64_t) { return vv; });
 }
 #else
-void write_scaled(float* dst, const float* src, float k, std::int64_t n) {
+template <typename T> void scaled(T* dst, const T* src, T k, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) dst[i] = k * src[i];
 }
-void write_scaled(double* dst, const double* src, double k, std::int64_t n) {
-  for (std::int64_t i = 0; i < n; ++i) dst[i] = k * src[i];
-}
-void write_fill(float* dst, float v, std::int64_t n) {
-  for (std::int64_t i = 0; i < n; ++i) dst[i] = v;
-}
-void write_fill(double* dst, double v, std::int64_t n) {
+template <typename T> void fill(T* dst, T v, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) dst[i] = v;
 }
 #endif
+
+}  // namespace
+
+void write_scaled(float* dst, const float* src, float k, std::int64_t n) { scaled(dst, src, k, n); }
+void write_scaled(double* dst, const double* src, double k, std::int64_t n) { scaled(dst, src, k, n); }
+void write_fill(float* dst, float v, std::int64_t n) { fill(dst, v, n); }
+void write_fill(double* dst, double v, std::int64_t n) { fill(dst, v, n); }
 
 }  // namespace nodeflow::stream_lines

@@ -43,13 +43,13 @@ struct SubOp {
 // dsts[k] += scales[k] * (dy summed to dsts[k]'s shape), as
 // accumulate_broadcast_gradient, bit for bit, or = where assign[k] (a buffer
 // to overwrite, BackwardContext::overwrite_inputs: the same values, but -0
-// where 0 + -0 gave +0); but the gradients of dy's
-// shape and dtype (an Add of two same-shape tensors) are written in one pass
-// over dy, block by block while the block is in the first-level cache,
-// instead of one pass each, and with them the sum of one broadcast input's
-// gradient (dy read once instead of twice).
+// where 0 + -0 gave +0); but the gradients of dy's shape and dtype (an Add of
+// two same-shape tensors) are written in one pass over dy, block by block
+// while the block is in the first-level cache, instead of one pass each, and
+// with them the sum of one broadcast input's gradient (dy read once instead
+// of twice).
 void write_gradients(std::span<Tensor* const> dsts, const Tensor& g, std::span<const double> scales,
-                          std::span<const std::uint8_t> assign, int threads) {
+                     std::span<const std::uint8_t> assign, int threads) {
   if (g.empty()) return;
   const bool direct_dtype = compute_dtype(g.dtype()) == g.dtype();
   std::vector<std::size_t> fused, others;
