@@ -333,7 +333,7 @@ PendingConstant check_constant_node(Json& item, const std::string& path) {
     for (auto&& [name, v] : attrs->items()) {
       const std::string where = child(attrs_path, name);
       if (name != "value")
-        throw InvalidAttribute(where + ": unknown attribute '" + name + "' for ConstantOfShape (known: value)");
+        throw InvalidAttribute(where + ": unknown attribute '" + printable(name, 200) + "' for ConstantOfShape (known: value)");
       c.fill = read_tensor_attribute(v, where);
       if (element_count(c.fill->shape) != 1)
         throw InvalidAttribute(where + " must hold one element, got a " + to_string(c.fill->shape) + " tensor");
@@ -351,7 +351,7 @@ PendingConstant check_constant_node(Json& item, const std::string& path) {
   const std::string where = child(attrs_path, name);
   const std::optional<constant_fold::ConstantAttribute> form = constant_fold::constant_attribute(name, where);
   if (!form)
-    throw InvalidAttribute(where + ": unknown attribute '" + name + "' for Constant (known: " +
+    throw InvalidAttribute(where + ": unknown attribute '" + printable(name, 200) + "' for Constant (known: " +
                            std::string(kJsonConstantAttributes) + ")");
   if (*form == constant_fold::ConstantAttribute::SparseValue)
     throw InvalidAttribute(where + ": a sparse tensor has no form in the graph document (give the dense tensor "
