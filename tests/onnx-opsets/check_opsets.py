@@ -5,8 +5,10 @@ CASE/expected/ (onnxruntime's values, stored) within the case's rtol/atol, by th
 rule. Cases in KNOWN_DIFFERENCES (onnxruntime disagrees with pooling.md) must still differ.
 With --node, onnxruntime-node (tests/onnxruntime) also runs every model whose stored values
 are its own outputs for that very file (case.json's `onnxruntime_same_model`, or a
-`reference` of onnxruntime alone), and must give them again. Exit status 0 when all
-agree, else 1."""
+`reference` of onnxruntime alone), and must give them again within the case's rtol/atol:
+not bit for bit, since onnxruntime's kernels are chosen by CPU (a DenseNet's softmax
+came out 1 ulp apart on an AMD EPYC from the values stored on another AVX-512 machine).
+Exit status 0 when all agree, else 1."""
 import argparse
 import json
 import pathlib
@@ -51,8 +53,11 @@ def check(case_dir, nodeflow, work, node=None):
             problems.append(f"onnxruntime failed: {r.stderr.strip().splitlines()[-1]}")
         for name, rel in spec["expected"].items():
             ort_file = ort_out / output_file(name)
-            if ort_file.exists() and not np.array_equal(np.load(ort_file), np.load(case_dir / rel)):
-                problems.append(f"{name}: onnxruntime no longer gives the stored values")
+            if not ort_file.exists():
+                continue
+            drift = mismatch(np.load(ort_file), np.load(case_dir / rel), spec["rtol"], spec["atol"])
+            if drift:
+                problems.append(f"{name}: onnxruntime no longer gives the stored values ({drift[0]})")
     for name, rel in spec["expected"].items():
         got_file = out / output_file(name)
         if not got_file.exists():
