@@ -22,6 +22,8 @@ NodeDef op(const std::string& type, const std::string& name, std::vector<std::st
 
 Tensor f32(Shape s, std::initializer_list<float> v) { return Tensor::from<float>(std::move(s), v); }
 
+using Ints = std::vector<std::int64_t>;
+
 std::vector<float> values(const Tensor& t) {
   auto v = t.values<float>();
   return {v.begin(), v.end()};
@@ -169,7 +171,6 @@ TEST(Executor, ConcurrentPoolingRunsMatchASingleThreadedRun) {
     n.attributes = std::move(a);
     return n;
   };
-  using Ints = std::vector<std::int64_t>;
   d.nodes = {pool("MaxPool", "mp", "x", {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}},
                                           {"pads", Ints{1, 1, 1, 1}}}),
              pool("AveragePool", "ap", "mp", {{"kernel_shape", Ints{2, 2}}, {"ceil_mode", std::int64_t{1}}}),

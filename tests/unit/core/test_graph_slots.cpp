@@ -16,7 +16,7 @@ namespace {
 
 using Ints = std::vector<std::int64_t>;
 
-std::vector<float> values(const Tensor& t) {
+std::vector<float> slot_values(const Tensor& t) {
   auto v = t.values<float>();
   return {v.begin(), v.end()};
 }
@@ -141,9 +141,9 @@ TEST(GraphSlots, ExecutorReturnsEveryOutputWhateverTheNameOrder) {
   // a = 2x, b = 3a, m = b * w
   const TensorMap out = ex.run({{"x", f32({1, 2}, {1, 2})}});
   ASSERT_EQ(out.size(), 3u);
-  EXPECT_EQ(values(out.at("a")), (std::vector<float>{2, 4}));
-  EXPECT_EQ(values(out.at("b")), (std::vector<float>{6, 12}));
-  EXPECT_EQ(values(out.at("m")), (std::vector<float>{60, 240}));
+  EXPECT_EQ(slot_values(out.at("a")), (std::vector<float>{2, 4}));
+  EXPECT_EQ(slot_values(out.at("b")), (std::vector<float>{6, 12}));
+  EXPECT_EQ(slot_values(out.at("m")), (std::vector<float>{60, 240}));
 }
 
 TEST(GraphSlots, AnOutputListedTwiceIsReturnedWhole) {
@@ -152,10 +152,10 @@ TEST(GraphSlots, AnOutputListedTwiceIsReturnedWhole) {
   const Graph g(def);
   const TensorMap out = Executor(g).run({{"x", f32({1, 2}, {1, 2})}});
   ASSERT_EQ(out.size(), 3u);
-  EXPECT_EQ(values(out.at("b")), (std::vector<float>{6, 12}));
-  EXPECT_EQ(values(out.at("x")), (std::vector<float>{1, 2}));
-  EXPECT_EQ(values(out.at("w")), (std::vector<float>{10, 20}));
-  EXPECT_EQ(values(g.initializer("w")->value), (std::vector<float>{10, 20}));
+  EXPECT_EQ(slot_values(out.at("b")), (std::vector<float>{6, 12}));
+  EXPECT_EQ(slot_values(out.at("x")), (std::vector<float>{1, 2}));
+  EXPECT_EQ(slot_values(out.at("w")), (std::vector<float>{10, 20}));
+  EXPECT_EQ(slot_values(g.initializer("w")->value), (std::vector<float>{10, 20}));
 }
 
 TEST(GraphSlots, AnOutputShapeWhoseElementCountOverflowsIsRefusedAtLoad) {
@@ -187,7 +187,7 @@ TEST(GraphSlots, ExecutorDropsOutputsNobodyReads) {
   ASSERT_EQ(g.steps()[0].outputs.size(), 2u);
   const TensorMap out = Executor(g).run({{"x", f32({1, 1, 2, 2}, {1, 4, 3, 2})}});
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(values(out.at("pool")), (std::vector<float>{4}));
+  EXPECT_EQ(slot_values(out.at("pool")), (std::vector<float>{4}));
 }
 
 TEST(GraphSlots, RunTimeErrorsStillNameTheNode) {

@@ -105,7 +105,7 @@ TEST(Names, ReaderRefusesTheNameBeforeItsOtherFieldsAndNeverEchoesItRaw) {
   EXPECT_EQ(message, "nodes[0].name: a name must not contain control characters (U+001B at byte 1)");
 }
 
-NodeDef pool_node(const std::string& name, std::vector<std::string> inputs) {
+NodeDef max_pool_node(const std::string& name, std::vector<std::string> inputs) {
   NodeDef n;
   n.op_type = "MaxPool";
   n.name = name;
@@ -145,20 +145,20 @@ TEST(Names, GraphAndGraphBuilderRefuseThemInTheReadersWords) {
          d.initializers.push_back({std::string("w\0", 2), Tensor::from<float>({1}, {1.0f}), false});
        },
        "initializers[0].name: a name must not contain control characters (U+0000 at byte 1)"},
-      {"node name", [&] { builder().add_node(pool_node("p\r", {"x"})); },
-       [](GraphDef& d) { d.nodes.push_back(pool_node("p\r", {"x"})); },
+      {"node name", [&] { builder().add_node(max_pool_node("p\r", {"x"})); },
+       [](GraphDef& d) { d.nodes.push_back(max_pool_node("p\r", {"x"})); },
        "nodes[0].name: a name must not contain control characters (U+000D at byte 1)"},
-      {"node input", [&] { builder().add_node(pool_node("p", {"x\x7f"})); },
-       [](GraphDef& d) { d.nodes.push_back(pool_node("p", {"x\x7f"})); },
+      {"node input", [&] { builder().add_node(max_pool_node("p", {"x\x7f"})); },
+       [](GraphDef& d) { d.nodes.push_back(max_pool_node("p", {"x\x7f"})); },
        "nodes[0] (p).inputs[0]: a name must not contain control characters (U+007F at byte 1)"},
       {"specified output",
        [&] {
-         NodeDef n = pool_node("p", {"x"});
+         NodeDef n = max_pool_node("p", {"x"});
          n.specified_outputs_name = std::vector<std::string>{"y\x1b"};
          builder().add_node(n);
        },
        [](GraphDef& d) {
-         NodeDef n = pool_node("p", {"x"});
+         NodeDef n = max_pool_node("p", {"x"});
          n.specified_outputs_name = std::vector<std::string>{"y\x1b"};
          d.nodes.push_back(n);
        },
@@ -181,7 +181,7 @@ TEST(Names, GraphAndGraphBuilderRefuseThemInTheReadersWords) {
 }
 
 TEST(Names, UnknownOpTypeIsEchoedWithItsControlCharactersEscaped) {
-  NodeDef n = pool_node("p", {"x"});
+  NodeDef n = max_pool_node("p", {"x"});
   n.op_type = "Max\x1b[2JPool";
   const std::string expected_start = "nodes[0] (p).op_type: unknown op_type 'Max\\x1b[2JPool' (known: ";
   const std::string from_builder = error_of<InvalidGraph>([&] {

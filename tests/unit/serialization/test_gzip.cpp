@@ -10,16 +10,14 @@
 #include "serialization/gzip.hpp"
 #include "support/error_of.hpp"
 #include "support/mnist_fixtures.hpp"
+#include "support/files.hpp"
 
 namespace nodeflow {
 namespace {
 
-using testing::error_of;
 using testing::gzip_bytes;
 
-std::span<const std::byte> as_bytes(const std::string& s) {
-  return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
-}
+using testing::as_bytes;
 
 std::string gunzipped(const std::string& gz, std::size_t max_bytes = 1 << 20) {
   return gunzip(as_bytes(gz), "f.gz", max_bytes);
@@ -56,9 +54,9 @@ TEST(Gzip, ReadsInPiecesAndTellsTheEnd) {
 }
 
 TEST(Gzip, RefusesWhatIsNotGzip) {
-  EXPECT_EQ(error_of<IoError>([] { gunzipped("\x1f"); }),
+  EXPECT_EQ(testing::error_of<IoError>([] { gunzipped("\x1f"); }),
             "f.gz: not a gzip file (fewer than 2 bytes)");
-  EXPECT_EQ(error_of<IoError>([] { gunzipped(std::string("\0\0\x08\x01", 4)); }),
+  EXPECT_EQ(testing::error_of<IoError>([] { gunzipped(std::string("\0\0\x08\x01", 4)); }),
             "f.gz: not a gzip file (it does not start with 1f 8b)");
 }
 
@@ -67,7 +65,7 @@ TEST(Gzip, RefusesTruncatedFiles) {
   for (std::size_t i = 0; i < text.size(); ++i) text[i] = static_cast<char>(i * i % 256);
   const std::string gz = gzip_bytes(text);
   for (std::size_t keep : {std::size_t{2}, std::size_t{10}, gz.size() / 2, gz.size() - 1}) {
-    const std::string message = error_of<IoError>([&] { gunzipped(gz.substr(0, keep)); });
+    const std::string message = testing::error_of<IoError>([&] { gunzipped(gz.substr(0, keep)); });
     EXPECT_NE(message.find("f.gz: the gzip data ends early (the file is truncated)"),
               std::string::npos)
         << keep << ": " << message;
@@ -78,24 +76,24 @@ TEST(Gzip, RefusesCorruptData) {
   const std::string text(3000, 'a');
   std::string bad_crc = gzip_bytes(text);
   bad_crc[bad_crc.size() - 6] ^= 0x01;  // the CRC-32 of the trailer
-  EXPECT_EQ(error_of<IoError>([&] { gunzipped(bad_crc); }),
+  EXPECT_EQ(testing::error_of<IoError>([&] { gunzipped(bad_crc); }),
             "f.gz: corrupt gzip data after 3000 decompressed bytes: incorrect data check");
   std::string bad_length = gzip_bytes(text);
   bad_length[bad_length.size() - 2] ^= 0x01;  // the length of the trailer
-  EXPECT_EQ(error_of<IoError>([&] { gunzipped(bad_length); }),
+  EXPECT_EQ(testing::error_of<IoError>([&] { gunzipped(bad_length); }),
             "f.gz: corrupt gzip data after 3000 decompressed bytes: incorrect length check");
   std::string bad_method = gzip_bytes(text);
   bad_method[2] = 0x07;  // not deflate
-  EXPECT_NE(error_of<IoError>([&] { gunzipped(bad_method); }).find("unknown compression method"),
+  EXPECT_NE(testing::error_of<IoError>([&] { gunzipped(bad_method); }).find("unknown compression method"),
             std::string::npos);
-  EXPECT_EQ(error_of<IoError>([&] { gunzipped(gzip_bytes("abc") + "junk"); }),
+  EXPECT_EQ(testing::error_of<IoError>([&] { gunzipped(gzip_bytes("abc") + "junk"); }),
             "f.gz: 4 bytes after the end of the gzip data that are not another gzip member");
 }
 
 TEST(Gzip, StopsAtTheLimit) {
   const std::string gz = gzip_bytes(std::string(10000, 'z'));
   EXPECT_EQ(gunzipped(gz, 10000).size(), 10000u);
-  EXPECT_EQ(error_of<IoError>([&] { gunzipped(gz, 9999); }),
+  EXPECT_EQ(testing::error_of<IoError>([&] { gunzipped(gz, 9999); }),
             "f.gz: decompresses to more than 9999 bytes, the limit");
 }
 

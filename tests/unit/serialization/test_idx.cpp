@@ -14,20 +14,18 @@
 #include "support/graph_parts.hpp"
 #include "support/mnist_fixtures.hpp"
 #include "support/temp_dir.hpp"
+#include "support/files.hpp"
 
 namespace nodeflow {
 namespace {
 
 namespace fs = std::filesystem;
 
-using testing::error_of;
 using testing::gzip_bytes;
 using testing::idx_bytes;
 using testing::values_of;
 
-std::span<const std::byte> as_bytes(const std::string& s) {
-  return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
-}
+using testing::as_bytes;
 
 Tensor parsed(const std::string& file) { return parse_idx(as_bytes(file), "f"); }
 
@@ -72,36 +70,36 @@ TEST(Idx, ReadsEveryElementType) {
 }
 
 TEST(Idx, RefusesMalformedHeaders) {
-  EXPECT_EQ(error_of<IoError>([] { parsed(std::string("\0\0", 2)); }),
+  EXPECT_EQ(testing::error_of<IoError>([] { parsed(std::string("\0\0", 2)); }),
             "f: not an IDX file: 2 bytes, shorter than the 4-byte magic number");
-  EXPECT_EQ(error_of<IoError>([] { parsed(std::string("\x01\0\x08\x01\0\0\0\0", 8)); }),
+  EXPECT_EQ(testing::error_of<IoError>([] { parsed(std::string("\x01\0\x08\x01\0\0\0\0", 8)); }),
             "f: not an IDX file: the magic number starts with 0x01 0x00, not 0x00 0x00");
-  EXPECT_EQ(error_of<IoError>([] { parsed(gzip_bytes(idx_bytes(0x08, {1}, "a"))); }),
+  EXPECT_EQ(testing::error_of<IoError>([] { parsed(gzip_bytes(idx_bytes(0x08, {1}, "a"))); }),
             "f: not an IDX file: the magic number starts with 0x1f 0x8b, not 0x00 0x00 (it is "
             "gzip-compressed: name it .gz)");
-  EXPECT_EQ(error_of<IoError>([] { parsed(idx_bytes(0x0B, {1}, "ab")); }),
+  EXPECT_EQ(testing::error_of<IoError>([] { parsed(idx_bytes(0x0B, {1}, "ab")); }),
             "f: IDX element type 0x0b (int16) is not supported (0x08 uint8, 0x09 int8, 0x0c "
             "int32, 0x0d float32, 0x0e float64)");
-  EXPECT_EQ(error_of<IoError>([] { parsed(idx_bytes(0x42, {1}, "a")); }).substr(0, 27),
+  EXPECT_EQ(testing::error_of<IoError>([] { parsed(idx_bytes(0x42, {1}, "a")); }).substr(0, 27),
             "f: IDX element type 0x42 is");
-  EXPECT_EQ(error_of<IoError>([] { parsed(idx_bytes(0x08, {}, "")); }),
+  EXPECT_EQ(testing::error_of<IoError>([] { parsed(idx_bytes(0x08, {}, "")); }),
             "f: IDX file of rank 0 (no dimensions)");
-  EXPECT_EQ(error_of<IoError>([] { parsed(idx_bytes(0x08, {3, 4}, "").substr(0, 10)); }),
+  EXPECT_EQ(testing::error_of<IoError>([] { parsed(idx_bytes(0x08, {3, 4}, "").substr(0, 10)); }),
             "f: IDX header is truncated: rank 2 needs 12 bytes, the file holds 10");
 }
 
 TEST(Idx, RefusesDataThatDoesNotMatchTheDimensions) {
   // Counts larger than the data: 60000 images announced, 2 present.
-  EXPECT_EQ(error_of<IoError>([] { parsed(idx_bytes(0x08, {60000, 28, 28}, std::string(1568, '\0'))); }),
+  EXPECT_EQ(testing::error_of<IoError>([] { parsed(idx_bytes(0x08, {60000, 28, 28}, std::string(1568, '\0'))); }),
             "f: IDX data is truncated: dimensions [60000, 28, 28] need 47040000 bytes, the file "
             "holds 1568");
-  EXPECT_EQ(error_of<IoError>([] { parsed(idx_bytes(0x0D, {2}, std::string(7, '\0'))); }),
+  EXPECT_EQ(testing::error_of<IoError>([] { parsed(idx_bytes(0x0D, {2}, std::string(7, '\0'))); }),
             "f: IDX data is truncated: dimensions [2] need 8 bytes, the file holds 7");
-  EXPECT_EQ(error_of<IoError>([] { parsed(idx_bytes(0x08, {2}, "abc")); }),
+  EXPECT_EQ(testing::error_of<IoError>([] { parsed(idx_bytes(0x08, {2}, "abc")); }),
             "f: IDX file has 1 bytes after the data of dimensions [2]");
   // Over the limit: refused from the header, before anything is allocated
   // (2^32 - 1 cubed would wrap a 64-bit count).
-  EXPECT_EQ(error_of<IoError>([] {
+  EXPECT_EQ(testing::error_of<IoError>([] {
               parsed(idx_bytes(0x0E, {0xffffffffu, 0xffffffffu, 0xffffffffu}, ""));
             }),
             "f: IDX dimensions [4294967295, 4294967295, 4294967295] of 8-byte elements announce "
@@ -131,7 +129,7 @@ TEST_F(IdxFiles, RefusesHostileGzipFiles) {
   const std::string gz = gzip_bytes(file);
   const std::string where = (dir_ / "x.gz").string();
   const auto message = [&](const std::string& bytes) {
-    return error_of<IoError>([&] { read_idx(write("x.gz", bytes)); });
+    return testing::error_of<IoError>([&] { read_idx(write("x.gz", bytes)); });
   };
   EXPECT_EQ(message(file), where + ": not a gzip file (it does not start with 1f 8b)");
   EXPECT_NE(message(gz.substr(0, gz.size() / 2)).find(where + ": the gzip data ends early"),
@@ -157,7 +155,7 @@ TEST_F(IdxFiles, RefusesHostileGzipFiles) {
 }
 
 TEST_F(IdxFiles, NamesAMissingFile) {
-  EXPECT_NE(error_of<IoError>([&] { read_idx(dir_ / "none"); }).find("cannot read the IDX file"),
+  EXPECT_NE(testing::error_of<IoError>([&] { read_idx(dir_ / "none"); }).find("cannot read the IDX file"),
             std::string::npos);
 }
 

@@ -237,3 +237,6 @@ TEST(JsonReaderConstants, TheGraphsErrorsNameTheDocumentsNodes) {
 
 }  // namespace
 }  // namespace nodeflow
+
+// A unity build (tests/CMakeLists.txt) compiles the next test file after this one.
+#undef EXPECT_CONTAINS

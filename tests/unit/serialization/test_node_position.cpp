@@ -10,7 +10,6 @@
 namespace nodeflow {
 namespace {
 
-using testing::error_of;
 
 std::string doc_with(const std::string& position) {
   return R"({"format": "nodeflow.graph", "version": 1,
@@ -43,7 +42,7 @@ TEST(NodePosition, AbsentStaysAbsent) {
 
 TEST(NodePosition, AnythingButTwoNumbersIsRefusedNamingThePath) {
   for (const char* bad : {"[1]", "[1, 2, 3]", "[\"1\", 2]", "{\"x\": 1}", "null", "[1, null]", "[true, 1]"})
-    EXPECT_EQ(error_of<InvalidGraph>([&] { parse_graph_def(doc_with(bad)); }).rfind(
+    EXPECT_EQ(testing::error_of<InvalidGraph>([&] { parse_graph_def(doc_with(bad)); }).rfind(
                   "nodes[0] (y).position: expected [x, y], two numbers, got ", 0),
               0u)
         << bad;
@@ -59,7 +58,7 @@ TEST(NodePosition, IgnoredByTheGraphAndLeftOutOfOnnx) {
 TEST(NodePosition, ANonFiniteOneMadeInCodeIsNotWritten) {
   GraphDef def = parse_graph_def(doc_with("[1, 2]"));
   def.nodes[0].position = std::array<double, 2>{1.0, std::numeric_limits<double>::infinity()};
-  EXPECT_EQ(error_of<InvalidAttribute>([&] { write_graph_json(def); }),
+  EXPECT_EQ(testing::error_of<InvalidAttribute>([&] { write_graph_json(def); }),
             "nodes[0] (y).position[1]: expected a finite number (JSON has no NaN or infinity)");
 }
 

@@ -19,15 +19,14 @@
 #include "serialization/npy.hpp"
 #include "support/conformance_corpora.hpp"
 #include "support/error_of.hpp"
+#include "support/files.hpp"
 
 namespace nodeflow {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::span<const std::byte> as_bytes(const std::string& s) {
-  return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
-}
+using testing::as_bytes;
 
 /// A .npy file from its header dictionary and raw data, as numpy lays it out.
 std::string npy_file(const std::string& dict, const std::string& data, int major = 1) {

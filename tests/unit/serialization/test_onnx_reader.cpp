@@ -800,3 +800,6 @@ TEST_F(OnnxExternalData, RangesAreCheckedAgainstTheFile) {
 
 }  // namespace
 }  // namespace nodeflow::testing
+
+// A unity build (tests/CMakeLists.txt) compiles the next test file after this one.
+#undef EXPECT_CONTAINS

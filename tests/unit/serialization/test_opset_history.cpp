@@ -18,7 +18,6 @@ namespace nodeflow {
 namespace {
 
 using onnx_import::OnnxNode;
-using testing::error_of;
 
 /// Collects the constants a node's upgrade adds.
 struct Constants {
@@ -62,7 +61,7 @@ TEST(OpsetHistory, ADropoutMaskNothingReadsIsDroppedBeforeOpset10) {
   }
   OnnxNode read = node("Dropout", {{"ratio", 0.5}}, {"x"}, {"y", "mask"});
   const onnx_import::TensorRead everything = [](const std::string&) { return true; };
-  EXPECT_NE(error_of<InvalidGraph>([&] {
+  EXPECT_NE(testing::error_of<InvalidGraph>([&] {
               onnx_import::upgrade_node(read, 9, c.adder(), OpRegistry::global(), {}, everything);
             }).find("output 1 (mask) is not supported"),
             std::string::npos);
@@ -74,7 +73,7 @@ TEST(OpsetHistory, PoolingAttributesOutsideTheirOpsetAreRefused) {
   auto refused = [&](const std::string& op, const std::string& attr, AttrValue v, int opset) {
     Attributes a = k;
     a[attr] = std::move(v);
-    return error_of<InvalidAttribute>([&] { upgraded(node(op, a), opset, c); });
+    return testing::error_of<InvalidAttribute>([&] { upgraded(node(op, a), opset, c); });
   };
   EXPECT_EQ(refused("AveragePool", "ceil_mode", std::int64_t{1}, 9),
             "node 'n1' (AveragePool, opset 9): attribute 'ceil_mode' exists from opset 10");
@@ -119,7 +118,7 @@ TEST(OpsetHistory, PoolingNodesWithinTheirOpsetPassUnchanged) {
 
 TEST(OpsetHistory, MaxPoolBeforeOpset8HasNoIndicesOutput) {
   Constants c;
-  EXPECT_EQ(error_of<InvalidGraph>(
+  EXPECT_EQ(testing::error_of<InvalidGraph>(
                 [&] { upgraded(node("MaxPool", {{"kernel_shape", Ints{2}}}, {"x"}, {"y", "i"}), 7, c); }),
             "node 'n1' (MaxPool, opset 7): has 2 outputs; MaxPool at opset 7 has at most 1");
   // An absent optional output ("") is not counted.
@@ -132,7 +131,7 @@ TEST(OpsetHistory, LpPool1TakesAFloatP) {
   EXPECT_EQ(n.attributes.at("p"), AttrValue(std::int64_t{3}));
   OnnxNode g = upgraded(node("GlobalLpPool", {{"p", 1.0}}), 1, c);
   EXPECT_EQ(g.attributes.at("p"), AttrValue(std::int64_t{1}));
-  EXPECT_EQ(error_of<InvalidAttribute>([&] { upgraded(node("LpPool", {{"kernel_shape", Ints{2}}, {"p", 2.5}}), 1, c); }),
+  EXPECT_EQ(testing::error_of<InvalidAttribute>([&] { upgraded(node("LpPool", {{"kernel_shape", Ints{2}}, {"p", 2.5}}), 1, c); }),
             "node 'n1' (LpPool, opset 1): attribute 'p' = 2.5 is not supported: p must be an integer "
             "(LpPool from opset 2 and the library take an INT p)");
   // Absent, LpPool-1's default p = 2.0 is the INT default 2.
@@ -141,13 +140,13 @@ TEST(OpsetHistory, LpPool1TakesAFloatP) {
 
 TEST(OpsetHistory, OpsThatDidNotExistOrThatTheLibraryLacksAreRefused) {
   Constants c;
-  EXPECT_EQ(error_of<InvalidGraph>([&] { upgraded(node("ConvInteger", {}), 10, c); }),
+  EXPECT_EQ(testing::error_of<InvalidGraph>([&] { upgraded(node("ConvInteger", {}), 10, c); }),
             "node 'n1' (ConvInteger, opset 10): op not supported");
-  EXPECT_EQ(error_of<InvalidGraph>([&] { upgraded(node("MaxUnpool", {{"kernel_shape", Ints{2}}}, {"x", "i"}), 8, c); }),
+  EXPECT_EQ(testing::error_of<InvalidGraph>([&] { upgraded(node("MaxUnpool", {{"kernel_shape", Ints{2}}}, {"x", "i"}), 8, c); }),
             "node 'n1' (MaxUnpool, opset 8): op not supported at opset 8 (MaxUnpool exists from opset 9)");
-  EXPECT_EQ(error_of<InvalidGraph>([&] { upgraded(node("Relu", {}), 23, c); }),
+  EXPECT_EQ(testing::error_of<InvalidGraph>([&] { upgraded(node("Relu", {}), 23, c); }),
             "node 'n1' (Relu, opset 23): opset 23 is not read (the default-domain opsets read are 1 to 22)");
-  EXPECT_EQ(error_of<InvalidGraph>([&] { upgraded(node("Relu", {}), 0, c); }),
+  EXPECT_EQ(testing::error_of<InvalidGraph>([&] { upgraded(node("Relu", {}), 0, c); }),
             "node 'n1' (Relu, opset 0): opset 0 is not read (the default-domain opsets read are 1 to 22)");
 }
 
@@ -167,10 +166,10 @@ TEST(OpsetHistory, SqueezeAndUnsqueezeAxesMoveToAnInputBefore13) {
       EXPECT_EQ(ints_of(axes), (Ints{0, -1}));
     }
     Constants c;
-    EXPECT_EQ(error_of<InvalidAttribute>([&] { upgraded(node(op, {{"axes", Ints{0}}}, {"x", "a"}), 13, c); }),
+    EXPECT_EQ(testing::error_of<InvalidAttribute>([&] { upgraded(node(op, {{"axes", Ints{0}}}, {"x", "a"}), 13, c); }),
               std::string("node 'n1' (") + op + ", opset 13): attribute 'axes' was removed in opset 13");
     EXPECT_EQ(upgraded(node(op, {}, {"x", "a"}), 13, c).inputs, (std::vector<std::string>{"x", "a"}));
-    EXPECT_EQ(error_of<InvalidGraph>([&] { upgraded(node(op, {{"axes", Ints{0}}}, {"x", "a"}), 11, c); }),
+    EXPECT_EQ(testing::error_of<InvalidGraph>([&] { upgraded(node(op, {{"axes", Ints{0}}}, {"x", "a"}), 11, c); }),
               std::string("node 'n1' (") + op + ", opset 11): has 2 inputs; " + op +
                   " at opset 11 takes at most 1");
   }
@@ -178,7 +177,7 @@ TEST(OpsetHistory, SqueezeAndUnsqueezeAxesMoveToAnInputBefore13) {
   Constants c;
   OnnxNode s = upgraded(node("Squeeze", {}), 11, c);
   EXPECT_EQ(s.inputs, std::vector<std::string>{"x"});
-  EXPECT_EQ(error_of<InvalidAttribute>([&] { upgraded(node("Unsqueeze", {}), 11, c); }),
+  EXPECT_EQ(testing::error_of<InvalidAttribute>([&] { upgraded(node("Unsqueeze", {}), 11, c); }),
             "node 'n1' (Unsqueeze, opset 11): attribute 'axes' is required at opset 11");
 }
 
@@ -263,11 +262,11 @@ TEST(OpsetHistory, AnOpOfTheRegistryWithoutAHistoryIsRefused) {
   mine.op_type = "MyRelu";
   registry.add(mine);
   OnnxNode n = node("MyRelu", {});
-  EXPECT_EQ(error_of<InvalidGraph>([&] { onnx_import::upgrade_node(n, 13, {}, registry); }),
+  EXPECT_EQ(testing::error_of<InvalidGraph>([&] { onnx_import::upgrade_node(n, 13, {}, registry); }),
             "node 'n1' (MyRelu, opset 13): op not supported (no ONNX opset history for it)");
   // The registry given is the one asked: Relu is not in this one.
   OnnxNode r = node("Relu", {});
-  EXPECT_EQ(error_of<InvalidGraph>([&] { onnx_import::upgrade_node(r, 13, {}, registry); }),
+  EXPECT_EQ(testing::error_of<InvalidGraph>([&] { onnx_import::upgrade_node(r, 13, {}, registry); }),
             "node 'n1' (Relu, opset 13): op not supported");
 }
 
@@ -452,11 +451,11 @@ TEST(OpsetHistory, EachBoundaryUpgradesAnOldNodeToTheRegisteredForm) {
 }
 
 TEST(OpsetHistory, OldFormsWithoutAnExactLaterFormAreRefusedNamingNodeOpOpsetAndWhat) {
-  struct Refusal {
+  struct HistoryRefusal {
     Boundary node;
     std::string message;
   };
-  const std::vector<Refusal> cases = {
+  const std::vector<HistoryRefusal> cases = {
       {{"Add", 6, {{"broadcast", I{1}}, {"axis", I{1}}}, {"a", "b"}, {"y"}, {}, {}, {}},
        "node 'n1' (Add, opset 6): attribute 'axis': broadcast = 1 with axis = 1 lines B up at axis 1 of A (legacy "
        "broadcasting), numpy broadcasting at its end; read only when A's rank and B's shape are known"},
@@ -578,7 +577,7 @@ TEST(OpsetHistory, OldFormsWithoutAnExactLaterFormAreRefusedNamingNodeOpOpsetAnd
       {{"Gemm", 10, {}, {"a", "b"}, {"y"}, {}, {}, {}},
        ""},
   };
-  for (const Refusal& r : cases) {
+  for (const HistoryRefusal& r : cases) {
     SCOPED_TRACE(r.node.op + "-" + std::to_string(r.node.opset));
     Constants c;
     if (r.message.empty()) {
@@ -604,7 +603,7 @@ TEST(OpsetHistory, OpsThatCameLaterAreRefusedBeforeTheirFirstOpset) {
   for (const auto& [op, first] : firsts) {
     SCOPED_TRACE(op);
     const std::string at = std::to_string(first - 1);
-    EXPECT_EQ(error_of<InvalidGraph>([&] { upgraded(node(op, {}), first - 1, c); }),
+    EXPECT_EQ(testing::error_of<InvalidGraph>([&] { upgraded(node(op, {}), first - 1, c); }),
               "node 'n1' (" + op + ", opset " + at + "): op not supported at opset " + at + " (" + op +
                   " exists from opset " + std::to_string(first) + ")");
   }

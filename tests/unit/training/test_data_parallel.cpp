@@ -98,7 +98,7 @@ void on_ranks(int size, Body body) {
 }
 
 // 14 points, class 1 when x0 + x1 > 1.
-Dataset toy_data() {
+Dataset parallel_toy_data() {
   return {f32({14, 2}, {0,    0,    0,     1,    1,    0,    1,    1,    0.5f, 0.2f,
                         0.9f, 0.8f, 0.1f,  0.7f, 0.6f, 0.7f, 0.3f, 0.9f, 0.8f, 0.1f,
                         0.2f, 0.2f, 0.95f, 0.4f, 0.4f, 0.4f, 0.7f, 0.9f}),
@@ -106,7 +106,7 @@ Dataset toy_data() {
           2};
 }
 
-TrainConfig toy_config(std::int64_t batch_size) {
+TrainConfig parallel_toy_config(std::int64_t batch_size) {
   TrainConfig c;
   c.optimizer.lr = 0.1;
   c.optimizer.momentum = 0.9;
@@ -161,14 +161,14 @@ TEST(DataParallel, MismatchesNameTheRanks) {
               "rank 0; load one file");
 }
 
-// Two ranks on threads and one trainer alone, each one epoch over toy_data
+// Two ranks on threads and one trainer alone, each one epoch over parallel_toy_data
 // in batches of `batch_size`: the ranks end with the same weights bit for
 // bit; without BatchNormalization (whose ranks normalize with their shard's
 // statistics) within 1e-6 of the single trainer's.
 void expect_two_ranks_match_one(bool batch_norm, std::int64_t batch_size) {
   Graph alone(toy_graph({.batch_norm = batch_norm}));
-  Trainer single(alone, toy_config(batch_size));
-  single.train_epoch(toy_data(), 0);
+  Trainer single(alone, parallel_toy_config(batch_size));
+  single.train_epoch(parallel_toy_data(), 0);
 
   ThreadGroup group(2);
   std::vector<std::unique_ptr<Graph>> graphs;
@@ -176,9 +176,9 @@ void expect_two_ranks_match_one(bool batch_norm, std::int64_t batch_size) {
     graphs.push_back(std::make_unique<Graph>(toy_graph({.batch_norm = batch_norm})));
   std::vector<EpochMetrics> metrics(2);
   on_ranks(2, [&](int r) {
-    Trainer trainer(*graphs[static_cast<std::size_t>(r)], toy_config(batch_size));
+    Trainer trainer(*graphs[static_cast<std::size_t>(r)], parallel_toy_config(batch_size));
     trainer.set_process_group(group.rank(r));
-    metrics[static_cast<std::size_t>(r)] = trainer.train_epoch(toy_data(), 0);
+    metrics[static_cast<std::size_t>(r)] = trainer.train_epoch(parallel_toy_data(), 0);
   });
   for (const Initializer& init : alone.def().initializers) {
     const Tensor& a = init.value;
@@ -214,7 +214,7 @@ TEST(DataParallel, BatchNormalizationStatisticsArePerRankAndRunningOnesAveraged)
 TEST(DataParallel, RunningVarianceIsTheMeanOfTheShardVariances) {
   const Dataset data{f32({4, 2}, {0, 1, 2, 3, 4, 5, 6, 8}), {0, 1, 0, 1}, 2};
   Graph alone(toy_graph({.batch_norm = true}));
-  Trainer(alone, toy_config(4)).step(gather(data, std::vector<std::size_t>{0, 1, 2, 3}), 0.1);
+  Trainer(alone, parallel_toy_config(4)).step(gather(data, std::vector<std::size_t>{0, 1, 2, 3}), 0.1);
   testing::expect_values(alone.initializer("mean")->value, {0.48f, 0.335f});
   testing::expect_values(alone.initializer("var")->value, {1.4f, 2.46875f});
 
@@ -222,7 +222,7 @@ TEST(DataParallel, RunningVarianceIsTheMeanOfTheShardVariances) {
   std::vector<std::unique_ptr<Graph>> graphs;
   for (int r = 0; r < 2; ++r) graphs.push_back(std::make_unique<Graph>(toy_graph({.batch_norm = true})));
   on_ranks(2, [&](int r) {
-    Trainer trainer(*graphs[static_cast<std::size_t>(r)], toy_config(4));
+    Trainer trainer(*graphs[static_cast<std::size_t>(r)], parallel_toy_config(4));
     trainer.set_process_group(group.rank(r));
     const std::size_t first = r == 0 ? 0 : 2;
     trainer.step(gather(data, std::vector<std::size_t>{first, first + 1}), 0.1);
@@ -237,8 +237,8 @@ TEST(DataParallel, RunningVarianceIsTheMeanOfTheShardVariances) {
 
 TEST(DataParallel, AProcessGroupIsSetBeforeTheFirstStep) {
   Graph g(toy_graph());
-  Trainer trainer(g, toy_config(4));
-  trainer.step(gather(toy_data(), std::vector<std::size_t>{0, 1}), 0.1);
+  Trainer trainer(g, parallel_toy_config(4));
+  trainer.step(gather(parallel_toy_data(), std::vector<std::size_t>{0, 1}), 0.1);
   ThreadGroup group(1);
   EXPECT_NE(testing::error_of<InvalidAttribute>([&] {
               trainer.set_process_group(group.rank(0));

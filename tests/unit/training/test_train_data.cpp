@@ -18,6 +18,7 @@
 #include "training/heap_tuning.hpp"
 #include "training/history.hpp"
 #include "training/metrics.hpp"
+#include "support/temp_dir.hpp"
 
 namespace nodeflow::training {
 namespace {
@@ -127,13 +128,7 @@ TEST(History, CsvHasOneLinePerEpoch) {
       "2,0.05,0.4,0.9,0.3,0.925,2.25,3555.5\n");
 }
 
-std::filesystem::path temp_dir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("nodeflow-" + name + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
+using testing::temp_dir;
 
 TEST(Chart, ScriptPlotsLossAndAccuracyPerEpoch) {
   const std::string s = chart_script(two_epochs(), "out/it's.svg");

@@ -20,7 +20,7 @@ using testing::f64;
 using testing::make_node;
 using testing::run_forward;
 
-const Tensor kX = f64({2, 4}, {-2.0, -0.5, -0.25, 0.0, 0.5, 0.75, 1.0, 3.0});
+const Tensor kClipX = f64({2, 4}, {-2.0, -0.5, -0.25, 0.0, 0.5, 0.75, 1.0, 3.0});
 
 Tensor scalar(double v) { return Tensor::from<double>({}, {v}); }
 
@@ -32,7 +32,7 @@ std::vector<double> clip(const std::vector<Tensor>& inputs) {
 std::vector<double> clip_grad(const std::vector<Tensor>& inputs, double lda = 1.0) {
   auto node = make_node("Clip", {}, true, lda);
   const testing::ForwardResult f = run_forward(*node, inputs, 1, true);
-  Tensor dy(DType::Float64, kX.shape());
+  Tensor dy(DType::Float64, kClipX.shape());
   for (std::size_t i = 0; i < dy.values<double>().size(); ++i) dy.values<double>()[i] = 1.0 + i;
   std::vector<Tensor> dx(inputs.size());
   dx[0] = f64({2, 4}, {100, 100, 100, 100, 100, 100, 100, 100});
@@ -41,37 +41,37 @@ std::vector<double> clip_grad(const std::vector<Tensor>& inputs, double lda = 1.
 }
 
 TEST(Clip, ClampsToTheGivenBounds) {
-  EXPECT_EQ(clip({kX, scalar(-0.5), scalar(0.75)}),
+  EXPECT_EQ(clip({kClipX, scalar(-0.5), scalar(0.75)}),
             (std::vector<double>{-0.5, -0.5, -0.25, 0.0, 0.5, 0.75, 0.75, 0.75}));
   // Absent bounds are no bounds: max only, min only, neither.
-  EXPECT_EQ(clip({kX, Tensor{}, scalar(0.75)}),
+  EXPECT_EQ(clip({kClipX, Tensor{}, scalar(0.75)}),
             (std::vector<double>{-2.0, -0.5, -0.25, 0.0, 0.5, 0.75, 0.75, 0.75}));
-  EXPECT_EQ(clip({kX, scalar(0.0)}), (std::vector<double>{0, 0, 0, 0, 0.5, 0.75, 1.0, 3.0}));
-  EXPECT_EQ(clip({kX}), as_doubles(kX));
+  EXPECT_EQ(clip({kClipX, scalar(0.0)}), (std::vector<double>{0, 0, 0, 0, 0.5, 0.75, 1.0, 3.0}));
+  EXPECT_EQ(clip({kClipX}), as_doubles(kClipX));
   // A bound of shape [1] is a scalar too.
-  EXPECT_EQ(clip({kX, Tensor::from<double>({1}, {0.0}), Tensor::from<double>({1}, {1.0})}),
+  EXPECT_EQ(clip({kClipX, Tensor::from<double>({1}, {0.0}), Tensor::from<double>({1}, {1.0})}),
             (std::vector<double>{0, 0, 0, 0, 0.5, 0.75, 1.0, 1.0}));
 }
 
 TEST(Clip, MinAboveMaxGivesMaxAndNoGradient) {
-  EXPECT_EQ(clip({kX, scalar(1.0), scalar(-1.0)}), std::vector<double>(8, -1.0));
-  EXPECT_EQ(clip_grad({kX, scalar(1.0), scalar(-1.0)}), std::vector<double>(8, 100.0));
+  EXPECT_EQ(clip({kClipX, scalar(1.0), scalar(-1.0)}), std::vector<double>(8, -1.0));
+  EXPECT_EQ(clip_grad({kClipX, scalar(1.0), scalar(-1.0)}), std::vector<double>(8, 100.0));
 }
 
 TEST(Clip, GradientPassesInsideTheBoundsIncludingThem) {
   // -0.5 and 0.75 are on the bounds: they pass; -2, 1 and 3 are outside.
-  EXPECT_EQ(clip_grad({kX, scalar(-0.5), scalar(0.75)}),
+  EXPECT_EQ(clip_grad({kClipX, scalar(-0.5), scalar(0.75)}),
             (std::vector<double>{100, 102, 103, 104, 105, 106, 100, 100}));
   // lda_coeff scales it; without bounds everything passes.
-  EXPECT_EQ(clip_grad({kX}, 0.5), (std::vector<double>{100.5, 101, 101.5, 102, 102.5, 103, 103.5, 104}));
+  EXPECT_EQ(clip_grad({kClipX}, 0.5), (std::vector<double>{100.5, 101, 101.5, 102, 102.5, 103, 103.5, 104}));
   // Equal bounds: only the elements equal to them pass.
-  EXPECT_EQ(clip_grad({kX, scalar(0.0), scalar(0.0)}),
+  EXPECT_EQ(clip_grad({kClipX, scalar(0.0), scalar(0.0)}),
             (std::vector<double>{100, 100, 100, 104, 100, 100, 100, 100}));
 }
 
 TEST(Clip, GradientMatchesFiniteDifferencesWithoutBounds) {
   auto node = make_node("Clip", {}, true, -2.0);
-  const testing::GradCheckResult r = testing::check_gradient(*node, {kX});
+  const testing::GradCheckResult r = testing::check_gradient(*node, {kClipX});
   EXPECT_TRUE(r.ok) << r.failures;
 }
 
@@ -106,7 +106,7 @@ TEST(Clip, IntegerDtypesClipInTheirOwnType) {
 }
 
 TEST(Clip, HalfClipsInFloat32) {
-  const Tensor x = kX.cast(DType::Float16);
+  const Tensor x = kClipX.cast(DType::Float16);
   const Tensor y = run_forward(*make_node("Clip", {}),
                                {x, scalar(-0.5).cast(DType::Float16), scalar(0.75).cast(DType::Float16)}, 1,
                                false)
@@ -129,7 +129,7 @@ TEST(Clip, ShapeInferenceAndRefusals) {
               testing::infer(*node, {{DType::Float32, {3}}, {DType::Float32, {1}}, {DType::Float64, {}}});
             }),
             "input 2 (max) has dtype float64 but input 0 (input) has float32; Clip needs one dtype");
-  EXPECT_EQ(testing::error_of<ShapeMismatch>([&] { clip({kX, Tensor::from<double>({2}, {0.0, 1.0})}); }),
+  EXPECT_EQ(testing::error_of<ShapeMismatch>([&] { clip({kClipX, Tensor::from<double>({2}, {0.0, 1.0})}); }),
             "input 1 (min) of Clip must be a scalar, got shape [2]");
   const OpSchema* s = OpRegistry::global().find("Clip");
   ASSERT_NE(s, nullptr);

@@ -21,7 +21,7 @@ using testing::make_node;
 using testing::pattern;
 using testing::run_forward;
 
-const Tensor kX = testing::f64({8}, {-3.0, -0.5, 0.0, 0.25, 2.0, 40.0, -40.0, -800.0});
+const Tensor kLayerX = testing::f64({8}, {-3.0, -0.5, 0.0, 0.25, 2.0, 40.0, -40.0, -800.0});
 
 TEST(LayerActivations, MatchNumpy) {
   // numpy: np.maximum(x, 0), 1/(1+np.exp(-x)), np.tanh(x) in float64.
@@ -30,14 +30,14 @@ TEST(LayerActivations, MatchNumpy) {
                                     0.8807970779778825,  1.0,                4.24835425529159e-18, 0.0};
   const std::vector<double> tanh{-0.9950547536867305, -0.46211715726000974, 0.0, 0.24491866240370913,
                                  0.9640275800758169,  1.0,                  -1.0, -1.0};
-  EXPECT_EQ(as_doubles(run_forward(*make_node("Relu", {}), {kX}, 1, false).outputs[0]), relu);
-  const auto s = as_doubles(run_forward(*make_node("Sigmoid", {}), {kX}, 1, false).outputs[0]);
+  EXPECT_EQ(as_doubles(run_forward(*make_node("Relu", {}), {kLayerX}, 1, false).outputs[0]), relu);
+  const auto s = as_doubles(run_forward(*make_node("Sigmoid", {}), {kLayerX}, 1, false).outputs[0]);
   for (std::size_t i = 0; i < s.size(); ++i) EXPECT_NEAR(s[i], sigmoid[i], 1e-16 + 1e-15 * sigmoid[i]) << i;
-  expect_near(as_doubles(run_forward(*make_node("Tanh", {}), {kX}, 1, false).outputs[0]), tanh, 1e-16);
+  expect_near(as_doubles(run_forward(*make_node("Tanh", {}), {kLayerX}, 1, false).outputs[0]), tanh, 1e-16);
   // float32 and float16 agree within their precision; sigmoid(-800) underflows to 0, never NaN.
   for (DType dt : {DType::Float32, DType::Float16}) {
     const double tol = dt == DType::Float32 ? 1e-7 : 1e-3;
-    const Tensor x = kX.cast(dt);
+    const Tensor x = kLayerX.cast(dt);
     expect_near(as_doubles(run_forward(*make_node("Sigmoid", {}), {x}, 1, false).outputs[0]), sigmoid, tol);
     expect_near(as_doubles(run_forward(*make_node("Tanh", {}), {x}, 1, false).outputs[0]), tanh, tol);
   }

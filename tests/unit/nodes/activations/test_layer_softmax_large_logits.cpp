@@ -27,7 +27,7 @@ using testing::run_forward;
 
 constexpr double kLog2 = 0.6931471805599453;
 
-struct Case {
+struct LogitCase {
   DType dtype;
   double logit;
   double tolerance;  ///< half a unit in the last place of the dtype near log 2, and a bit
@@ -35,23 +35,23 @@ struct Case {
 
 // float16/bfloat16 compute in float32 and round the result to their own dtype;
 // 6e4 (near float16's largest) gives -0.6914 on main, 1.7e-3 off.
-const std::vector<Case> kCases{
+const std::vector<LogitCase> kCases{
     {DType::Float32, 1e8, 1e-7},  {DType::Float32, 3e4, 1e-7},   {DType::Float64, 1e17, 1e-15},
     {DType::Float64, 3e12, 1e-15}, {DType::Float16, 6e4, 3e-4},   {DType::BFloat16, 1e8, 2.5e-3},
     {DType::BFloat16, 3e4, 2.5e-3}};
 
-std::string label(const Case& c) {
+std::string label(const LogitCase& c) {
   std::ostringstream text;
   text << dtype_name(c.dtype) << " logits " << c.logit;
   return text.str();
 }
 
-Tensor logits(const Case& c, Shape shape = {1, 2}) {
+Tensor logits(const LogitCase& c, Shape shape = {1, 2}) {
   const Tensor t = Tensor::from<double>(shape, {c.logit, c.logit});
   return t.cast(c.dtype);
 }
 
-void expect_all_near(const Tensor& t, const std::vector<double>& want, const Case& c, const char* what) {
+void expect_all_near(const Tensor& t, const std::vector<double>& want, const LogitCase& c, const char* what) {
   const std::vector<double> got = as_doubles(t);
   ASSERT_EQ(got.size(), want.size()) << what << ", " << label(c);
   for (std::size_t i = 0; i < want.size(); ++i)
@@ -59,7 +59,7 @@ void expect_all_near(const Tensor& t, const std::vector<double>& want, const Cas
 }
 
 TEST(LayerSoftmaxLargeLogits, LogSoftmaxForwardAndBackward) {
-  for (const Case& c : kCases) {
+  for (const LogitCase& c : kCases) {
     auto node = make_node("LogSoftmax", {});
     const std::vector<Tensor> in{logits(c, {2})};
     const testing::ForwardResult f = run_forward(*node, in, 1, true);
@@ -72,7 +72,7 @@ TEST(LayerSoftmaxLargeLogits, LogSoftmaxForwardAndBackward) {
 }
 
 TEST(LayerSoftmaxLargeLogits, SoftmaxForwardAndBackward) {
-  for (const Case& c : kCases) {
+  for (const LogitCase& c : kCases) {
     auto node = make_node("Softmax", {});
     const std::vector<Tensor> in{logits(c, {2})};
     const testing::ForwardResult f = run_forward(*node, in, 1, true);
@@ -86,7 +86,7 @@ TEST(LayerSoftmaxLargeLogits, SoftmaxForwardAndBackward) {
 
 TEST(LayerSoftmaxLargeLogits, SoftmaxCrossEntropyLossForwardAndBackward) {
   for (const char* reduction : {"mean", "sum", "none"})
-    for (const Case& c : kCases) {
+    for (const LogitCase& c : kCases) {
       auto node = make_node("SoftmaxCrossEntropyLoss", {{"reduction", std::string(reduction)}});
       const std::vector<Tensor> in{logits(c), i64({1}, {1})};
       const testing::ForwardResult f = run_forward(*node, in, 2, true);

@@ -7,16 +7,14 @@
 
 #include "core/errors.hpp"
 #include "support/gradcheck.hpp"
+#include "support/layer_fixtures.hpp"
 
 namespace nodeflow {
 namespace {
 
 using ints = std::vector<std::int64_t>;
 
-std::vector<double> as_doubles(const Tensor& t) {
-  const Tensor d = t.cast(DType::Float64);
-  return {d.values<double>().begin(), d.values<double>().end()};
-}
+using testing::as_doubles;
 
 void expect_near_all(const Tensor& t, const std::vector<double>& want, double tol = 1e-6) {
   const auto got = as_doubles(t);

@@ -97,7 +97,7 @@ std::string difference(const Tensor& got, const Tensor& want) {
 }
 
 template <typename T>
-std::string values_of(const Tensor& t) {
+std::string values_text(const Tensor& t) {
   std::ostringstream s;
   s << std::setprecision(std::numeric_limits<T>::max_digits10);
   const auto v = t.values<T>();
@@ -193,14 +193,14 @@ void check_extremes(const ExtremeCase& c, std::mt19937_64& rng, Findings& found)
                   EXPECT_TRUE(std::memcmp(&gv[i], &wv[i], sizeof(T)) == 0 ||
                               (std::isnan(gv[i]) && std::isnan(wv[i])))
                       << which << " element " << i << ": fast " << exact(gv[i]) << ", reference "
-                      << exact(wv[i]) << "\n  x = [" << values_of<T>(x) << "]";
+                      << exact(wv[i]) << "\n  x = [" << values_text<T>(x) << "]";
                 }
               const double e = testing::pool_fast::error_in_ulps<T>(gv, wv, m);
               EXPECT_LE(e, sum_tolerance(g)) << which << " differs at " << diff;
               if (found.order_differences++ == 0)
                 found.first = what + ", " + level + ": " + which + " " + diff + " (" +
                               std::to_string(e) + " ulps of the magnitude); x = [" +
-                              values_of<T>(x) + "]";
+                              values_text<T>(x) + "]";
             };
             order_dependent(y, y_ref, mag, "forward");
             if (average) {
@@ -208,9 +208,9 @@ void check_extremes(const ExtremeCase& c, std::mt19937_64& rng, Findings& found)
             } else {
               const std::string backward = difference<T>(dx, dx_ref);
               EXPECT_TRUE(backward.empty())
-                  << "backward differs at " << backward << "\n  x = [" << values_of<T>(x)
-                  << "]\n  dy = [" << values_of<T>(dy) << "]\n  dx before = ["
-                  << values_of<T>(dx0) << "]";
+                  << "backward differs at " << backward << "\n  x = [" << values_text<T>(x)
+                  << "]\n  dy = [" << values_text<T>(dy) << "]\n  dx before = ["
+                  << values_text<T>(dx0) << "]";
             }
             if (::testing::Test::HasFailure()) return;
           }

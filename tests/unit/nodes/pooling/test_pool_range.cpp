@@ -302,7 +302,7 @@ struct Ranges {
   }
 };
 
-struct SweepCase {
+struct RangeCase {
   PoolKind kind = PoolKind::Average;
   Attributes attrs;
   Shape shape;
@@ -327,40 +327,40 @@ struct SweepCase {
   }
 };
 
-std::int64_t uniform(std::mt19937_64& rng, std::int64_t lo, std::int64_t hi) {
+std::int64_t uniform_int(std::mt19937_64& rng, std::int64_t lo, std::int64_t hi) {
   return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
 }
 
 /// `subnormal`: an LpPool case of the Subnormal regime.
-SweepCase random_case(std::mt19937_64& rng, bool subnormal) {
-  SweepCase c;
-  const int kind = subnormal ? 3 : static_cast<int>(uniform(rng, 0, 4));
+RangeCase random_case(std::mt19937_64& rng, bool subnormal) {
+  RangeCase c;
+  const int kind = subnormal ? 3 : static_cast<int>(uniform_int(rng, 0, 4));
   c.kind = kind < 2 ? PoolKind::Average : kind == 2 ? PoolKind::GlobalAverage : PoolKind::Lp;
-  const auto rank = static_cast<std::size_t>(uniform(rng, 1, 3));
-  c.shape = {uniform(rng, 1, 2), uniform(rng, 1, 2)};
+  const auto rank = static_cast<std::size_t>(uniform_int(rng, 1, 3));
+  c.shape = {uniform_int(rng, 1, 2), uniform_int(rng, 1, 2)};
   const std::int64_t largest = rank == 1 ? 40 : rank == 2 ? 19 : 7;
-  for (std::size_t i = 0; i < rank; ++i) c.shape.push_back(uniform(rng, 1, largest));
-  c.regime = subnormal ? SweepCase::Regime::Subnormal
-                       : static_cast<SweepCase::Regime>(uniform(rng, 0, 2));
+  for (std::size_t i = 0; i < rank; ++i) c.shape.push_back(uniform_int(rng, 1, largest));
+  c.regime = subnormal ? RangeCase::Regime::Subnormal
+                       : static_cast<RangeCase::Regime>(uniform_int(rng, 0, 2));
   const double scales[] = {1, 1, 0.25, -0.5, 1e-40};
-  c.scale = scales[uniform(rng, 0, 4)];
+  c.scale = scales[uniform_int(rng, 0, 4)];
   if (c.kind == PoolKind::GlobalAverage) return c;
   ints kernel, strides, dilations, pads(2 * rank);
   for (std::size_t i = 0; i < rank; ++i) {
-    kernel.push_back(uniform(rng, 1, 4));
-    strides.push_back(uniform(rng, 1, 3));
-    dilations.push_back(uniform(rng, 0, 3) == 0 ? 2 : 1);
+    kernel.push_back(uniform_int(rng, 1, 4));
+    strides.push_back(uniform_int(rng, 1, 3));
+    dilations.push_back(uniform_int(rng, 0, 3) == 0 ? 2 : 1);
     const std::int64_t ext = dilations[i] * (kernel[i] - 1) + 1;
-    pads[i] = uniform(rng, 0, ext - 1);
-    pads[i + rank] = uniform(rng, 0, ext - 1);
+    pads[i] = uniform_int(rng, 0, ext - 1);
+    pads[i + rank] = uniform_int(rng, 0, ext - 1);
   }
   c.attrs = {{"kernel_shape", kernel}, {"strides", strides}, {"dilations", dilations},
-             {"pads", pads}, {"ceil_mode", uniform(rng, 0, 1)}};
+             {"pads", pads}, {"ceil_mode", uniform_int(rng, 0, 1)}};
   if (c.kind == PoolKind::Average)
-    c.attrs["count_include_pad"] = uniform(rng, 0, 1);
+    c.attrs["count_include_pad"] = uniform_int(rng, 0, 1);
   else
-    c.attrs["p"] = subnormal ? ints{1, 2, 3, 60, 200}[static_cast<std::size_t>(uniform(rng, 0, 4))]
-                             : ints{1, 2, 3, 60}[static_cast<std::size_t>(uniform(rng, 0, 3))];
+    c.attrs["p"] = subnormal ? ints{1, 2, 3, 60, 200}[static_cast<std::size_t>(uniform_int(rng, 0, 4))]
+                             : ints{1, 2, 3, 60}[static_cast<std::size_t>(uniform_int(rng, 0, 3))];
   return c;
 }
 
@@ -382,7 +382,7 @@ bool close(T got_t, LD want, LD magnitude, double units) {
 }
 
 template <typename T>
-void check_case(const SweepCase& c, const PoolGeometry& g, const PoolAttributes& a,
+void check_case(const RangeCase& c, const PoolGeometry& g, const PoolAttributes& a,
                 std::mt19937_64& rng, int& compared) {
   const std::vector<Window> windows = windows_of(g);
   const std::int64_t in_plane = g.input_plane(), out_plane = g.output_plane();
@@ -391,7 +391,7 @@ void check_case(const SweepCase& c, const PoolGeometry& g, const PoolAttributes&
   const bool lp = c.kind == PoolKind::Lp;
   // Magnitudes: near the largest value (Lp: divided by the taps, so the
   // norm fits), or near the smallest normal one, or mixed.
-  using Regime = SweepCase::Regime;
+  using Regime = RangeCase::Regime;
   const bool tiny = c.regime == Regime::Tiny;
   const bool subnormal = c.regime == Regime::Subnormal;
   const LD largest = Ranges<T>::max() / (lp ? static_cast<LD>(2 * taps) : 1);
@@ -448,7 +448,7 @@ void check_case(const SweepCase& c, const PoolGeometry& g, const PoolAttributes&
   for (T& v : dy)
     v = draw(tiny ? Ranges<T>::min_normal() * 4 : subnormal ? 1 : Ranges<T>::max());
   for (T& v : dx0)
-    v = uniform(rng, 0, 1) ? T(0)
+    v = uniform_int(rng, 0, 1) ? T(0)
                            : draw(tiny        ? Ranges<T>::min_normal()
                                   : subnormal ? 1
                                               : Ranges<T>::max() / 4);
@@ -519,7 +519,7 @@ void sweep(std::uint64_t seed, bool subnormal = false) {
   std::mt19937_64 rng(seed);
   int cases = 0, compared = 0;
   while (cases < 150) {
-    const SweepCase c = random_case(rng, subnormal);
+    const RangeCase c = random_case(rng, subnormal);
     PoolAttributes a;
     PoolGeometry g;
     try {
