@@ -6,7 +6,10 @@
 #include "nodes/common/stream_lines.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+
+#include <unistd.h>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -68,7 +71,26 @@ template <typename T> void fill(T* dst, T v, std::int64_t n) {
 }
 #endif
 
+std::size_t machine_stream_bytes() {
+  constexpr std::size_t kFallback = std::size_t{16} << 20;
+#if defined(_SC_LEVEL3_CACHE_SIZE)
+  const long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (llc > 0) return std::max(kFallback, static_cast<std::size_t>(llc) / 2);
+#endif
+  return kFallback;
+}
+
+std::atomic<std::size_t> chosen_stream_bytes{0};
+
 }  // namespace
+
+std::size_t stream_bytes() {
+  static const std::size_t machine = machine_stream_bytes();
+  const std::size_t chosen = chosen_stream_bytes.load(std::memory_order_relaxed);
+  return chosen != 0 ? chosen : machine;
+}
+
+void set_stream_bytes(std::size_t bytes) { chosen_stream_bytes.store(bytes, std::memory_order_relaxed); }
 
 void write_scaled(float* dst, const float* src, float k, std::int64_t n) { scaled(dst, src, k, n); }
 void write_scaled(double* dst, const double* src, double k, std::int64_t n) { scaled(dst, src, k, n); }

@@ -75,7 +75,7 @@ void write_gradients(std::span<Tensor* const> dsts, const Tensor& g, std::span<c
         Eigen::Map<Array> dst(dsts[k]->template data<T>() + i, n);
         if (!assign[k])
           dst += static_cast<T>(scales[k]) * src;
-        else if (dsts[k]->nbytes() >= stream_lines::kStreamBytes)
+        else if (dsts[k]->nbytes() >= stream_lines::stream_bytes())
           stream_lines::write_scaled(dst.data(), src.data(), static_cast<T>(scales[k]), n);
         else
           dst = static_cast<T>(scales[k]) * src;

@@ -96,6 +96,18 @@ int reduce_threads(const ReducePlan& plan, int threads);
 /// the kernels split each line of for_each_long_line into pieces themselves.
 bool splits_lines(const ReducePlan& plan, int threads);
 
+/// True when output o is the one line at input o * plan.line (the last axes
+/// reduced): the input is a block of contiguous rows, one per output.
+inline bool contiguous_rows(const ReducePlan& plan) {
+  return plan.line_reduced && plan.lines == 1 && plan.kept_dims.size() <= 1;
+}
+
+/// Calls rows(begin, end) for the output ranges of a contiguous_rows plan, in
+/// parallel (the threads of for_each_reduce_line).
+template <typename Rows> void for_each_row_range(const ReducePlan& plan, int threads, Rows&& rows) {
+  parallel_ranges(reduce_threads(plan, threads), plan.outputs, rows);
+}
+
 /// Calls line(in, out, plan.line, k) for every line of a reduced-line plan, in
 /// order, on the calling thread.
 template <typename Line> void for_each_long_line(const ReducePlan& plan, Line&& line) {
@@ -136,11 +148,9 @@ template <typename Line> void for_each_reduce_line(const ReducePlan& plan, int t
     });
     return;
   }
-  if (plan.lines == 1 && plan.kept_dims.size() <= 1) {
-    // Contiguous rows (the last axes reduced): output `out` is the line at
-    // out * line. No odometer: short rows (56 elements) are most of the cost
-    // otherwise.
-    parallel_ranges(team, plan.outputs, [&](std::int64_t begin, std::int64_t end) {
+  if (contiguous_rows(plan)) {
+    // No odometer: short rows (56 elements) are most of the cost otherwise.
+    for_each_row_range(plan, team, [&](std::int64_t begin, std::int64_t end) {
       for (std::int64_t out = begin; out < end; ++out) line(out * plan.line, out, plan.line, std::int64_t{0});
     });
     return;

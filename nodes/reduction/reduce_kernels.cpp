@@ -120,23 +120,15 @@ constexpr std::int64_t kLineGroup = 256;
 // divisor of kLineGroup).
 constexpr std::int64_t kFusedLines = 4;
 
-// A plain sum of a short piece in 8 lanes (j mod 8), the lanes added
-// pairwise, then the tail: vectorised by the compiler, and without the set-up
-// of an Eigen reduction, which costs as much as the adds on rows of 56.
-template <typename A> A sum_lanes(const A* x, std::int64_t n) {
-  constexpr std::int64_t kLanes = 8;
-  A lane[kLanes] = {};
-  std::int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (std::int64_t l = 0; l < kLanes; ++l) lane[l] += x[j + l];
-  A r = ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
-  for (; j < n; ++j) r += x[j];
-  return r;
-}
-
 template <typename P, typename A> A fold_line(const A* x, std::int64_t n, A s) {
+  // A plain sum of a short piece (reduce_lines::sum_rows): without the set-up
+  // of an Eigen reduction, which costs as much as the adds on rows of 56.
   if constexpr (std::is_same_v<P, Sum> && std::is_floating_point_v<A>)
-    if (n <= kFoldPiece) return sum_lanes(x, n);
+    if (n <= kFoldPiece) {
+      A r;
+      reduce_lines::sum_rows(x, &r, 1, n);
+      return r;
+    }
   if (n <= kFoldPiece) return P::fold(P::map(ConstMap<A>(x, n), Array<A>::Constant(n, s)));
   const std::int64_t half = n / 2;
   return P::join(fold_line<P>(x, half, s), fold_line<P>(x + half, n - half, s));
@@ -193,6 +185,13 @@ void reduce_pass(const ReducePlan& plan, int threads, const A* x, A* acc, std::t
     });
     return;
   }
+  if constexpr (std::is_same_v<P, Sum> && std::is_floating_point_v<A>)
+    if (contiguous_rows(plan) && plan.line <= kFoldPiece) {  // fold_line's sums, several rows a call
+      for_each_row_range(plan, threads, [&](std::int64_t begin, std::int64_t end) {
+        reduce_lines::sum_rows(x + begin * plan.line, acc + begin, end - begin, plan.line);
+      });
+      return;
+    }
   for_each_reduce_line(plan, threads, [&](std::int64_t in, std::int64_t out, std::int64_t n, std::int64_t k) {
     if (plan.line_reduced) {
       const A r = fold_line<P>(x + in, n, aux ? aux[out] : A(0));
@@ -305,7 +304,14 @@ void spread(const ReducePlan& plan, int threads, const A* x, const A* a, const A
   }
   // A large dx overwritten streams past the caches (stream_lines.hpp), in
   // runs long enough to pay for the store fence that ends each.
-  const bool large = overwrite && static_cast<std::size_t>(plan.input_count) * sizeof(A) >= stream_lines::kStreamBytes;
+  const bool large = overwrite && static_cast<std::size_t>(plan.input_count) * sizeof(A) >= stream_lines::stream_bytes();
+  if constexpr (std::is_same_v<S, Broadcast>)
+    if (overwrite && contiguous_rows(plan) && !(large && plan.line >= stream_lines::kMinStreamElements)) {
+      for_each_row_range(plan, threads, [&](std::int64_t begin, std::int64_t end) {
+        reduce_lines::fill_rows(dx + begin * plan.line, a + begin, end - begin, plan.line);
+      });
+      return;
+    }
   for_each_reduce_line(plan, threads, [&](std::int64_t in, std::int64_t out, std::int64_t n, std::int64_t) {
     if constexpr (std::is_same_v<S, Broadcast>) {
       // Line loops at the CPU's vector width (reduce_lines.hpp), and no Eigen

@@ -89,13 +89,76 @@ template <typename T> [[gnu::always_inline]] inline void add_scalar_lines(T* acc
   for (; j < n; ++j) acc[j] = acc[j] + v;
 }
 
+// Eight lanes of T: sum_rows's order, whatever the vector width.
+template <typename T> struct EightOf {
+  typedef T type __attribute__((vector_size(8 * sizeof(T))));
+};
+template <typename T> using Eight = typename EightOf<T>::type;
+template <typename T> struct FourOf {
+  typedef T type __attribute__((vector_size(4 * sizeof(T))));
+};
+template <typename T> using Four = typename FourOf<T>::type;
+
+template <typename T> [[gnu::always_inline]] inline Eight<T> load_eight(const T* p) {
+  Eight<T> v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)), then the tail x[j, n).
+template <typename T> [[gnu::always_inline]] inline T join_lanes(const Eight<T>& lanes, const T* x, std::int64_t j, std::int64_t n) {
+  Four<T> lo, hi;
+  std::memcpy(&lo, &lanes, sizeof lo);
+  std::memcpy(&hi, reinterpret_cast<const char*>(&lanes) + sizeof lo, sizeof hi);
+  const Four<T> h = lo + hi;
+  T r = (h[0] + h[2]) + (h[1] + h[3]);
+  for (; j < n; ++j) r += x[j];
+  return r;
+}
+
+// `Count` rows at once, their lanes in registers.
+template <std::int64_t Count, typename T>
+[[gnu::always_inline]] inline void sum_counted_rows(const T* x, T* y, std::int64_t n) {
+  Eight<T> lanes[Count] = {};
+  std::int64_t j = 0;
+  for (; j + 8 <= n; j += 8)
+    for (std::int64_t r = 0; r < Count; ++r) lanes[r] += load_eight(x + r * n + j);
+  for (std::int64_t r = 0; r < Count; ++r) y[r] = join_lanes(lanes[r], x + r * n, j, n);
+}
+
+template <typename T> [[gnu::always_inline]] inline void sum_row_block(const T* x, T* y, std::int64_t rows, std::int64_t n) {
+  constexpr std::int64_t kRows = 4;
+  std::int64_t r = 0;
+  for (; r + kRows <= rows; r += kRows) sum_counted_rows<kRows>(x + r * n, y + r, n);
+  for (; r < rows; ++r) sum_counted_rows<1>(x + r * n, y + r, n);
+}
+
+template <typename T> [[gnu::always_inline]] inline void fill_row_block(T* x, const T* v, std::int64_t rows, std::int64_t n) {
+  for (std::int64_t r = 0; r < rows; ++r, x += n) {
+    const T value = v[r];
+    std::int64_t j = 0;
+    for (; j + kLanes <= n; j += kLanes) store_lanes(x + j, Lanes<T>{} + value);
+    if (j + kHalf <= n) {
+      store_half(x + j, Half<T>{} + value);
+      j += kHalf;
+    }
+    for (; j < n; ++j) x[j] = value;
+  }
+}
+
 #define NODEFLOW_LINES(T, SUFFIX, ...)                                                                         \
   __VA_ARGS__ void add_##T##SUFFIX(T* acc, const T* x, std::int64_t n) { add_lines(acc, x, n); }              \
   __VA_ARGS__ void add_lines_##T##SUFFIX(T* acc, const T* x, std::int64_t stride, std::int64_t count,         \
                                          std::int64_t n) {                                                    \
     add_strided_lines(acc, x, stride, count, n);                                                              \
   }                                                                                                            \
-  __VA_ARGS__ void add_scalar_##T##SUFFIX(T* acc, T v, std::int64_t n) { add_scalar_lines(acc, v, n); }
+  __VA_ARGS__ void add_scalar_##T##SUFFIX(T* acc, T v, std::int64_t n) { add_scalar_lines(acc, v, n); }      \
+  __VA_ARGS__ void sum_rows_##T##SUFFIX(const T* x, T* y, std::int64_t rows, std::int64_t n) {               \
+    sum_row_block(x, y, rows, n);                                                                              \
+  }                                                                                                            \
+  __VA_ARGS__ void fill_rows_##T##SUFFIX(T* x, const T* v, std::int64_t rows, std::int64_t n) {              \
+    fill_row_block(x, v, rows, n);                                                                             \
+  }
 NODEFLOW_LANES_CLONES(NODEFLOW_LINES)
 #pragma GCC diagnostic pop
 
@@ -111,6 +174,19 @@ void add_lines(double* acc, const double* x, std::int64_t stride, std::int64_t c
 }
 void add_scalar(float* acc, float v, std::int64_t n) { NODEFLOW_LANES_PICK(add_scalar_float)(acc, v, n); }
 void add_scalar(double* acc, double v, std::int64_t n) { NODEFLOW_LANES_PICK(add_scalar_double)(acc, v, n); }
+
+void sum_rows(const float* x, float* y, std::int64_t rows, std::int64_t n) {
+  NODEFLOW_LANES_PICK(sum_rows_float)(x, y, rows, n);
+}
+void sum_rows(const double* x, double* y, std::int64_t rows, std::int64_t n) {
+  NODEFLOW_LANES_PICK(sum_rows_double)(x, y, rows, n);
+}
+void fill_rows(float* x, const float* v, std::int64_t rows, std::int64_t n) {
+  NODEFLOW_LANES_PICK(fill_rows_float)(x, v, rows, n);
+}
+void fill_rows(double* x, const double* v, std::int64_t rows, std::int64_t n) {
+  NODEFLOW_LANES_PICK(fill_rows_double)(x, v, rows, n);
+}
 
 #undef NODEFLOW_LINES
 

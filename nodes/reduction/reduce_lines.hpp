@@ -26,4 +26,16 @@ void add_lines(double* acc, const double* x, std::int64_t stride, std::int64_t c
 void add_scalar(float* acc, float v, std::int64_t n);
 void add_scalar(double* acc, double v, std::int64_t n);
 
+/// y[r] = the sum of row r for r < rows, row r being x[r * n, r * n + n),
+/// always in one order: eight lanes, lane l adding x[l], x[8 + l], ... in
+/// turn to 0; the lanes joined ((0 + 4) + (2 + 6)) + ((1 + 5) + (3 + 7));
+/// then the tail elements one by one. A few rows are summed at once, so
+/// short rows (56 elements) are not bound by the latency of their adds.
+void sum_rows(const float* x, float* y, std::int64_t rows, std::int64_t n);
+void sum_rows(const double* x, double* y, std::int64_t rows, std::int64_t n);
+
+/// x[r * n + j] = v[r] for r < rows, j < n.
+void fill_rows(float* x, const float* v, std::int64_t rows, std::int64_t n);
+void fill_rows(double* x, const double* v, std::int64_t rows, std::int64_t n);
+
 }  // namespace nodeflow::reduce_lines

@@ -7,11 +7,15 @@
 // added into zeroed buffers (== : an element left unwritten stays NaN).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
+#include "nodes/common/stream_lines.hpp"
 #include "support/gradcheck.hpp"
 
 namespace nodeflow {
@@ -48,7 +52,7 @@ struct Case {
 std::vector<Case> cases() {
   const DType f32 = DType::Float32;
   const Shape small{3, 5, 7};
-  const Shape large{4, 1024, 1100};  // 18 MB float32: over stream_lines::kStreamBytes
+  const Shape large{4, 1024, 1100};  // 18 MB float32: streamed (StreamedFrom16MiB)
   const Attributes keep{{"keepdims", std::int64_t{1}}};
   std::vector<Case> all = {
       {"Add", "Add", {}, {pattern(f32, small, 1), pattern(f32, small, 2)}},
@@ -102,7 +106,17 @@ std::vector<double> doubles(const Tensor& t) {
   return {v.begin(), v.end()};
 }
 
+// The streamed paths run from 16 MiB, whatever this machine's cache
+// (stream_lines::stream_bytes would choose half of it).
+struct StreamedFrom16MiB {
+  StreamedFrom16MiB() { stream_lines::set_stream_bytes(std::size_t{16} << 20); }
+  ~StreamedFrom16MiB() { stream_lines::set_stream_bytes(0); }
+  StreamedFrom16MiB(const StreamedFrom16MiB&) = delete;
+  StreamedFrom16MiB& operator=(const StreamedFrom16MiB&) = delete;
+};
+
 TEST(OverwrittenGradients, EqualTheGradientsAddedIntoZeros) {
+  const StreamedFrom16MiB streamed;
   for (const Case& c : cases()) {
     const auto node = testing::make_node(c.op, c.attributes, true, c.lda_coeff);
     ASSERT_TRUE(node->overwrites_gradients()) << c.name;
@@ -140,6 +154,16 @@ TEST(OverwrittenGradients, EqualTheGradientsAddedIntoZeros) {
         }
       }
   }
+}
+
+TEST(OverwrittenGradients, StreamFromHalfTheReportedCacheOr16MiB) {
+  const std::size_t machine = stream_lines::stream_bytes();
+  const long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  EXPECT_EQ(machine, std::max(std::size_t{16} << 20, llc > 0 ? static_cast<std::size_t>(llc) / 2 : 0));
+  stream_lines::set_stream_bytes(4096);
+  EXPECT_EQ(stream_lines::stream_bytes(), 4096u);
+  stream_lines::set_stream_bytes(0);
+  EXPECT_EQ(stream_lines::stream_bytes(), machine);
 }
 
 }  // namespace
