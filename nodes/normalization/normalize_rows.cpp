@@ -349,10 +349,6 @@ void backward_rows(const RowLayout& l, const T* x, const T* mean, const T* inv_s
       T* db = want_bias ? partial_b.data() + c * p : nullptr;
       for (std::int64_t r = l.rows * c / chunks, e = l.rows * (c + 1) / chunks; r < e; ++r) {
         T s1 = 0, s2 = 0;
-        // dx's row is read after the sums: fetch it while they stream x and dy.
-        if (g.dx)
-          for (std::int64_t i = 0; i < l.cols; i += 64 / static_cast<std::int64_t>(sizeof(T)))
-            __builtin_prefetch(g.dx + r * l.cols + i, 1);
         if (g.dy) row_sums(l, r, x, mean[r], inv_std[r], scale, g.dy, ds, db, s1, s2);
         if (g.dx)
           row_dx(l, r, x, mean[r], inv_std[r], scale, g.dy, s1, s2, g.dmean ? g.dmean[r] : T(0),
