@@ -304,7 +304,8 @@ void spread(const ReducePlan& plan, int threads, const A* x, const A* a, const A
   }
   // A large dx overwritten streams past the caches (stream_lines.hpp), in
   // runs long enough to pay for the store fence that ends each.
-  const bool large = overwrite && static_cast<std::size_t>(plan.input_count) * sizeof(A) >= stream_lines::stream_bytes();
+  const bool large =
+      overwrite && static_cast<std::size_t>(plan.input_count) * sizeof(A) >= stream_lines::stream_bytes();
   if constexpr (std::is_same_v<S, Broadcast>)
     if (overwrite && contiguous_rows(plan) && !(large && plan.line >= stream_lines::kMinStreamElements)) {
       for_each_row_range(plan, threads, [&](std::int64_t begin, std::int64_t end) {

@@ -106,7 +106,8 @@ template <typename T> [[gnu::always_inline]] inline Eight<T> load_eight(const T*
 }
 
 // ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)), then the tail x[j, n).
-template <typename T> [[gnu::always_inline]] inline T join_lanes(const Eight<T>& lanes, const T* x, std::int64_t j, std::int64_t n) {
+template <typename T>
+[[gnu::always_inline]] inline T join_lanes(const Eight<T>& lanes, const T* x, std::int64_t j, std::int64_t n) {
   Four<T> lo, hi;
   std::memcpy(&lo, &lanes, sizeof lo);
   std::memcpy(&hi, reinterpret_cast<const char*>(&lanes) + sizeof lo, sizeof hi);
@@ -126,20 +127,24 @@ template <std::int64_t Count, typename T>
   for (std::int64_t r = 0; r < Count; ++r) y[r] = join_lanes(lanes[r], x + r * n, j, n);
 }
 
-template <typename T> [[gnu::always_inline]] inline void sum_row_block(const T* x, T* y, std::int64_t rows, std::int64_t n) {
+template <typename T>
+[[gnu::always_inline]] inline void sum_row_block(const T* x, T* y, std::int64_t rows, std::int64_t n) {
   constexpr std::int64_t kRows = 4;
   std::int64_t r = 0;
   for (; r + kRows <= rows; r += kRows) sum_counted_rows<kRows>(x + r * n, y + r, n);
   for (; r < rows; ++r) sum_counted_rows<1>(x + r * n, y + r, n);
 }
 
-template <typename T> [[gnu::always_inline]] inline void fill_row_block(T* x, const T* v, std::int64_t rows, std::int64_t n) {
+template <typename T>
+[[gnu::always_inline]] inline void fill_row_block(T* x, const T* v, std::int64_t rows, std::int64_t n) {
   for (std::int64_t r = 0; r < rows; ++r, x += n) {
     const T value = v[r];
+    // value - 0 is value, -0 included (value + 0 would turn -0 into +0).
+    const Lanes<T> all = value - Lanes<T>{};
     std::int64_t j = 0;
-    for (; j + kLanes <= n; j += kLanes) store_lanes(x + j, Lanes<T>{} + value);
+    for (; j + kLanes <= n; j += kLanes) store_lanes(x + j, all);
     if (j + kHalf <= n) {
-      store_half(x + j, Half<T>{} + value);
+      store_half(x + j, value - Half<T>{});
       j += kHalf;
     }
     for (; j < n; ++j) x[j] = value;

@@ -1,0 +1,66 @@
+// The reductions' row kernels (nodes/reduction/reduce_lines.hpp): sum_rows
+// gives, bit for bit, the eight-lane order it documents, whatever the number
+// of rows a call takes and for every tail length; fill_rows writes each row's
+// value, -0 and NaN included.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "nodes/reduction/reduce_lines.hpp"
+
+namespace nodeflow {
+namespace {
+
+// The documented order, one element at a time.
+template <typename T> T eight_lane_sum(const T* x, std::int64_t n) {
+  T lane[8] = {};
+  std::int64_t j = 0;
+  for (; j + 8 <= n; j += 8)
+    for (int l = 0; l < 8; ++l) lane[l] += x[j + l];
+  T r = ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
+  for (; j < n; ++j) r += x[j];
+  return r;
+}
+
+template <typename T> bool bitwise_equal(T a, T b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+template <typename T> void check_sum_rows() {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> value(-1e3, 1e3);
+  for (const std::int64_t n : {0, 1, 3, 7, 8, 9, 15, 16, 17, 31, 56, 57, 100}) {
+    for (const std::int64_t rows : {1, 2, 3, 4, 5, 9}) {
+      std::vector<T> x(static_cast<std::size_t>(rows * n));
+      for (T& v : x) v = static_cast<T>(value(rng));
+      std::vector<T> y(static_cast<std::size_t>(rows), T(-1));
+      reduce_lines::sum_rows(x.data(), y.data(), rows, n);
+      for (std::int64_t r = 0; r < rows; ++r)
+        ASSERT_TRUE(bitwise_equal(y[static_cast<std::size_t>(r)], eight_lane_sum(x.data() + r * n, n)))
+            << "n " << n << ", rows " << rows << ", row " << r;
+    }
+  }
+}
+
+TEST(ReduceLines, SumRowsKeepsTheEightLaneOrderFloat) { check_sum_rows<float>(); }
+TEST(ReduceLines, SumRowsKeepsTheEightLaneOrderDouble) { check_sum_rows<double>(); }
+
+TEST(ReduceLines, FillRowsWritesEveryElementOfEachRow) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> values{-0.0f, 2.5f, nan};
+  for (const std::int64_t n : {1, 7, 8, 16, 23, 56}) {
+    std::vector<float> x(static_cast<std::size_t>(3 * n), 9.0f);
+    reduce_lines::fill_rows(x.data(), values.data(), 3, n);
+    for (std::int64_t j = 0; j < n; ++j) {
+      EXPECT_TRUE(std::signbit(x[static_cast<std::size_t>(j)]) && x[static_cast<std::size_t>(j)] == 0.0f) << n;
+      EXPECT_EQ(x[static_cast<std::size_t>(n + j)], 2.5f) << n;
+      EXPECT_TRUE(std::isnan(x[static_cast<std::size_t>(2 * n + j)])) << n;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace nodeflow
