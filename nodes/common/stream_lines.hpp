@@ -11,23 +11,23 @@
 
 namespace nodeflow::stream_lines {
 
-/// Tensors at least this large are written with non-temporal stores (and
-/// Transpose's large outputs): half the last-level cache this machine reports
-/// (sysconf), 16 MiB where it reports none. A smaller tensor is likely read
-/// again soon, and from that cache faster than from memory: on a VM that
-/// reports 508 MiB, streaming a 51 MB gradient took 1.7-2x as long as plain
-/// stores (README, "The ops beyond pooling"). glibc's memcpy likewise derives
-/// its non-temporal threshold from the reported shared cache.
+/// Overwritten gradients at least this large are written with non-temporal
+/// stores: half the last-level cache this machine reports (sysconf), 16 MiB
+/// where it reports none. A smaller tensor is likely read again soon, and
+/// from that cache faster than from memory: on a VM that reports 508 MiB,
+/// streaming a 51 MB gradient took 1.7-2x as long as plain stores (README,
+/// "The ops beyond pooling"). glibc's memcpy likewise derives its
+/// non-temporal threshold from the reported shared cache.
 std::size_t stream_bytes();
+/// Replaces stream_bytes() for this process (0: the machine's figure again),
+/// so tests can run the streamed paths on small tensors.
+void set_stream_bytes(std::size_t bytes);
 /// Scattered writes, a transposed copy's tiles writing one cache line into
 /// each of 16 long output rows, stream from this size whatever the cache:
 /// there a plain store's read for ownership is not prefetched, and streaming
 /// halved Transpose's [N, HW, C] -> [N, C, HW] copy of 51 MB on the VM
 /// where it slowed the sequential writes (README, "The ops beyond pooling").
 inline constexpr std::size_t kScatteredStreamBytes = std::size_t{16} << 20;
-/// Replaces stream_bytes() for this process (0: the machine's figure again),
-/// so tests can run the streamed paths on small tensors.
-void set_stream_bytes(std::size_t bytes);
 /// The shortest run worth one call: each call ends with a store fence, which
 /// waits for its lines to reach memory.
 inline constexpr std::int64_t kMinStreamElements = 1024;
