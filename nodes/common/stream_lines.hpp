@@ -23,10 +23,12 @@ std::size_t stream_bytes();
 /// so tests can run the streamed paths on small tensors.
 void set_stream_bytes(std::size_t bytes);
 /// Scattered writes, a transposed copy's tiles writing one cache line into
-/// each of 16 long output rows, stream from this size whatever the cache:
-/// there a plain store's read for ownership is not prefetched, and streaming
-/// halved Transpose's [N, HW, C] -> [N, C, HW] copy of 51 MB on the VM
-/// where it slowed the sequential writes (README, "The ops beyond pooling").
+/// each of 16 long output rows, or LayerNormalization's backward writing
+/// one into each of 4 rows in turn, stream from this size whatever the
+/// cache: there a plain store's read for ownership is not prefetched, and
+/// streaming halved Transpose's [N, HW, C] -> [N, C, HW] copy of 51 MB on
+/// the VM where it slowed the sequential writes (README, "The ops beyond
+/// pooling").
 inline constexpr std::size_t kScatteredStreamBytes = std::size_t{16} << 20;
 /// The shortest run worth one call: each call ends with a store fence, which
 /// waits for its lines to reach memory.

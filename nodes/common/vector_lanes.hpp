@@ -13,6 +13,10 @@
 // named above do).
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #pragma GCC diagnostic ignored "-Wpsabi"
 
@@ -31,6 +35,35 @@ template <typename T> [[gnu::always_inline]] inline Lanes<T> load_lanes(const T*
 }
 template <typename T> [[gnu::always_inline]] inline void store_lanes(T* p, const Lanes<T>& v) {
   std::memcpy(p, &v, sizeof v);
+}
+
+// Stores v at p, 16-byte aligned, with non-temporal stores where the target
+// has them (x86-64's SSE2 ones: the write-combining buffers join four into
+// one 64-byte line), plain ones elsewhere; store_fence() orders them before
+// the thread's later stores.
+template <typename T> [[gnu::always_inline]] inline void stream_lanes(T* p, const Lanes<T>& v) {
+#if defined(__x86_64__)
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+  constexpr std::int64_t kPerStore = 16 / sizeof(T);
+  for (std::int64_t q = 0; q < kLanes; q += kPerStore) {
+    if constexpr (std::is_same_v<T, float>) {
+      __m128 w;
+      std::memcpy(&w, reinterpret_cast<const char*>(&v) + q * sizeof(T), sizeof w);
+      _mm_stream_ps(p + q, w);
+    } else {
+      __m128d w;
+      std::memcpy(&w, reinterpret_cast<const char*>(&v) + q * sizeof(T), sizeof w);
+      _mm_stream_pd(p + q, w);
+    }
+  }
+#else
+  store_lanes(p, v);
+#endif
+}
+inline void store_fence() {
+#if defined(__x86_64__)
+  _mm_sfence();
+#endif
 }
 
 // 2: AVX-512F, 1: AVX2, 0: the baseline: the widest of the lane loops'

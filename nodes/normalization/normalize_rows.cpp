@@ -15,6 +15,7 @@
 #include "core/accumulate.hpp"
 #include "core/parallel.hpp"
 #include "nodes/common/layer_common.hpp"
+#include "nodes/common/stream_lines.hpp"
 #include "nodes/common/vector_lanes.hpp"
 
 namespace nodeflow {
@@ -32,45 +33,6 @@ using lanes::Lanes;
 using lanes::load_lanes;
 using lanes::store_lanes;
 #pragma GCC diagnostic push
-
-// One LayerNormalization row (one parameter per column) of row_sums: s1 =
-// sum(dy * scale), s2 = sum(dy * scale * xhat) in kLanes partial sums (the
-// columns past the last whole group go to lane 0), and ds += dy * xhat, db +=
-// dy when wanted. Row_sums' loops kept Eigen's SSE2 packets busy with
-// compute; these lanes let a clone for a wider instruction set do the pass at
-// memory speed.
-template <typename T, bool WantScale, bool WantBias>
-[[gnu::always_inline]] inline void column_row_sums(const T* x, const T* dy, const T* scale, T mu, T is, T* ds, T* db,
-                                                   std::int64_t cols, T& s1, T& s2) {
-  Lanes<T> a1 = {}, a2 = {};
-  const std::int64_t full = cols / kLanes * kLanes;
-  for (std::int64_t i = 0; i < full; i += kLanes) {
-    const Lanes<T> d = load_lanes(dy + i);
-    const Lanes<T> h = (load_lanes(x + i) - mu) * is;
-    const Lanes<T> gd = d * load_lanes(scale + i);
-    a1 += gd;
-    a2 += gd * h;
-    if constexpr (WantScale) store_lanes(ds + i, load_lanes(ds + i) + d * h);
-    if constexpr (WantBias) store_lanes(db + i, load_lanes(db + i) + d);
-  }
-  T l1[kLanes], l2[kLanes];
-  store_lanes(l1, a1);
-  store_lanes(l2, a2);
-  for (std::int64_t i = full; i < cols; ++i) {
-    const T h = (x[i] - mu) * is;
-    const T gd = dy[i] * scale[i];
-    l1[0] += gd;
-    l2[0] += gd * h;
-    if constexpr (WantScale) ds[i] += dy[i] * h;
-    if constexpr (WantBias) db[i] += dy[i];
-  }
-  s1 = 0;
-  s2 = 0;
-  for (std::int64_t lane = 0; lane < kLanes; ++lane) {
-    s1 += l1[lane];
-    s2 += l2[lane];
-  }
-}
 
 // The sum of a lane vector's elements, in lane order.
 template <typename T> [[gnu::always_inline]] inline T lane_sum(const Lanes<T>& a, T tail) {
@@ -138,33 +100,104 @@ template <typename T>
   }
 }
 
-// One such row of row_dx: dx += k * (dy * scale - m1 - (x - mu) * m2), or
-// dx = ... (Overwrite, an uninitialised dx).
-template <bool Overwrite, typename T>
-[[gnu::always_inline]] inline void column_row_dx(const T* x, const T* dy, const T* scale, T mu, T m1, T m2, T k, T* dx,
-                                                 std::int64_t cols) {
+// One LayerNormalization row's (one parameter per column) sums for row_dx:
+// s1 = sum(dy * scale), s2 = sum(dy * scale * xhat), in four sets of partial
+// sums as row_statistics'.
+template <typename T>
+[[gnu::always_inline]] inline void column_sums_group(const T* x, const T* dy, const T* scale, T mu, T is,
+                                                     std::int64_t i, Lanes<T>& a1, Lanes<T>& a2) {
+  const Lanes<T> gd = load_lanes(dy + i) * load_lanes(scale + i);
+  a1 += gd;
+  a2 += gd * ((load_lanes(x + i) - mu) * is);
+}
+template <typename T>
+[[gnu::always_inline]] inline void column_row_sums(const T* x, const T* dy, const T* scale, T mu, T is,
+                                                   std::int64_t cols, T& s1, T& s2) {
+  const std::int64_t full = cols / kLanes * kLanes;
+  const std::int64_t quads = cols / (4 * kLanes) * (4 * kLanes);
+  Lanes<T> a1[4] = {}, a2[4] = {};
+  std::int64_t i = 0;
+  for (; i < quads; i += 4 * kLanes)
+    for (int set = 0; set < 4; ++set) column_sums_group(x, dy, scale, mu, is, i + set * kLanes, a1[set], a2[set]);
+  for (int set = 0; i < full; i += kLanes, ++set) column_sums_group(x, dy, scale, mu, is, i, a1[set], a2[set]);
+  T t1 = 0, t2 = 0;
+  for (i = full; i < cols; ++i) {
+    const T gd = dy[i] * scale[i];
+    t1 += gd;
+    t2 += gd * ((x[i] - mu) * is);
+  }
+  s1 = lane_sum(sum_of_sets<T>(a1), t1);
+  s2 = lane_sum(sum_of_sets<T>(a2), t2);
+}
+
+// How column_rows_gradients writes dx: adds into it, overwrites it
+// (uninitialised) or overwrites it with non-temporal stores (stream_lanes,
+// every row 16-byte aligned; the caller fences).
+enum class DxStore { kAdd, kOverwrite, kStream };
+
+// R consecutive such rows (row j at x + j * ld, dy + j * ld, dx + j * ld, with
+// mu[j], is[j] and row_dx's constants m1[j], m2[j], k[j]): the parameter
+// gradients ds += dy * xhat and db += dy, and dx's rows, dx (+)= k * (dy *
+// scale - m1 - (x - mu) * m2). The rows of a block share each load of scale,
+// ds and db and each store of ds and db, which one row at a time spent most
+// of its pass on; ds and db add the rows in order, so their bits do not
+// depend on R. `ahead` (0: none) prefetches x and dy that many elements on
+// into the level-2 cache: the pass reads the rows' x and dy from the level-1
+// cache, so its time is spent while the rows to come arrive from memory.
+template <DxStore Store, int R, typename T>
+[[gnu::always_inline]] inline void column_rows_gradients(const T* x, const T* dy, std::int64_t ld, const T* scale,
+                                                         const T* mu, const T* is, const T* m1, const T* m2,
+                                                         const T* k, T* ds, T* db, T* dx, std::int64_t cols,
+                                                         std::int64_t ahead) {
   const std::int64_t full = cols / kLanes * kLanes;
   for (std::int64_t i = 0; i < full; i += kLanes) {
-    const Lanes<T> d = k * (load_lanes(dy + i) * load_lanes(scale + i) - m1 - (load_lanes(x + i) - mu) * m2);
-    store_lanes(dx + i, Overwrite ? d : load_lanes(dx + i) + d);
+    const Lanes<T> sc = load_lanes(scale + i);
+    Lanes<T> gs = load_lanes(ds + i), gb = load_lanes(db + i);
+    for (int j = 0; j < R; ++j) {
+      const std::int64_t o = j * ld + i;
+      if (ahead)
+        for (std::size_t b = 0; b < sizeof(Lanes<T>); b += 64) {
+          __builtin_prefetch(reinterpret_cast<const char*>(x + ahead + o) + b, 0, 2);
+          __builtin_prefetch(reinterpret_cast<const char*>(dy + ahead + o) + b, 0, 2);
+        }
+      const Lanes<T> d = load_lanes(dy + o);
+      const Lanes<T> xc = load_lanes(x + o) - mu[j];
+      gs += d * (xc * is[j]);
+      gb += d;
+      const Lanes<T> g = k[j] * (d * sc - m1[j] - xc * m2[j]);
+      if constexpr (Store == DxStore::kAdd)
+        store_lanes(dx + o, load_lanes(dx + o) + g);
+      else if constexpr (Store == DxStore::kOverwrite)
+        store_lanes(dx + o, g);
+      else
+        lanes::stream_lanes(dx + o, g);
+    }
+    store_lanes(ds + i, gs);
+    store_lanes(db + i, gb);
   }
-  for (std::int64_t i = full; i < cols; ++i) {
-    const T d = k * (dy[i] * scale[i] - m1 - (x[i] - mu) * m2);
-    dx[i] = Overwrite ? d : dx[i] + d;
-  }
+  for (int j = 0; j < R; ++j)
+    for (std::int64_t i = full; i < cols; ++i) {
+      const std::int64_t o = j * ld + i;
+      const T xc = x[o] - mu[j];
+      ds[i] += dy[o] * (xc * is[j]);
+      db[i] += dy[o];
+      const T g = k[j] * (dy[o] * scale[i] - m1[j] - xc * m2[j]);
+      dx[o] = Store == DxStore::kAdd ? dx[o] + g : g;
+    }
 }
 
 // The instantiations for each instruction set (NODEFLOW_LANES_CLONES,
 // nodes/common/vector_lanes.hpp).
-#define NODEFLOW_ROW_SUMS(T, S, B, SUFFIX, ...)                                                               \
-  __VA_ARGS__ void column_row_sums_##T##_##S##B##SUFFIX(const T* x, const T* dy, const T* scale, T mu, T is, \
-                                                         T* ds, T* db, std::int64_t cols, T& s1, T& s2) {      \
-    column_row_sums<T, S, B>(x, dy, scale, mu, is, ds, db, cols, s1, s2);                                      \
+#define NODEFLOW_ROW_SUMS(T, SUFFIX, ...)                                                                 \
+  __VA_ARGS__ void column_row_sums_##T##SUFFIX(const T* x, const T* dy, const T* scale, T mu, T is,         \
+                                               std::int64_t cols, T& s1, T& s2) {                           \
+    column_row_sums(x, dy, scale, mu, is, cols, s1, s2);                                                     \
   }
-#define NODEFLOW_ROW_DX(T, O, SUFFIX, ...)                                                                    \
-  __VA_ARGS__ void column_row_dx_##T##_##O##SUFFIX(const T* x, const T* dy, const T* scale, T mu, T m1, T m2, T k, \
-                                                    T* dx, std::int64_t cols) {                                   \
-    column_row_dx<O>(x, dy, scale, mu, m1, m2, k, dx, cols);                                                      \
+#define NODEFLOW_ROW_GRADIENTS(T, STORE, R, SUFFIX, ...)                                                  \
+  __VA_ARGS__ void column_rows_gradients_##T##_##STORE##_##R##SUFFIX(                                        \
+      const T* x, const T* dy, std::int64_t ld, const T* scale, const T* mu, const T* is, const T* m1,      \
+      const T* m2, const T* k, T* ds, T* db, T* dx, std::int64_t cols, std::int64_t ahead) {               \
+    column_rows_gradients<DxStore::k##STORE, R>(x, dy, ld, scale, mu, is, m1, m2, k, ds, db, dx, cols, ahead); \
   }
 #define NODEFLOW_ROW_STATS(T, SUFFIX, ...)                                                             \
   __VA_ARGS__ void row_statistics_##T##SUFFIX(const T* x, std::int64_t cols, T epsilon, T& mu, T& is) { \
@@ -175,40 +208,49 @@ template <bool Overwrite, typename T>
                                                    std::int64_t cols, T& mu, T& is) {                         \
     column_row_forward(x, scale, bias, epsilon, y, cols, mu, is);                                             \
   }
-#define NODEFLOW_ROW_ALL(T, SUFFIX, ...)                                                          \
-  NODEFLOW_ROW_SUMS(T, 0, 0, SUFFIX, __VA_ARGS__) NODEFLOW_ROW_SUMS(T, 0, 1, SUFFIX, __VA_ARGS__) \
-  NODEFLOW_ROW_SUMS(T, 1, 0, SUFFIX, __VA_ARGS__) NODEFLOW_ROW_SUMS(T, 1, 1, SUFFIX, __VA_ARGS__) \
-  NODEFLOW_ROW_DX(T, 0, SUFFIX, __VA_ARGS__) NODEFLOW_ROW_DX(T, 1, SUFFIX, __VA_ARGS__)          \
-  NODEFLOW_ROW_STATS(T, SUFFIX, __VA_ARGS__)                                                    \
+#define NODEFLOW_ROW_ALL(T, SUFFIX, ...)                                                                        \
+  NODEFLOW_ROW_SUMS(T, SUFFIX, __VA_ARGS__)                                                                     \
+  NODEFLOW_ROW_GRADIENTS(T, Add, 1, SUFFIX, __VA_ARGS__)                                                        \
+  NODEFLOW_ROW_GRADIENTS(T, Overwrite, 1, SUFFIX, __VA_ARGS__)                                                  \
+  NODEFLOW_ROW_GRADIENTS(T, Add, 4, SUFFIX, __VA_ARGS__)                                                        \
+  NODEFLOW_ROW_GRADIENTS(T, Overwrite, 4, SUFFIX, __VA_ARGS__)                                                  \
+  NODEFLOW_ROW_GRADIENTS(T, Stream, 4, SUFFIX, __VA_ARGS__)                                                     \
+  NODEFLOW_ROW_STATS(T, SUFFIX, __VA_ARGS__)                                                                    \
   NODEFLOW_ROW_FORWARD(T, SUFFIX, __VA_ARGS__)
 NODEFLOW_LANES_CLONES(NODEFLOW_ROW_ALL)
 
-// The column_row_sums for T and the wanted parameter gradients.
+// LayerNormalization's backward writes its gradients this many rows at a
+// time (column_rows_gradients).
+constexpr int kBlockRows = 4;
+
+// The column_row_sums for T.
 template <typename T>
-void column_row_sums_of(const T* x, const T* dy, const T* scale, T mu, T is, T* ds, T* db, std::int64_t cols, T& s1,
-                        T& s2) {
-  using F = void (*)(const T*, const T*, const T*, T, T, T*, T*, std::int64_t, T&, T&);
-  F f;
+void column_row_sums_of(const T* x, const T* dy, const T* scale, T mu, T is, std::int64_t cols, T& s1, T& s2) {
   if constexpr (std::is_same_v<T, float>)
-    f = ds ? (db ? NODEFLOW_LANES_PICK(column_row_sums_float_11) : NODEFLOW_LANES_PICK(column_row_sums_float_10))
-           : (db ? NODEFLOW_LANES_PICK(column_row_sums_float_01) : NODEFLOW_LANES_PICK(column_row_sums_float_00));
+    NODEFLOW_LANES_PICK(column_row_sums_float)(x, dy, scale, mu, is, cols, s1, s2);
   else
-    f = ds ? (db ? NODEFLOW_LANES_PICK(column_row_sums_double_11) : NODEFLOW_LANES_PICK(column_row_sums_double_10))
-           : (db ? NODEFLOW_LANES_PICK(column_row_sums_double_01) : NODEFLOW_LANES_PICK(column_row_sums_double_00));
-  f(x, dy, scale, mu, is, ds, db, cols, s1, s2);
+    NODEFLOW_LANES_PICK(column_row_sums_double)(x, dy, scale, mu, is, cols, s1, s2);
 }
 
-// The column_row_dx for T.
-template <typename T>
-void column_row_dx_of(const T* x, const T* dy, const T* scale, T mu, T m1, T m2, T k, T* dx, std::int64_t cols,
-                      bool overwrite) {
+// The column_rows_gradients for T, R (1 or kBlockRows) and `store` (kStream
+// with kBlockRows only).
+#define NODEFLOW_PICK_GRADIENTS(T)                                                                          \
+  (R == 1 ? (store == DxStore::kAdd ? NODEFLOW_LANES_PICK(column_rows_gradients_##T##_Add_1)               \
+                                    : NODEFLOW_LANES_PICK(column_rows_gradients_##T##_Overwrite_1))        \
+   : store == DxStore::kAdd       ? NODEFLOW_LANES_PICK(column_rows_gradients_##T##_Add_4)                 \
+   : store == DxStore::kOverwrite ? NODEFLOW_LANES_PICK(column_rows_gradients_##T##_Overwrite_4)           \
+                                  : NODEFLOW_LANES_PICK(column_rows_gradients_##T##_Stream_4))
+template <typename T, int R>
+void column_rows_gradients_of(const T* x, const T* dy, std::int64_t ld, const T* scale, const T* mu, const T* is,
+                              const T* m1, const T* m2, const T* k, T* ds, T* db, T* dx, std::int64_t cols,
+                              DxStore store, std::int64_t ahead) {
+  static_assert(R == 1 || R == kBlockRows);
   if constexpr (std::is_same_v<T, float>)
-    (overwrite ? NODEFLOW_LANES_PICK(column_row_dx_float_1) : NODEFLOW_LANES_PICK(column_row_dx_float_0))(
-        x, dy, scale, mu, m1, m2, k, dx, cols);
+    NODEFLOW_PICK_GRADIENTS(float)(x, dy, ld, scale, mu, is, m1, m2, k, ds, db, dx, cols, ahead);
   else
-    (overwrite ? NODEFLOW_LANES_PICK(column_row_dx_double_1) : NODEFLOW_LANES_PICK(column_row_dx_double_0))(
-        x, dy, scale, mu, m1, m2, k, dx, cols);
+    NODEFLOW_PICK_GRADIENTS(double)(x, dy, ld, scale, mu, is, m1, m2, k, ds, db, dx, cols, ahead);
 }
+#undef NODEFLOW_PICK_GRADIENTS
 
 // The row_statistics for T.
 template <typename T> void row_statistics_of(const T* x, std::int64_t cols, T epsilon, T& mu, T& is) {
@@ -230,7 +272,7 @@ void column_row_forward_of(const T* x, const T* scale, const T* bias, T epsilon,
 #undef NODEFLOW_ROW_FORWARD
 #undef NODEFLOW_ROW_STATS
 #undef NODEFLOW_ROW_ALL
-#undef NODEFLOW_ROW_DX
+#undef NODEFLOW_ROW_GRADIENTS
 #undef NODEFLOW_ROW_SUMS
 #pragma GCC diagnostic pop
 
@@ -266,6 +308,7 @@ void forward_rows(const RowLayout& l, const T* x, const T* scale, const T* bias,
 
 // One row's sums for the x gradient: s1 = sum(dy * scale), s2 = sum(dy * scale * xhat);
 // the parameter gradients of the row go into ds, db (nullptr: not wanted).
+// The rows of span 1 with dy take column_rows below instead.
 template <typename T>
 void row_sums(const RowLayout& l, std::int64_t r, const T* x, T mu, T is, const T* scale, const T* dy, T* ds, T* db,
               T& s1, T& s2) {
@@ -275,11 +318,6 @@ void row_sums(const RowLayout& l, std::int64_t r, const T* x, T mu, T is, const 
   const CMap<T> dr(dy + r * l.cols, l.cols);
   s1 = 0;
   s2 = 0;
-  if (l.span == 1) {
-    column_row_sums_of(x + r * l.cols, dy + r * l.cols, scale + p0, mu, is, ds ? ds + p0 : nullptr,
-                       db ? db + p0 : nullptr, l.cols, s1, s2);
-    return;
-  }
   for (std::int64_t j = 0; j < per_row; ++j) {
     const auto d = dr.segment(j * l.span, l.span);
     const T sum_dy = d.sum();
@@ -294,28 +332,31 @@ void row_sums(const RowLayout& l, std::int64_t r, const T* x, T mu, T is, const 
 // dx += k * (dy * scale - s1 / n - xhat * s2 / n), k = dx_scale * inv_std: the
 // mean and the variance depend on x, which gives the two sums' terms. A
 // gradient dm of the mean output adds dm / n, one di of inv_std adds
-// -di * inv_std^3 * (x - mu) / n: both fold into the two row constants.
+// -di * inv_std^3 * (x - mu) / n: both fold into the two row constants
+// m1 and m2 (the factor of x - mu).
+template <typename T> struct DxConstants {
+  T m1, m2, k;
+};
+template <typename T> DxConstants<T> dx_constants(std::int64_t cols, T is, T s1, T s2, T dm, T di, T dx_scale) {
+  const T n = static_cast<T>(cols);
+  return {s1 / n - dm / (n * is), s2 / n * is + di * is * is / n, dx_scale * is};
+}
+
+// Row r's dx (dy nullptr: no dy) as row_sums'.
 template <typename T>
 void row_dx(const RowLayout& l, std::int64_t r, const T* x, T mu, T is, const T* scale, const T* dy, T s1, T s2, T dm,
             T di, T dx_scale, T* dx, bool overwrite) {
   const std::int64_t per_row = l.per_row;
   const std::int64_t p0 = (r % l.groups) * per_row;
-  const T n = static_cast<T>(l.cols);
-  const T m1 = s1 / n - dm / (n * is);
-  const T m2 = s2 / n * is + di * is * is / n;  // times (x - mu)
-  const T k = dx_scale * is;
+  const auto [m1, m2, k] = dx_constants(l.cols, is, s1, s2, dm, di, dx_scale);
   const CMap<T> xr(x + r * l.cols, l.cols);
   MMap<T> out(dx + r * l.cols, l.cols);
-  if (overwrite && (!dy || l.span != 1)) out.setZero();  // the paths below add
+  if (overwrite) out.setZero();  // the loops below add
   if (!dy) {
     out += k * (-m1 - (xr - mu) * m2);
     return;
   }
   const CMap<T> dr(dy + r * l.cols, l.cols);
-  if (l.span == 1) {
-    column_row_dx_of(x + r * l.cols, dy + r * l.cols, scale + p0, mu, m1, m2, k, dx + r * l.cols, l.cols, overwrite);
-    return;
-  }
   for (std::int64_t j = 0; j < per_row; ++j)
     out.segment(j * l.span, l.span) +=
         k * (dr.segment(j * l.span, l.span) * scale[p0 + j] - m1 - (xr.segment(j * l.span, l.span) - mu) * m2);
@@ -332,6 +373,32 @@ template <typename T> struct RowGradientPointers {
   T* dbias;
 };
 
+// R rows from r of a backward with dy whose rows have one parameter per
+// column (span 1; R > 1 with one set of parameters only: LayerNormalization):
+// each row's sums, then the rows' parameter gradients into ds and db and
+// their dx into dx (R rows of l.cols from r's, written as `store` says).
+template <int R, typename T>
+void column_rows(const RowLayout& l, std::int64_t r, const T* x, const T* mean, const T* inv_std, const T* scale,
+                 const RowGradientPointers<T>& g, T* ds, T* db, T* dx, DxStore store) {
+  const std::int64_t o = r * l.cols;
+  const std::int64_t p0 = (r % l.groups) * l.per_row;
+  T m1[R], m2[R], k[R];
+  for (int j = 0; j < R; ++j) {
+    T s1, s2;
+    column_row_sums_of(x + o + j * l.cols, g.dy + o + j * l.cols, scale + p0, mean[r + j], inv_std[r + j], l.cols,
+                       s1, s2);
+    const auto c = dx_constants(l.cols, inv_std[r + j], s1, s2, g.dmean ? g.dmean[r + j] : T(0),
+                                g.dinv_std ? g.dinv_std[r + j] : T(0), g.dx_scale);
+    m1[j] = c.m1;
+    m2[j] = c.m2;
+    k[j] = c.k;
+  }
+  // Two blocks on (with 768 columns, 24 KiB of each of x and dy).
+  const std::int64_t ahead = R > 1 && r + 3 * R <= l.rows ? 2 * R * l.cols : 0;
+  column_rows_gradients_of<T, R>(x + o, g.dy + o, l.cols, scale + p0, mean + r, inv_std + r, m1, m2, k, ds + p0,
+                                 db + p0, dx, l.cols, store, ahead);
+}
+
 template <typename T>
 void backward_rows(const RowLayout& l, const T* x, const T* mean, const T* inv_std, const T* scale,
                    const RowGradientPointers<T>& g, int threads) {
@@ -341,13 +408,37 @@ void backward_rows(const RowLayout& l, const T* x, const T* mean, const T* inv_s
   const std::int64_t chunks = std::min<std::int64_t>(l.rows, std::max(8, threads));
   const std::int64_t p = l.params();
   const bool want_scale = g.dscale && g.dy, want_bias = g.dbias && g.dy;
-  std::vector<T> partial_s(want_scale ? static_cast<std::size_t>(chunks * p) : 0, T(0));
-  std::vector<T> partial_b(want_bias ? static_cast<std::size_t>(chunks * p) : 0, T(0));
+  // column_rows writes every gradient: the ones nobody wants go to scratch
+  // (the partial sums, and a block of dx rows per thread).
+  const bool columns = l.span == 1 && g.dy;
+  std::vector<T> partial_s(want_scale || columns ? static_cast<std::size_t>(chunks * p) : 0, T(0));
+  std::vector<T> partial_b(want_bias || columns ? static_cast<std::size_t>(chunks * p) : 0, T(0));
+  // A block of column_rows writes one line into each of its rows in turn,
+  // for which the reads for ownership of plain stores are not prefetched:
+  // a large overwritten dx streams, as Transpose's tiles do
+  // (stream_lines::kScatteredStreamBytes).
+  const DxStore store = !g.dx || g.dx_overwrite ? DxStore::kOverwrite : DxStore::kAdd;
+  const bool stream = g.dx && g.dx_overwrite &&
+                      static_cast<std::size_t>(l.rows * l.cols) * sizeof(T) >= stream_lines::kScatteredStreamBytes &&
+                      reinterpret_cast<std::uintptr_t>(g.dx) % 16 == 0 && l.cols * sizeof(T) % 16 == 0;
   parallel_ranges(threads, chunks, [&](std::int64_t cb, std::int64_t ce) {
+    std::vector<T> scratch(columns && !g.dx ? static_cast<std::size_t>(kBlockRows * l.cols) : 0);
+    const auto dx_at = [&](std::int64_t row) { return g.dx ? g.dx + row * l.cols : scratch.data(); };
     for (std::int64_t c = cb; c < ce; ++c) {
-      T* ds = want_scale ? partial_s.data() + c * p : nullptr;
-      T* db = want_bias ? partial_b.data() + c * p : nullptr;
-      for (std::int64_t r = l.rows * c / chunks, e = l.rows * (c + 1) / chunks; r < e; ++r) {
+      T* ds = partial_s.empty() ? nullptr : partial_s.data() + c * p;
+      T* db = partial_b.empty() ? nullptr : partial_b.data() + c * p;
+      std::int64_t r = l.rows * c / chunks;
+      const std::int64_t e = l.rows * (c + 1) / chunks;
+      if (columns) {
+        if (l.groups == 1)
+          for (; r + kBlockRows <= e; r += kBlockRows)
+            column_rows<kBlockRows>(l, r, x, mean, inv_std, scale, g, ds, db, dx_at(r),
+                                    stream ? DxStore::kStream : store);
+        for (; r < e; ++r) column_rows<1>(l, r, x, mean, inv_std, scale, g, ds, db, dx_at(r), store);
+        if (stream) lanes::store_fence();
+        continue;
+      }
+      for (; r < e; ++r) {
         T s1 = 0, s2 = 0;
         if (g.dy) row_sums(l, r, x, mean[r], inv_std[r], scale, g.dy, ds, db, s1, s2);
         if (g.dx)

@@ -109,6 +109,36 @@ TEST(LayerNormalization, GradientsOfXScaleBiasAndTheStatistics) {
   }
 }
 
+// Enough rows for the backward's blocks of rows (each of the 8 chunks takes
+// 4 or 5 of the 37), and columns past the last whole 16-lane group.
+TEST(LayerNormalization, GradientsInBlocksOfRows) {
+  std::mt19937_64 rng(6);
+  for (const std::int64_t cols : {20, 7}) {
+    const Tensor x = random_uniform({37, cols}, rng, 2.0);
+    auto node = make_node("LayerNormalization", {}, true, 0.5);
+    const auto r = check_gradient(*node, {x, random_uniform({cols}, rng), random_uniform({cols}, rng)},
+                                  float32_statistics(3));
+    EXPECT_TRUE(r.ok) << cols << " columns\n" << r.failures;
+  }
+}
+
+// Scale's and B's gradients are the same whether X's is wanted or not.
+TEST(LayerNormalization, ParameterGradientsWithoutTheInputs) {
+  std::mt19937_64 rng(7);
+  const std::vector<Tensor> in{random_uniform({40, 24}, rng, 2.0).cast(DType::Float32),
+                               random_uniform({24}, rng).cast(DType::Float32),
+                               random_uniform({24}, rng).cast(DType::Float32)};
+  const Tensor dy = random_uniform({40, 24}, rng).cast(DType::Float32);
+  auto node = make_node("LayerNormalization", {});
+  const testing::ForwardResult fwd = run_forward(*node, in, 1, true);
+  std::vector<Tensor> all{Tensor(DType::Float32, {40, 24}), Tensor(DType::Float32, {24}), Tensor(DType::Float32, {24})};
+  std::vector<Tensor> params{Tensor(), Tensor(DType::Float32, {24}), Tensor(DType::Float32, {24})};
+  run_backward(*node, in, fwd, {dy}, all, {});
+  run_backward(*node, in, fwd, {dy}, params, {});
+  EXPECT_EQ(as_doubles(all[1]), as_doubles(params[1]));
+  EXPECT_EQ(as_doubles(all[2]), as_doubles(params[2]));
+}
+
 TEST(LayerNormalization, Float16ComputesInFloat32) {
   std::mt19937_64 rng(6);
   const Tensor x = random_uniform({4, 8}, rng, 4.0).cast(DType::Float16);
