@@ -44,65 +44,86 @@ template <typename T> [[gnu::always_inline]] inline T lane_sum(const Lanes<T>& a
   return s;
 }
 
-// A row's statistics for the forward: mu = sum(x) / n and is = 1 / sqrt(sum((x
-// - mu)^2) / n + epsilon), two passes over the row in partial sums of kLanes
-// lanes, four sets of them (lane group g into set g mod 4, so the adds of
+// The lane groups [i, i + kLanes) of a row of `cols` in order, each with its
+// set of partial sums: four sets (group g into set g mod 4, so the adds of
 // consecutive groups do not wait on each other; a row of 768 floats was a
-// chain of 48 dependent adds per pass), added pairwise, then across the
-// lanes (the columns past the last whole group go to lane 0).
+// chain of 48 dependent adds per pass), added pairwise, then across the lanes
+// (lane_sum, the columns past the last whole group going to lane 0).
+template <typename F> [[gnu::always_inline]] inline void for_each_group(std::int64_t cols, F&& f) {
+  const std::int64_t full = cols / kLanes * kLanes;
+  const std::int64_t quads = cols / (4 * kLanes) * (4 * kLanes);
+  std::int64_t i = 0;
+  for (; i < quads; i += 4 * kLanes)
+    for (int set = 0; set < 4; ++set) f(i + set * kLanes, set);
+  for (int set = 0; i < full; i += kLanes, ++set) f(i, set);
+}
 template <typename T> [[gnu::always_inline]] inline Lanes<T> sum_of_sets(const Lanes<T> (&a)[4]) {
   return (a[0] + a[1]) + (a[2] + a[3]);
 }
-template <typename T>
-[[gnu::always_inline]] inline void row_statistics(const T* x, std::int64_t cols, T epsilon, T& mu, T& is) {
-  const std::int64_t full = cols / kLanes * kLanes;
-  const std::int64_t quads = cols / (4 * kLanes) * (4 * kLanes);
-  const T n = static_cast<T>(cols);
+
+// A row's statistics for the forward, in two passes as ONNX's
+// LayerNormalization-17 defines them: mu = sum(x) / n (row_sum), then is = 1 /
+// sqrt(sum((x - mu)^2) / n + epsilon) (row_inv_std).
+template <typename T> [[gnu::always_inline]] inline T row_sum(const T* x, std::int64_t cols) {
   Lanes<T> a[4] = {};
-  std::int64_t i = 0;
-  for (; i < quads; i += 4 * kLanes)
-    for (int set = 0; set < 4; ++set) a[set] += load_lanes(x + i + set * kLanes);
-  for (int set = 0; i < full; i += kLanes, ++set) a[set] += load_lanes(x + i);
+  for_each_group(cols, [&](std::int64_t i, int set) { a[set] += load_lanes(x + i); });
   T tail = 0;
-  for (i = full; i < cols; ++i) tail += x[i];
-  mu = lane_sum(sum_of_sets<T>(a), tail) / n;
+  for (std::int64_t i = cols / kLanes * kLanes; i < cols; ++i) tail += x[i];
+  return lane_sum(sum_of_sets<T>(a), tail);
+}
+template <typename T> [[gnu::always_inline]] inline T row_inv_std(const T* x, std::int64_t cols, T mu, T epsilon) {
   Lanes<T> v[4] = {};
-  for (i = 0; i < quads; i += 4 * kLanes)
-    for (int set = 0; set < 4; ++set) {
-      const Lanes<T> d = load_lanes(x + i + set * kLanes) - mu;
-      v[set] += d * d;
-    }
-  for (int set = 0; i < full; i += kLanes, ++set) {
+  for_each_group(cols, [&](std::int64_t i, int set) {
     const Lanes<T> d = load_lanes(x + i) - mu;
     v[set] += d * d;
-  }
-  tail = 0;
-  for (i = full; i < cols; ++i) tail += (x[i] - mu) * (x[i] - mu);
-  is = T(1) / std::sqrt(lane_sum(sum_of_sets<T>(v), tail) / n + epsilon);
+  });
+  T tail = 0;
+  for (std::int64_t i = cols / kLanes * kLanes; i < cols; ++i) tail += (x[i] - mu) * (x[i] - mu);
+  return T(1) / std::sqrt(lane_sum(sum_of_sets<T>(v), tail) / static_cast<T>(cols) + epsilon);
+}
+template <typename T>
+[[gnu::always_inline]] inline void row_statistics(const T* x, std::int64_t cols, T epsilon, T& mu, T& is) {
+  mu = row_sum(x, cols) / static_cast<T>(cols);
+  is = row_inv_std(x, cols, mu, epsilon);
 }
 
-// One LayerNormalization row of the forward (one parameter per column):
-// y = (x - mu) * is * scale + bias (bias nullptr: none).
+// One LayerNormalization row of the forward (one parameter per column), its
+// mean mu given: is (row_inv_std), then y = (x - mu) * is * scale + bias (bias
+// nullptr: none). With `next` (nullptr: none), the next row's row_sum, in the
+// same order, taken in the pass that writes y: the next row then arrives from
+// memory while this one's y leaves, which took less time here than a pass of
+// its own before its statistics (README, "The ops beyond pooling").
 template <typename T>
-[[gnu::always_inline]] inline void column_row_forward(const T* x, const T* scale, const T* bias, T epsilon, T* y,
-                                                      std::int64_t cols, T& mu, T& is) {
-  row_statistics(x, cols, epsilon, mu, is);
+[[gnu::always_inline]] inline T column_row_forward(const T* x, const T* next, const T* scale, const T* bias,
+                                                   T epsilon, T* y, std::int64_t cols, T mu, T& is) {
+  is = row_inv_std(x, cols, mu, epsilon);
+  const T s = is;
+  Lanes<T> a[4] = {};
+  T tail = 0;
   const std::int64_t full = cols / kLanes * kLanes;
-  const T m = mu, s = is;
-  if (bias) {
-    for (std::int64_t i = 0; i < full; i += kLanes)
-      store_lanes(y + i, (load_lanes(x + i) - m) * s * load_lanes(scale + i) + load_lanes(bias + i));
-    for (std::int64_t i = full; i < cols; ++i) y[i] = (x[i] - m) * s * scale[i] + bias[i];
+  const auto y_group = [&](std::int64_t i) {
+    const Lanes<T> v = (load_lanes(x + i) - mu) * s * load_lanes(scale + i);
+    store_lanes(y + i, bias ? v + load_lanes(bias + i) : v);
+  };
+  if (next) {
+    for_each_group(cols, [&](std::int64_t i, int set) {
+      a[set] += load_lanes(next + i);
+      y_group(i);
+    });
+    for (std::int64_t i = full; i < cols; ++i) tail += next[i];
   } else {
-    for (std::int64_t i = 0; i < full; i += kLanes)
-      store_lanes(y + i, (load_lanes(x + i) - m) * s * load_lanes(scale + i));
-    for (std::int64_t i = full; i < cols; ++i) y[i] = (x[i] - m) * s * scale[i];
+    for_each_group(cols, [&](std::int64_t i, int) { y_group(i); });
   }
+  for (std::int64_t i = full; i < cols; ++i) {
+    const T v = (x[i] - mu) * s * scale[i];
+    y[i] = bias ? v + bias[i] : v;
+  }
+  return next ? lane_sum(sum_of_sets<T>(a), tail) : T(0);
 }
 
 // One LayerNormalization row's (one parameter per column) sums for row_dx:
 // s1 = sum(dy * scale), s2 = sum(dy * scale * xhat), in four sets of partial
-// sums as row_statistics'.
+// sums (for_each_group).
 template <typename T>
 [[gnu::always_inline]] inline void column_sums_group(const T* x, const T* dy, const T* scale, T mu, T is,
                                                      std::int64_t i, Lanes<T>& a1, Lanes<T>& a2) {
@@ -113,15 +134,10 @@ template <typename T>
 template <typename T>
 [[gnu::always_inline]] inline void column_row_sums(const T* x, const T* dy, const T* scale, T mu, T is,
                                                    std::int64_t cols, T& s1, T& s2) {
-  const std::int64_t full = cols / kLanes * kLanes;
-  const std::int64_t quads = cols / (4 * kLanes) * (4 * kLanes);
   Lanes<T> a1[4] = {}, a2[4] = {};
-  std::int64_t i = 0;
-  for (; i < quads; i += 4 * kLanes)
-    for (int set = 0; set < 4; ++set) column_sums_group(x, dy, scale, mu, is, i + set * kLanes, a1[set], a2[set]);
-  for (int set = 0; i < full; i += kLanes, ++set) column_sums_group(x, dy, scale, mu, is, i, a1[set], a2[set]);
+  for_each_group(cols, [&](std::int64_t i, int set) { column_sums_group(x, dy, scale, mu, is, i, a1[set], a2[set]); });
   T t1 = 0, t2 = 0;
-  for (i = full; i < cols; ++i) {
+  for (std::int64_t i = cols / kLanes * kLanes; i < cols; ++i) {
     const T gd = dy[i] * scale[i];
     t1 += gd;
     t2 += gd * ((x[i] - mu) * is);
@@ -203,10 +219,12 @@ template <DxStore Store, int R, typename T>
   __VA_ARGS__ void row_statistics_##T##SUFFIX(const T* x, std::int64_t cols, T epsilon, T& mu, T& is) { \
     row_statistics(x, cols, epsilon, mu, is);                                                          \
   }
-#define NODEFLOW_ROW_FORWARD(T, SUFFIX, ...)                                                                   \
-  __VA_ARGS__ void column_row_forward_##T##SUFFIX(const T* x, const T* scale, const T* bias, T epsilon, T* y, \
-                                                   std::int64_t cols, T& mu, T& is) {                         \
-    column_row_forward(x, scale, bias, epsilon, y, cols, mu, is);                                             \
+#define NODEFLOW_ROW_SUM(T, SUFFIX, ...) \
+  __VA_ARGS__ T row_sum_##T##SUFFIX(const T* x, std::int64_t cols) { return row_sum(x, cols); }
+#define NODEFLOW_ROW_FORWARD(T, SUFFIX, ...)                                                                    \
+  __VA_ARGS__ T column_row_forward_##T##SUFFIX(const T* x, const T* next, const T* scale, const T* bias,       \
+                                               T epsilon, T* y, std::int64_t cols, T mu, T& is) {              \
+    return column_row_forward(x, next, scale, bias, epsilon, y, cols, mu, is);                                 \
   }
 #define NODEFLOW_ROW_ALL(T, SUFFIX, ...)                                                                        \
   NODEFLOW_ROW_SUMS(T, SUFFIX, __VA_ARGS__)                                                                     \
@@ -216,6 +234,7 @@ template <DxStore Store, int R, typename T>
   NODEFLOW_ROW_GRADIENTS(T, Overwrite, 4, SUFFIX, __VA_ARGS__)                                                  \
   NODEFLOW_ROW_GRADIENTS(T, Stream, 4, SUFFIX, __VA_ARGS__)                                                     \
   NODEFLOW_ROW_STATS(T, SUFFIX, __VA_ARGS__)                                                                    \
+  NODEFLOW_ROW_SUM(T, SUFFIX, __VA_ARGS__)                                                                      \
   NODEFLOW_ROW_FORWARD(T, SUFFIX, __VA_ARGS__)
 NODEFLOW_LANES_CLONES(NODEFLOW_ROW_ALL)
 
@@ -260,16 +279,25 @@ template <typename T> void row_statistics_of(const T* x, std::int64_t cols, T ep
     NODEFLOW_LANES_PICK(row_statistics_double)(x, cols, epsilon, mu, is);
 }
 
+// The row_sum for T.
+template <typename T> T row_sum_of(const T* x, std::int64_t cols) {
+  if constexpr (std::is_same_v<T, float>)
+    return NODEFLOW_LANES_PICK(row_sum_float)(x, cols);
+  else
+    return NODEFLOW_LANES_PICK(row_sum_double)(x, cols);
+}
+
 // The column_row_forward for T.
 template <typename T>
-void column_row_forward_of(const T* x, const T* scale, const T* bias, T epsilon, T* y, std::int64_t cols, T& mu,
-                           T& is) {
+T column_row_forward_of(const T* x, const T* next, const T* scale, const T* bias, T epsilon, T* y,
+                        std::int64_t cols, T mu, T& is) {
   if constexpr (std::is_same_v<T, float>)
-    NODEFLOW_LANES_PICK(column_row_forward_float)(x, scale, bias, epsilon, y, cols, mu, is);
+    return NODEFLOW_LANES_PICK(column_row_forward_float)(x, next, scale, bias, epsilon, y, cols, mu, is);
   else
-    NODEFLOW_LANES_PICK(column_row_forward_double)(x, scale, bias, epsilon, y, cols, mu, is);
+    return NODEFLOW_LANES_PICK(column_row_forward_double)(x, next, scale, bias, epsilon, y, cols, mu, is);
 }
 #undef NODEFLOW_ROW_FORWARD
+#undef NODEFLOW_ROW_SUM
 #undef NODEFLOW_ROW_STATS
 #undef NODEFLOW_ROW_ALL
 #undef NODEFLOW_ROW_GRADIENTS
@@ -281,17 +309,23 @@ template <typename T>
 void forward_rows(const RowLayout& l, const T* x, const T* scale, const T* bias, T epsilon, T* y, T* mean, T* inv_std,
                   int threads) {
   const std::int64_t per_row = l.per_row;
+  const T n = static_cast<T>(l.cols);
   parallel_ranges(threads, l.rows, [&](std::int64_t begin, std::int64_t end) {
+    if (l.span == 1 && begin < end) {
+      // Each row's sum comes from the previous row's pass (column_row_forward).
+      T sum = row_sum_of(x + begin * l.cols, l.cols);
+      for (std::int64_t r = begin; r < end; ++r) {
+        const std::int64_t p0 = (r % l.groups) * per_row;
+        const T* next = r + 1 < end ? x + (r + 1) * l.cols : nullptr;
+        mean[r] = sum / n;
+        sum = column_row_forward_of(x + r * l.cols, next, scale + p0, bias ? bias + p0 : nullptr, epsilon,
+                                    y + r * l.cols, l.cols, mean[r], inv_std[r]);
+      }
+      return;
+    }
     for (std::int64_t r = begin; r < end; ++r) {
       const std::int64_t p0 = (r % l.groups) * per_row;
       T mu, is;
-      if (l.span == 1) {
-        column_row_forward_of(x + r * l.cols, scale + p0, bias ? bias + p0 : nullptr, epsilon, y + r * l.cols,
-                              l.cols, mu, is);
-        mean[r] = mu;
-        inv_std[r] = is;
-        continue;
-      }
       row_statistics_of(x + r * l.cols, l.cols, epsilon, mu, is);
       mean[r] = mu;
       inv_std[r] = is;

@@ -6,8 +6,10 @@
 // so their checks take a larger step and tolerance than InstanceNormalization's.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
 
 #include "core/errors.hpp"
 #include "support/error_of.hpp"
@@ -107,6 +109,38 @@ TEST(LayerNormalization, GradientsOfXScaleBiasAndTheStatistics) {
         check_gradient(*node, {x, random_uniform(norm, rng), random_uniform(norm, rng)}, float32_statistics(3));
     EXPECT_TRUE(r.ok) << "axis " << axis << "\n" << r.failures;
   }
+}
+
+// Each row's sum is taken in the pass that writes the previous row's Y: a
+// row's Y, mean and inverse standard deviation are still, bit for bit, those
+// of the row alone (whole 64-column quads of lane groups, a group past them,
+// columns past the last group; with and without B).
+TEST(LayerNormalization, EachRowAsIfNormalizedAlone) {
+  std::mt19937_64 rng(8);
+  for (const std::int64_t cols : {768, 86, 3})
+    for (const bool with_bias : {true, false}) {
+      const std::int64_t rows = 5;
+      const Tensor x = random_uniform({rows, cols}, rng, 3.0).cast(DType::Float32);
+      std::vector<Tensor> params{random_uniform({cols}, rng).cast(DType::Float32)};
+      if (with_bias) params.push_back(random_uniform({cols}, rng).cast(DType::Float32));
+      const auto inputs = [&](const Tensor& xs) {
+        std::vector<Tensor> in{xs};
+        in.insert(in.end(), params.begin(), params.end());
+        return in;
+      };
+      auto node = make_node("LayerNormalization", {});
+      const auto all = run_forward(*node, inputs(x), 3).outputs;
+      for (std::int64_t r = 0; r < rows; ++r) {
+        Tensor row(DType::Float32, {1, cols});
+        std::copy_n(x.data<float>() + r * cols, cols, row.data<float>());
+        const auto alone = run_forward(*node, inputs(row), 3).outputs;
+        const std::string where = std::to_string(cols) + " columns, row " + std::to_string(r);
+        EXPECT_TRUE(std::equal(alone[0].data<float>(), alone[0].data<float>() + cols, all[0].data<float>() + r * cols))
+            << where;
+        EXPECT_EQ(alone[1].data<float>()[0], all[1].data<float>()[r]) << where;
+        EXPECT_EQ(alone[2].data<float>()[0], all[2].data<float>()[r]) << where;
+      }
+    }
 }
 
 // Enough rows for the backward's blocks of rows (each of the 8 chunks takes
