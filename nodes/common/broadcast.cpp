@@ -6,6 +6,7 @@
 
 #include "core/errors.hpp"
 #include "nodes/common/layer_common.hpp"
+#include "nodes/reduction/reduce_lines.hpp"
 
 namespace nodeflow {
 namespace {
@@ -107,21 +108,27 @@ BroadcastPlan plan_broadcast(const Shape& out, std::span<const Shape> operands) 
 
 namespace {
 
+template <typename T> void add_run_of(T* acc, const T* src, std::int64_t n, bool along) {
+  using Array = Eigen::Array<T, Eigen::Dynamic, 1>;
+  if (along)
+    Eigen::Map<Array>(acc, n) += Eigen::Map<const Array>(src, n);
+  else
+    *acc += reduce_lines::sum(src, n);
+}
+
 // dst[shape] += g summed over the broadcast axes, for output elements [begin, end).
 template <typename T>
 void sum_runs(const BroadcastPlan& plan, const T* g, T* dst, std::int64_t begin, std::int64_t end) {
-  using Array = Eigen::Array<T, Eigen::Dynamic, 1>;
   const bool along = plan.step(0) != 0;
   for_each_run<1>(plan, begin, end, [&](std::int64_t i, const std::array<std::int64_t, 1>& at, std::int64_t n) {
-    const Eigen::Map<const Array> src(g + i, n);
-    if (along)
-      Eigen::Map<Array>(dst + at[0], n) += src;
-    else
-      dst[at[0]] += src.sum();
+    add_run_of(dst + at[0], g + i, n, along);
   });
 }
 
 }  // namespace
+
+void add_run(float* acc, const float* src, std::int64_t n, bool along) { add_run_of(acc, src, n, along); }
+void add_run(double* acc, const double* src, std::int64_t n, bool along) { add_run_of(acc, src, n, along); }
 
 Tensor sum_to_shape(const Tensor& g, const Shape& shape, int threads) {
   const BroadcastPlan plan = plan_broadcast(g.shape(), std::span<const Shape>(&shape, 1));

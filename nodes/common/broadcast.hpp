@@ -153,6 +153,14 @@ Tensor reduce_into(const Shape& shape, std::int64_t total, int threads, Body&& b
   return acc;
 }
 
+/// One run of sum_to_shape, src[0, n) of the gradient: added elementwise into
+/// acc[0, n) if `along` (the run lies along an axis the input keeps), else
+/// its sum (reduce_lines::sum, one fixed order) into acc[0]. A node that
+/// sums the runs in a pass of its own (Add's backward) calls it too, for
+/// sum_to_shape's bits.
+void add_run(float* acc, const float* src, std::int64_t n, bool along);
+void add_run(double* acc, const double* src, std::int64_t n, bool along);
+
 /// The gradient `g` of a broadcast output summed over the axes along which an
 /// input of shape `shape` was broadcast (docs/operators.md, "Broadcasting"):
 /// a tensor of `shape` in g's dtype, which must be float32 or float64 (see

@@ -84,8 +84,8 @@ void write_gradients(std::span<Tensor* const> dsts, const Tensor& g, std::span<c
     if (!others.empty()) {
       // One input broadcast (a per-channel bias [C, 1, 1]): its sum is taken
       // in the same pass, run by run, while the run is in cache: sum_to_shape's
-      // runs and partial sums (reduce_into), so its bits. Only for long runs
-      // that reduce_into shares among the threads.
+      // runs, add_run and partial sums (reduce_into), so its bits. Only for
+      // long runs that reduce_into shares among the threads.
       Tensor& dst = *dsts[others[0]];
       const Shape shape = dst.shape();
       const BroadcastPlan plan = plan_broadcast(g.shape(), std::span<const Shape>(&shape, 1));
@@ -94,12 +94,8 @@ void write_gradients(std::span<Tensor* const> dsts, const Tensor& g, std::span<c
         const T* s = g.data<T>();
         const Tensor sum = reduce_into<T>(shape, plan.total, threads, [&](std::int64_t b, std::int64_t e, T* acc) {
           for_each_run<1>(plan, b, e, [&](std::int64_t i, const std::array<std::int64_t, 1>& at, std::int64_t n) {
-            const Eigen::Map<const Array> src(s + i, n);
-            write(src, i, n);
-            if (along)
-              Eigen::Map<Array>(acc + at[0], n) += src;
-            else
-              acc[at[0]] += src.sum();
+            write(Eigen::Map<const Array>(s + i, n), i, n);
+            add_run(acc + at[0], s + i, n, along);
           });
         });
         accumulate_gradient(dst, sum, scales[others[0]]);

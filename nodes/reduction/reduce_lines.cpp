@@ -127,6 +127,18 @@ template <std::int64_t Count, typename T>
   for (std::int64_t r = 0; r < Count; ++r) y[r] = join_lanes(lanes[r], x + r * n, j, n);
 }
 
+// Eight sets of eight lanes (reduce_lines::sum).
+template <typename T> [[gnu::always_inline]] inline T sum_line(const T* x, std::int64_t n) {
+  constexpr int kSets = 8;
+  Eight<T> sets[kSets] = {};
+  std::int64_t j = 0;
+  for (; j + 8 * kSets <= n; j += 8 * kSets)
+    for (int s = 0; s < kSets; ++s) sets[s] += load_eight(x + j + 8 * s);
+  for (int s = 0; j + 8 <= n; j += 8, ++s) sets[s] += load_eight(x + j);
+  const Eight<T> joined = ((sets[0] + sets[1]) + (sets[2] + sets[3])) + ((sets[4] + sets[5]) + (sets[6] + sets[7]));
+  return join_lanes(joined, x, j, n);
+}
+
 template <typename T>
 [[gnu::always_inline]] inline void sum_row_block(const T* x, T* y, std::int64_t rows, std::int64_t n) {
   constexpr std::int64_t kRows = 4;
@@ -161,6 +173,7 @@ template <typename T>
   __VA_ARGS__ void sum_rows_##T##SUFFIX(const T* x, T* y, std::int64_t rows, std::int64_t n) {               \
     sum_row_block(x, y, rows, n);                                                                              \
   }                                                                                                            \
+  __VA_ARGS__ T sum_##T##SUFFIX(const T* x, std::int64_t n) { return sum_line(x, n); }                         \
   __VA_ARGS__ void fill_rows_##T##SUFFIX(T* x, const T* v, std::int64_t rows, std::int64_t n) {              \
     fill_row_block(x, v, rows, n);                                                                             \
   }
@@ -180,6 +193,8 @@ void add_lines(double* acc, const double* x, std::int64_t stride, std::int64_t c
 void add_scalar(float* acc, float v, std::int64_t n) { NODEFLOW_LANES_PICK(add_scalar_float)(acc, v, n); }
 void add_scalar(double* acc, double v, std::int64_t n) { NODEFLOW_LANES_PICK(add_scalar_double)(acc, v, n); }
 
+float sum(const float* x, std::int64_t n) { return NODEFLOW_LANES_PICK(sum_float)(x, n); }
+double sum(const double* x, std::int64_t n) { return NODEFLOW_LANES_PICK(sum_double)(x, n); }
 void sum_rows(const float* x, float* y, std::int64_t rows, std::int64_t n) {
   NODEFLOW_LANES_PICK(sum_rows_float)(x, y, rows, n);
 }

@@ -34,6 +34,15 @@ void add_scalar(double* acc, double v, std::int64_t n);
 void sum_rows(const float* x, float* y, std::int64_t rows, std::int64_t n);
 void sum_rows(const double* x, double* y, std::int64_t rows, std::int64_t n);
 
+/// The sum of x[0, n), always in one order: eight sets of eight lanes, lane l
+/// of set s adding x[64 i + 8 s + l] for i = 0, 1, ... in turn to 0 (the
+/// whole eights after the last 64 going to sets 0, 1, ... in turn); the sets
+/// joined ((0 + 1) + (2 + 3)) + ((4 + 5) + (6 + 7)), then their lanes and the
+/// tail as sum_rows's. Its adds form eight independent chains, so a long line
+/// (a broadcast bias's run of 3136) is not bound by their latency.
+float sum(const float* x, std::int64_t n);
+double sum(const double* x, std::int64_t n);
+
 /// x[r * n + j] = v[r] for r < rows, j < n.
 void fill_rows(float* x, const float* v, std::int64_t rows, std::int64_t n);
 void fill_rows(double* x, const double* v, std::int64_t rows, std::int64_t n);

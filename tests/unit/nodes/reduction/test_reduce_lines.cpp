@@ -1,7 +1,7 @@
 // The reductions' row kernels (nodes/reduction/reduce_lines.hpp): sum_rows
 // gives, bit for bit, the eight-lane order it documents, whatever the number
-// of rows a call takes and for every tail length; fill_rows writes each row's
-// value, -0 and NaN included.
+// of rows a call takes and for every tail length; so does sum its eight sets
+// of eight lanes; fill_rows writes each row's value, -0 and NaN included.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -47,6 +47,37 @@ template <typename T> void check_sum_rows() {
 
 TEST(ReduceLines, SumRowsKeepsTheEightLaneOrderFloat) { check_sum_rows<float>(); }
 TEST(ReduceLines, SumRowsKeepsTheEightLaneOrderDouble) { check_sum_rows<double>(); }
+
+// sum's documented order, one element at a time.
+template <typename T> T eight_set_sum(const T* x, std::int64_t n) {
+  T lane[8][8] = {};
+  std::int64_t j = 0;
+  for (; j + 64 <= n; j += 64)
+    for (int s = 0; s < 8; ++s)
+      for (int l = 0; l < 8; ++l) lane[s][l] += x[j + 8 * s + l];
+  for (int s = 0; j + 8 <= n; j += 8, ++s)
+    for (int l = 0; l < 8; ++l) lane[s][l] += x[j + l];
+  T joined[8];
+  for (int l = 0; l < 8; ++l)
+    joined[l] = ((lane[0][l] + lane[1][l]) + (lane[2][l] + lane[3][l])) +
+                ((lane[4][l] + lane[5][l]) + (lane[6][l] + lane[7][l]));
+  T r = ((joined[0] + joined[4]) + (joined[2] + joined[6])) + ((joined[1] + joined[5]) + (joined[3] + joined[7]));
+  for (; j < n; ++j) r += x[j];
+  return r;
+}
+
+template <typename T> void check_sum() {
+  std::mt19937 rng(8);
+  std::uniform_real_distribution<double> value(-1e3, 1e3);
+  for (const std::int64_t n : {0, 1, 7, 8, 9, 56, 63, 64, 65, 71, 72, 127, 128, 129, 3136, 3137, 3199}) {
+    std::vector<T> x(static_cast<std::size_t>(n));
+    for (T& v : x) v = static_cast<T>(value(rng));
+    ASSERT_TRUE(bitwise_equal(reduce_lines::sum(x.data(), n), eight_set_sum(x.data(), n))) << "n " << n;
+  }
+}
+
+TEST(ReduceLines, SumKeepsTheEightSetOrderFloat) { check_sum<float>(); }
+TEST(ReduceLines, SumKeepsTheEightSetOrderDouble) { check_sum<double>(); }
 
 TEST(ReduceLines, FillRowsWritesEveryElementOfEachRow) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
