@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <vector>
 
@@ -69,7 +70,9 @@ void write_gradients(std::span<Tensor* const> dsts, const Tensor& g, std::span<c
     using T = decltype(tag);
     using Array = Eigen::Array<T, Eigen::Dynamic, 1>;
     // The fused gradients of src = dy[i, i + n); a large one overwritten
-    // streams past the caches (stream_lines.hpp).
+    // streams past the caches (stream_lines.hpp), another with a factor of 1
+    // is a copy: memcpy has the AVX loops that Eigen's baseline-x86-64
+    // packets lack, which left 2 threads short of the memory's pace.
     const auto write = [&](const Eigen::Map<const Array>& src, std::int64_t i, std::int64_t n) {
       for (std::size_t k : fused) {
         Eigen::Map<Array> dst(dsts[k]->template data<T>() + i, n);
@@ -77,6 +80,8 @@ void write_gradients(std::span<Tensor* const> dsts, const Tensor& g, std::span<c
           dst += static_cast<T>(scales[k]) * src;
         else if (dsts[k]->nbytes() >= stream_lines::stream_bytes())
           stream_lines::write_scaled(dst.data(), src.data(), static_cast<T>(scales[k]), n);
+        else if (scales[k] == 1.0)
+          std::memcpy(dst.data(), src.data(), static_cast<std::size_t>(n) * sizeof(T));
         else
           dst = static_cast<T>(scales[k]) * src;
       }
