@@ -109,9 +109,8 @@ BroadcastPlan plan_broadcast(const Shape& out, std::span<const Shape> operands) 
 namespace {
 
 template <typename T> void add_run_of(T* acc, const T* src, std::int64_t n, bool along) {
-  using Array = Eigen::Array<T, Eigen::Dynamic, 1>;
   if (along)
-    Eigen::Map<Array>(acc, n) += Eigen::Map<const Array>(src, n);
+    reduce_lines::add(acc, src, n);
   else
     *acc += reduce_lines::sum(src, n);
 }
