@@ -122,29 +122,42 @@ void for_each_broadcast(const Shape& out, const std::vector<std::int64_t>& sa,
   });
 }
 
+/// The parts reduce_into cuts an output of `total` elements into when it sums
+/// them into `numel` elements: a power of two up to 8, each part at least
+/// kParallelElements output elements and 4 times `numel` (the usual broadcast
+/// bias; a larger sum is one part). Fixed by the sizes alone, never by the
+/// thread count, so the sums have the same bits on any number of threads
+/// (docs/architecture.md, "Threads").
+inline std::int64_t reduce_parts(std::int64_t numel, std::int64_t total) {
+  std::int64_t parts = 1;
+  while (parts < 8 && 2 * parts * kParallelElements <= total && 2 * parts * numel * 4 <= total) parts *= 2;
+  return parts;
+}
+
 /// A zero-filled tensor of `dtype` (C++ type T) and `shape` into which
 /// body(begin, end, acc) adds the contributions of output elements
 /// [begin, end) of an output of `total` elements (acc: the tensor's data).
 /// Contributions of different output elements may land on one element of
-/// acc, so parts of the output run on separate threads only when `shape` is
-/// small next to the output (the usual broadcast bias), each into a copy of
-/// its own; the copies are added up after.
+/// acc, so the output is cut into reduce_parts parts, each summed into a copy
+/// of its own (on up to `threads` threads) and the copies added up after, in
+/// part order.
 template <typename T, typename Body>
 Tensor reduce_into(const Shape& shape, std::int64_t total, int threads, Body&& body) {
   Tensor acc(dtype_of_v<T>, shape);
-  const std::int64_t parts = std::min<std::int64_t>(threads, total / kParallelElements);
-  if (parts <= 1 || acc.numel() * parts * 4 > total) {
+  const std::int64_t parts = reduce_parts(acc.numel(), total);
+  if (parts <= 1) {
     body(std::int64_t{0}, total, acc.data<T>());
     return acc;
   }
   std::vector<Tensor> partial(static_cast<std::size_t>(parts));
-  parallel_ranges(static_cast<int>(parts), parts, [&](std::int64_t first, std::int64_t last) {
-    for (std::int64_t p = first; p < last; ++p) {
-      Tensor& mine = partial[static_cast<std::size_t>(p)];
-      mine = Tensor(dtype_of_v<T>, shape);
-      body(total * p / parts, total * (p + 1) / parts, mine.data<T>());
-    }
-  });
+  parallel_ranges(static_cast<int>(std::min<std::int64_t>(threads, parts)), parts,
+                  [&](std::int64_t first, std::int64_t last) {
+                    for (std::int64_t p = first; p < last; ++p) {
+                      Tensor& mine = partial[static_cast<std::size_t>(p)];
+                      mine = Tensor(dtype_of_v<T>, shape);
+                      body(total * p / parts, total * (p + 1) / parts, mine.data<T>());
+                    }
+                  });
   T* a = acc.data<T>();
   for (const Tensor& t : partial) {
     const T* q = t.data<T>();

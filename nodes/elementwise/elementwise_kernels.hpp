@@ -17,6 +17,7 @@
 #include "core/tensor.hpp"
 #include "nodes/common/broadcast.hpp"
 #include "nodes/common/layer_common.hpp"
+#include "nodes/reduction/reduce_lines.hpp"
 
 namespace nodeflow::elementwise {
 
@@ -143,14 +144,16 @@ void add_gradient(Tensor& dst, const Shape& out, const std::array<const Tensor*,
           run(i, at, 0, n, [&](std::int64_t j, T value) { d[j] += value; });
           return;
         }
-        // A sum along the run: values in chunks, each summed by Eigen (vectorised).
-        constexpr std::int64_t kChunk = 256;
-        std::array<T, kChunk> chunk;
+        // A sum along the run, its values made a block at a time: the order
+        // of reduce_lines::sum over the whole run, so the bits of a node
+        // that sums its products in one pass (Mul, reduce_lines::dot).
+        constexpr std::int64_t kBlock = reduce_lines::kSumBlock;
+        std::array<T, kBlock> block;
         T total = 0;
-        for (std::int64_t first = 0; first < n; first += kChunk) {
-          const std::int64_t last = std::min(n, first + kChunk);
-          run(i, at, first, last, [&](std::int64_t j, T value) { chunk[static_cast<std::size_t>(j - first)] = value; });
-          total += Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>(chunk.data(), last - first).sum();
+        for (std::int64_t first = 0; first < n; first += kBlock) {
+          const std::int64_t last = std::min(n, first + kBlock);
+          run(i, at, first, last, [&](std::int64_t j, T value) { block[static_cast<std::size_t>(j - first)] = value; });
+          total += reduce_lines::sum(block.data(), last - first);
         }
         *d += total;
       });

@@ -3,10 +3,12 @@
 // at run time (RunError) since it has no integer result. Float division by
 // zero gives IEEE inf/nan (docs/operators.md, "Gradient conventions").
 #include <algorithm>
+#include <span>
 
 #include "core/errors.hpp"
 #include "nodes/elementwise/elementwise_node.hpp"
 #include "nodes/elementwise/elementwise_ops.hpp"
+#include "nodes/reduction/reduce_lines.hpp"
 
 namespace nodeflow {
 namespace elementwise {
@@ -79,10 +81,51 @@ template <typename T> bool mul_backward_same_shape(const GradientArgs& args) {
   return true;
 }
 
+// One input of dC's shape and dtype (a feature map) and one broadcast to it
+// (a per-channel scale [C, 1, 1]), both gradients wanted: one pass over dC,
+// run by run, instead of one per input. The broadcast input's products are
+// summed with reduce_lines::dot, add_gradient's products in its order, and
+// in reduce_into's parts: the same bits as the two passes. Only for long runs
+// that reduce_into shares among the threads, as Add's fused pass.
+template <typename T> bool mul_backward_broadcast(const GradientArgs& args) {
+  const Tensor& g = args.dy;
+  const BackwardContext& ctx = args.ctx;
+  const std::size_t full = args.x[0].shape() == g.shape() ? 0 : 1, part = 1 - full;
+  const Tensor &x = args.x[full], &b = args.x[part];
+  Tensor &dx = ctx.grad_inputs[full], &db = ctx.grad_inputs[part];
+  if (g.dtype() != dtype_of_v<T> || x.shape() != g.shape() || x.dtype() != g.dtype() || b.dtype() != g.dtype() ||
+      b.shape() == g.shape() || dx.empty() || dx.dtype() != g.dtype() || dx.shape() != g.shape() || db.empty())
+    return false;
+  const Shape shape = b.shape();
+  const BroadcastPlan plan = plan_broadcast(g.shape(), std::span<const Shape>(&shape, 1));
+  if (plan.inner() < 1024 || (ctx.threads > 1 && reduce_parts(db.numel(), plan.total) < 2)) return false;
+  using Array = Eigen::Array<T, Eigen::Dynamic, 1>;
+  using In = Eigen::Map<const Array>;
+  const bool along = plan.step(0) != 0;
+  const T *gp = g.data<T>(), *xp = x.data<T>(), *bp = b.data<T>();
+  T* dxp = dx.data<T>();
+  const auto sx = static_cast<T>(ctx.scale_for(full));
+  const Tensor sum = reduce_into<T>(shape, plan.total, ctx.threads, [&](std::int64_t begin, std::int64_t end, T* acc) {
+    for_each_run<1>(plan, begin, end, [&](std::int64_t i, const std::array<std::int64_t, 1>& at, std::int64_t n) {
+      const In gi(gp + i, n);
+      Eigen::Map<Array> dxi(dxp + i, n);
+      if (along) {
+        dxi += sx * (gi * In(bp + at[0], n));
+        Eigen::Map<Array>(acc + at[0], n) += gi * In(xp + i, n);
+      } else {
+        dxi += sx * (gi * bp[at[0]]);
+        acc[at[0]] += reduce_lines::dot(gp + i, xp + i, n);
+      }
+    });
+  });
+  accumulate_gradient(db, sum, ctx.scale_for(part));
+  return true;
+}
+
 void mul_backward(const GradientArgs& args) {
   visit_compute_dtype(args.dy.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    if (mul_backward_same_shape<T>(args)) return;
+    if (mul_backward_same_shape<T>(args) || mul_backward_broadcast<T>(args)) return;
     const T* g = args.dy.data<T>();
     for (std::size_t k = 0; k < 2; ++k)
       add_input_gradient<T, 1>(args, k, {&args.x[1 - k]},

@@ -5,6 +5,7 @@
 // sanitizers' runtime is up).
 #include "nodes/reduction/reduce_lines.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "nodes/common/vector_lanes.hpp"
@@ -105,16 +106,13 @@ template <typename T> [[gnu::always_inline]] inline Eight<T> load_eight(const T*
   return v;
 }
 
-// ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)), then the tail x[j, n).
-template <typename T>
-[[gnu::always_inline]] inline T join_lanes(const Eight<T>& lanes, const T* x, std::int64_t j, std::int64_t n) {
+// ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)).
+template <typename T> [[gnu::always_inline]] inline T join_lanes(const Eight<T>& lanes) {
   Four<T> lo, hi;
   std::memcpy(&lo, &lanes, sizeof lo);
   std::memcpy(&hi, reinterpret_cast<const char*>(&lanes) + sizeof lo, sizeof hi);
   const Four<T> h = lo + hi;
-  T r = (h[0] + h[2]) + (h[1] + h[3]);
-  for (; j < n; ++j) r += x[j];
-  return r;
+  return (h[0] + h[2]) + (h[1] + h[3]);
 }
 
 // `Count` rows at once, their lanes in registers.
@@ -124,19 +122,45 @@ template <std::int64_t Count, typename T>
   std::int64_t j = 0;
   for (; j + 8 <= n; j += 8)
     for (std::int64_t r = 0; r < Count; ++r) lanes[r] += load_eight(x + r * n + j);
-  for (std::int64_t r = 0; r < Count; ++r) y[r] = join_lanes(lanes[r], x + r * n, j, n);
+  for (std::int64_t r = 0; r < Count; ++r) {
+    T sum = join_lanes<T>(lanes[r]);
+    for (std::int64_t k = j; k < n; ++k) sum += x[r * n + k];
+    y[r] = sum;
+  }
 }
 
-// Eight sets of eight lanes (reduce_lines::sum).
-template <typename T> [[gnu::always_inline]] inline T sum_line(const T* x, std::int64_t n) {
+// reduce_lines::sum's order over the n elements that eights(j) gives eight
+// at a time from j and one(j) one at a time: blocks of kSumBlock, each in
+// eight sets of eight lanes.
+template <typename T, typename Eights, typename One>
+[[gnu::always_inline]] inline T sum_blocks(std::int64_t n, Eights&& eights, One&& one) {
   constexpr int kSets = 8;
-  Eight<T> sets[kSets] = {};
-  std::int64_t j = 0;
-  for (; j + 8 * kSets <= n; j += 8 * kSets)
-    for (int s = 0; s < kSets; ++s) sets[s] += load_eight(x + j + 8 * s);
-  for (int s = 0; j + 8 <= n; j += 8, ++s) sets[s] += load_eight(x + j);
-  const Eight<T> joined = ((sets[0] + sets[1]) + (sets[2] + sets[3])) + ((sets[4] + sets[5]) + (sets[6] + sets[7]));
-  return join_lanes(joined, x, j, n);
+  T total = 0;
+  for (std::int64_t b = 0; b < n; b += kSumBlock) {
+    const std::int64_t end = std::min(n, b + kSumBlock);
+    Eight<T> sets[kSets] = {};
+    std::int64_t j = b;
+    for (; j + 8 * kSets <= end; j += 8 * kSets)
+      for (int s = 0; s < kSets; ++s) sets[s] += eights(j + 8 * s);
+    for (int s = 0; j + 8 <= end; j += 8, ++s) sets[s] += eights(j);
+    const Eight<T> joined =
+        ((sets[0] + sets[1]) + (sets[2] + sets[3])) + ((sets[4] + sets[5]) + (sets[6] + sets[7]));
+    T block = join_lanes<T>(joined);
+    for (; j < end; ++j) block += one(j);
+    total += block;
+  }
+  return total;
+}
+
+template <typename T> [[gnu::always_inline]] inline T sum_line(const T* x, std::int64_t n) {
+  return sum_blocks<T>(n, [x](std::int64_t j) { return load_eight(x + j); }, [x](std::int64_t j) { return x[j]; });
+}
+
+// Each product rounded, then summed: the bits of sum_line over the products.
+template <typename T> [[gnu::always_inline]] inline T dot_line(const T* x, const T* y, std::int64_t n) {
+  return sum_blocks<T>(
+      n, [x, y](std::int64_t j) { return load_eight(x + j) * load_eight(y + j); },
+      [x, y](std::int64_t j) { return x[j] * y[j]; });
 }
 
 template <typename T>
@@ -174,6 +198,7 @@ template <typename T>
     sum_row_block(x, y, rows, n);                                                                              \
   }                                                                                                            \
   __VA_ARGS__ T sum_##T##SUFFIX(const T* x, std::int64_t n) { return sum_line(x, n); }                         \
+  __VA_ARGS__ T dot_##T##SUFFIX(const T* x, const T* y, std::int64_t n) { return dot_line(x, y, n); }          \
   __VA_ARGS__ void fill_rows_##T##SUFFIX(T* x, const T* v, std::int64_t rows, std::int64_t n) {              \
     fill_row_block(x, v, rows, n);                                                                             \
   }
@@ -195,6 +220,8 @@ void add_scalar(double* acc, double v, std::int64_t n) { NODEFLOW_LANES_PICK(add
 
 float sum(const float* x, std::int64_t n) { return NODEFLOW_LANES_PICK(sum_float)(x, n); }
 double sum(const double* x, std::int64_t n) { return NODEFLOW_LANES_PICK(sum_double)(x, n); }
+float dot(const float* x, const float* y, std::int64_t n) { return NODEFLOW_LANES_PICK(dot_float)(x, y, n); }
+double dot(const double* x, const double* y, std::int64_t n) { return NODEFLOW_LANES_PICK(dot_double)(x, y, n); }
 void sum_rows(const float* x, float* y, std::int64_t rows, std::int64_t n) {
   NODEFLOW_LANES_PICK(sum_rows_float)(x, y, rows, n);
 }

@@ -34,14 +34,25 @@ void add_scalar(double* acc, double v, std::int64_t n);
 void sum_rows(const float* x, float* y, std::int64_t rows, std::int64_t n);
 void sum_rows(const double* x, double* y, std::int64_t rows, std::int64_t n);
 
-/// The sum of x[0, n), always in one order: eight sets of eight lanes, lane l
-/// of set s adding x[64 i + 8 s + l] for i = 0, 1, ... in turn to 0 (the
-/// whole eights after the last 64 going to sets 0, 1, ... in turn); the sets
-/// joined ((0 + 1) + (2 + 3)) + ((4 + 5) + (6 + 7)), then their lanes and the
-/// tail as sum_rows's. Its adds form eight independent chains, so a long line
-/// (a broadcast bias's run of 3136) is not bound by their latency.
+/// The elements of one block of sum and dot.
+inline constexpr std::int64_t kSumBlock = 1024;
+
+/// The sum of x[0, n), always in one order: block by block of kSumBlock
+/// elements, the blocks' sums added in turn to 0; in a block, eight sets of
+/// eight lanes, lane l of set s adding x[64 i + 8 s + l] for i = 0, 1, ... in
+/// turn to 0 (the whole eights after the last 64 going to sets 0, 1, ... in
+/// turn), the sets joined ((0 + 1) + (2 + 3)) + ((4 + 5) + (6 + 7)), then
+/// their lanes and the block's tail as sum_rows's. Its adds form eight
+/// independent chains, so a long line (a broadcast bias's run of 3136) is not
+/// bound by their latency; the blocks let a caller that makes a line's
+/// values a block at a time (elementwise::add_gradient) give the same bits.
 float sum(const float* x, std::int64_t n);
 double sum(const double* x, std::int64_t n);
+
+/// The sum of the products x[j] * y[j], j < n, each rounded to the type,
+/// in sum's order: the bits of sum over a line holding the products.
+float dot(const float* x, const float* y, std::int64_t n);
+double dot(const double* x, const double* y, std::int64_t n);
 
 /// x[r * n + j] = v[r] for r < rows, j < n.
 void fill_rows(float* x, const float* v, std::int64_t rows, std::int64_t n);

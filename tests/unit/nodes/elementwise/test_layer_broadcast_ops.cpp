@@ -4,7 +4,10 @@
 // a sweep of broadcasting patterns, ties, and fan-out in a graph.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
+#include <cstring>
+#include <string>
 #include <limits>
 #include <random>
 
@@ -216,39 +219,72 @@ TEST(BroadcastOps, Float16AndBFloat16GradientsFollowTheFloat64Ones) {
   }
 }
 
-TEST(BroadcastOps, LargeTensorsGiveTheSameResultOnSeveralThreads) {
+// The forward and both gradients of a broadcasting op on `threads` threads;
+// an input's gradient is left empty (not wanted) where `wanted` is false.
+std::vector<Tensor> forward_backward(const char* op, const Tensor& x, const Tensor& b, const Tensor& dy, int threads,
+                                     std::array<bool, 2> wanted = {true, true}) {
+  const auto node = make_node(op, {});
+  std::vector<Tensor> saved;
+  std::vector<Tensor> out(1);
+  const std::vector<Tensor> in = {x, b};
+  node->forward(ForwardContext{in, out, &saved, 0, nullptr, threads});
+  const std::vector<TensorInfo> infos = {{x.dtype(), x.shape()}, {b.dtype(), b.shape()}};
+  std::vector<Tensor> grads = {wanted[0] ? Tensor(x.dtype(), x.shape()) : Tensor(),
+                               wanted[1] ? Tensor(b.dtype(), b.shape()) : Tensor()};
+  BackwardContext ctx;
+  ctx.inputs = infos;
+  ctx.saved = saved;
+  const std::vector<Tensor> dys = {dy};
+  ctx.grad_outputs = dys;
+  ctx.grad_inputs = grads;
+  ctx.threads = threads;
+  node->backward(ctx);
+  return {out[0], grads[0], grads[1]};
+}
+
+void expect_same_bits(const Tensor& a, const Tensor& b, const std::string& what) {
+  ASSERT_EQ(a.shape(), b.shape()) << what;
+  ASSERT_EQ(a.nbytes(), b.nbytes()) << what;
+  EXPECT_EQ(std::memcmp(a.raw(), b.raw(), a.nbytes()), 0) << what;
+}
+
+// A broadcast input's gradient is summed in parts fixed by the shapes
+// (reduce_parts), so the thread count does not change a bit
+// (docs/architecture.md, "Threads").
+TEST(BroadcastOps, LargeTensorsGiveTheSameBitsOnAnyThreadCount) {
   std::mt19937_64 rng(5);
   const Tensor x = random_uniform({4, 16, 40, 40}, rng).cast(DType::Float32);
-  const Tensor bias = random_uniform({16, 1, 1}, rng).cast(DType::Float32);
   const Tensor dy = random_uniform({4, 16, 40, 40}, rng).cast(DType::Float32);
-  for (const char* op : {"Add", "Mul", "PRelu"}) {
-    const auto node = make_node(op, {});
-    std::vector<std::vector<double>> results;
-    for (int threads : {1, 2}) {
-      std::vector<Tensor> saved;
-      std::vector<Tensor> out(1);
-      const std::vector<Tensor> in = {x, bias};
-      node->forward(ForwardContext{in, out, &saved, 0, nullptr, threads});
-      const std::vector<TensorInfo> infos = {{x.dtype(), x.shape()}, {bias.dtype(), bias.shape()}};
-      std::vector<Tensor> grads = {Tensor(x.dtype(), x.shape()), Tensor(bias.dtype(), bias.shape())};
-      BackwardContext b;
-      b.inputs = infos;
-      b.saved = saved;
-      const std::vector<Tensor> dys = {dy};
-      b.grad_outputs = dys;
-      b.grad_inputs = grads;
-      b.threads = threads;
-      node->backward(b);
-      std::vector<double> all = as_doubles(out[0]);
-      for (const Tensor& g : grads) {
-        const auto v = as_doubles(g);
-        all.insert(all.end(), v.begin(), v.end());
+  for (const Shape& bias_shape : {Shape{16, 1, 1}, Shape{16, 40, 40}, Shape{40}}) {
+    const Tensor bias = random_uniform(bias_shape, rng).cast(DType::Float32);
+    for (const char* op : {"Add", "Mul", "PRelu"}) {
+      const std::vector<Tensor> one = forward_backward(op, x, bias, dy, 1);
+      for (int threads : {2, 3}) {
+        const std::vector<Tensor> many = forward_backward(op, x, bias, dy, threads);
+        for (std::size_t k = 0; k < one.size(); ++k)
+          expect_same_bits(one[k], many[k],
+                           std::string(op) + " " + to_string(bias_shape) + ", " + std::to_string(threads) +
+                               " threads, tensor " + std::to_string(k));
       }
-      results.push_back(std::move(all));
     }
-    ASSERT_EQ(results[0].size(), results[1].size());
-    for (std::size_t i = 0; i < results[0].size(); ++i)
-      ASSERT_NEAR(results[0][i], results[1][i], 1e-3 * (1 + std::abs(results[0][i]))) << op << " element " << i;
+  }
+}
+
+// Mul's gradients of a feature map and a broadcast factor, taken in one pass,
+// have the bits of each taken alone (add_gradient).
+TEST(BroadcastOps, MulGradientsInOnePassHaveTheBitsOfOnePassEach) {
+  std::mt19937_64 rng(6);
+  const Tensor x = random_uniform({4, 16, 40, 40}, rng).cast(DType::Float32);
+  const Tensor dy = random_uniform({4, 16, 40, 40}, rng).cast(DType::Float32);
+  for (const Shape& bias_shape : {Shape{16, 1, 1}, Shape{16, 40, 40}, Shape{1}}) {
+    const Tensor bias = random_uniform(bias_shape, rng).cast(DType::Float32);
+    for (int threads : {1, 2}) {
+      const std::string what = to_string(bias_shape) + ", " + std::to_string(threads) + " threads";
+      const std::vector<Tensor> both = forward_backward("Mul", x, bias, dy, threads);
+      expect_same_bits(both[1], forward_backward("Mul", x, bias, dy, threads, {true, false})[1], "dA " + what);
+      expect_same_bits(both[2], forward_backward("Mul", x, bias, dy, threads, {false, true})[2], "dB " + what);
+      expect_same_bits(forward_backward("Mul", bias, x, dy, threads)[1], both[2], "dA, A broadcast, " + what);
+    }
   }
 }
 

@@ -1,9 +1,11 @@
 // The reductions' row kernels (nodes/reduction/reduce_lines.hpp): sum_rows
 // gives, bit for bit, the eight-lane order it documents, whatever the number
-// of rows a call takes and for every tail length; so does sum its eight sets
-// of eight lanes; fill_rows writes each row's value, -0 and NaN included.
+// of rows a call takes and for every tail length; so do sum and dot their
+// blocks of eight sets of eight lanes; fill_rows writes each row's value, -0
+// and NaN included.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -48,8 +50,8 @@ template <typename T> void check_sum_rows() {
 TEST(ReduceLines, SumRowsKeepsTheEightLaneOrderFloat) { check_sum_rows<float>(); }
 TEST(ReduceLines, SumRowsKeepsTheEightLaneOrderDouble) { check_sum_rows<double>(); }
 
-// sum's documented order, one element at a time.
-template <typename T> T eight_set_sum(const T* x, std::int64_t n) {
+// sum's documented order, one element at a time: one block.
+template <typename T> T eight_set_block(const T* x, std::int64_t n) {
   T lane[8][8] = {};
   std::int64_t j = 0;
   for (; j + 64 <= n; j += 64)
@@ -66,18 +68,30 @@ template <typename T> T eight_set_sum(const T* x, std::int64_t n) {
   return r;
 }
 
+// The blocks' sums added in turn to 0.
+template <typename T> T eight_set_sum(const T* x, std::int64_t n) {
+  T total = 0;
+  for (std::int64_t b = 0; b < n; b += reduce_lines::kSumBlock)
+    total += eight_set_block(x + b, std::min(reduce_lines::kSumBlock, n - b));
+  return total;
+}
+
 template <typename T> void check_sum() {
   std::mt19937 rng(8);
   std::uniform_real_distribution<double> value(-1e3, 1e3);
-  for (const std::int64_t n : {0, 1, 7, 8, 9, 56, 63, 64, 65, 71, 72, 127, 128, 129, 3136, 3137, 3199}) {
-    std::vector<T> x(static_cast<std::size_t>(n));
+  for (const std::int64_t n : {0, 1, 7, 8, 9, 56, 63, 64, 65, 71, 72, 127, 128, 129, 1023, 1024, 1025, 1031, 2048,
+                               3136, 3137, 3199}) {
+    std::vector<T> x(static_cast<std::size_t>(n)), y(static_cast<std::size_t>(n)), xy(static_cast<std::size_t>(n));
     for (T& v : x) v = static_cast<T>(value(rng));
+    for (T& v : y) v = static_cast<T>(value(rng));
+    for (std::size_t j = 0; j < xy.size(); ++j) xy[j] = x[j] * y[j];
     ASSERT_TRUE(bitwise_equal(reduce_lines::sum(x.data(), n), eight_set_sum(x.data(), n))) << "n " << n;
+    ASSERT_TRUE(bitwise_equal(reduce_lines::dot(x.data(), y.data(), n), eight_set_sum(xy.data(), n))) << "n " << n;
   }
 }
 
-TEST(ReduceLines, SumKeepsTheEightSetOrderFloat) { check_sum<float>(); }
-TEST(ReduceLines, SumKeepsTheEightSetOrderDouble) { check_sum<double>(); }
+TEST(ReduceLines, SumAndDotKeepTheEightSetOrderFloat) { check_sum<float>(); }
+TEST(ReduceLines, SumAndDotKeepTheEightSetOrderDouble) { check_sum<double>(); }
 
 TEST(ReduceLines, FillRowsWritesEveryElementOfEachRow) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
