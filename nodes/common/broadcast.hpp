@@ -134,6 +134,14 @@ inline std::int64_t reduce_parts(std::int64_t numel, std::int64_t total) {
   return parts;
 }
 
+/// Whether a node's one pass over its output gradient also takes the sum of
+/// a broadcast input's gradient, of `numel` elements (Add's and Mul's fused
+/// backward passes): for runs of at least 1,024 elements and, on several
+/// threads, a sum that reduce_into cuts into parts for the threads to share.
+inline bool fuse_broadcast_sum(const BroadcastPlan& plan, std::int64_t numel, int threads) {
+  return plan.inner() >= 1024 && (threads <= 1 || reduce_parts(numel, plan.total) > 1);
+}
+
 /// A zero-filled tensor of `dtype` (C++ type T) and `shape` into which
 /// body(begin, end, acc) adds the contributions of output elements
 /// [begin, end) of an output of `total` elements (acc: the tensor's data).

@@ -89,13 +89,12 @@ void write_gradients(std::span<Tensor* const> dsts, const Tensor& g, std::span<c
     if (!others.empty()) {
       // One input broadcast (a per-channel bias [C, 1, 1]): its sum is taken
       // in the same pass, run by run, while the run is in cache: sum_to_shape's
-      // runs, add_run and partial sums (reduce_into), so its bits. Only for
-      // long runs that reduce_into shares among the threads (reduce_parts).
+      // runs, add_run and partial sums (reduce_into), so its bits.
       Tensor& dst = *dsts[others[0]];
       const Shape shape = dst.shape();
       const BroadcastPlan plan = plan_broadcast(g.shape(), std::span<const Shape>(&shape, 1));
       const bool along = plan.step(0) != 0;
-      if (plan.inner() >= 1024 && (threads <= 1 || reduce_parts(dst.numel(), plan.total) > 1)) {
+      if (fuse_broadcast_sum(plan, dst.numel(), threads)) {
         const T* s = g.data<T>();
         const Tensor sum = reduce_into<T>(shape, plan.total, threads, [&](std::int64_t b, std::int64_t e, T* acc) {
           for_each_run<1>(plan, b, e, [&](std::int64_t i, const std::array<std::int64_t, 1>& at, std::int64_t n) {

@@ -85,8 +85,7 @@ template <typename T> bool mul_backward_same_shape(const GradientArgs& args) {
 // (a per-channel scale [C, 1, 1]), both gradients wanted: one pass over dC,
 // run by run, instead of one per input. The broadcast input's products are
 // summed with reduce_lines::dot, add_gradient's products in its order, and
-// in reduce_into's parts: the same bits as the two passes. Only for long runs
-// that reduce_into shares among the threads, as Add's fused pass.
+// in reduce_into's parts: the same bits as the two passes.
 template <typename T> bool mul_backward_broadcast(const GradientArgs& args) {
   const Tensor& g = args.dy;
   const BackwardContext& ctx = args.ctx;
@@ -98,7 +97,7 @@ template <typename T> bool mul_backward_broadcast(const GradientArgs& args) {
     return false;
   const Shape shape = b.shape();
   const BroadcastPlan plan = plan_broadcast(g.shape(), std::span<const Shape>(&shape, 1));
-  if (plan.inner() < 1024 || (ctx.threads > 1 && reduce_parts(db.numel(), plan.total) < 2)) return false;
+  if (!fuse_broadcast_sum(plan, db.numel(), ctx.threads)) return false;
   using Array = Eigen::Array<T, Eigen::Dynamic, 1>;
   using In = Eigen::Map<const Array>;
   const bool along = plan.step(0) != 0;

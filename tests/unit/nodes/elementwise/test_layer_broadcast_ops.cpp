@@ -248,13 +248,22 @@ void expect_same_bits(const Tensor& a, const Tensor& b, const std::string& what)
   EXPECT_EQ(std::memcmp(a.raw(), b.raw(), a.nbytes()), 0) << what;
 }
 
+// A feature map [4, 16, 40, 40] and its output gradient, float32.
+struct FeatureMap {
+  Tensor x, dy;
+};
+FeatureMap random_feature_map(std::mt19937_64& rng) {
+  Tensor x = random_uniform({4, 16, 40, 40}, rng).cast(DType::Float32);
+  Tensor dy = random_uniform({4, 16, 40, 40}, rng).cast(DType::Float32);
+  return {std::move(x), std::move(dy)};
+}
+
 // A broadcast input's gradient is summed in parts fixed by the shapes
 // (reduce_parts), so the thread count does not change a bit
 // (docs/architecture.md, "Threads").
 TEST(BroadcastOps, LargeTensorsGiveTheSameBitsOnAnyThreadCount) {
   std::mt19937_64 rng(5);
-  const Tensor x = random_uniform({4, 16, 40, 40}, rng).cast(DType::Float32);
-  const Tensor dy = random_uniform({4, 16, 40, 40}, rng).cast(DType::Float32);
+  const auto [x, dy] = random_feature_map(rng);
   for (const Shape& bias_shape : {Shape{16, 1, 1}, Shape{16, 40, 40}, Shape{40}}) {
     const Tensor bias = random_uniform(bias_shape, rng).cast(DType::Float32);
     for (const char* op : {"Add", "Mul", "PRelu"}) {
@@ -274,8 +283,7 @@ TEST(BroadcastOps, LargeTensorsGiveTheSameBitsOnAnyThreadCount) {
 // have the bits of each taken alone (add_gradient).
 TEST(BroadcastOps, MulGradientsInOnePassHaveTheBitsOfOnePassEach) {
   std::mt19937_64 rng(6);
-  const Tensor x = random_uniform({4, 16, 40, 40}, rng).cast(DType::Float32);
-  const Tensor dy = random_uniform({4, 16, 40, 40}, rng).cast(DType::Float32);
+  const auto [x, dy] = random_feature_map(rng);
   for (const Shape& bias_shape : {Shape{16, 1, 1}, Shape{16, 40, 40}, Shape{1}}) {
     const Tensor bias = random_uniform(bias_shape, rng).cast(DType::Float32);
     for (int threads : {1, 2}) {
