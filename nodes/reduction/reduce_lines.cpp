@@ -115,16 +115,53 @@ template <typename T> [[gnu::always_inline]] inline T join_lanes(const Eight<T>&
   return (h[0] + h[2]) + (h[1] + h[3]);
 }
 
-// `Count` rows at once, their lanes in registers.
+// join_lanes of eight rows' lanes at once, lane r of the result row r's:
+// the same adds, the lanes of two, four, then eight rows side by side in one
+// vector, rather than each row's through the stack.
+template <typename T> [[gnu::always_inline]] inline Eight<T> join_eight_rows(const Eight<T> (&lanes)[8]) {
+  // Lane l + 4 to lane l, rows 2k and 2k + 1 side by side: [h(2k), h(2k + 1)].
+  Eight<T> h[4];
+  for (int k = 0; k < 4; ++k)
+    h[k] = __builtin_shufflevector(lanes[2 * k], lanes[2 * k + 1], 0, 1, 2, 3, 8, 9, 10, 11) +
+           __builtin_shufflevector(lanes[2 * k], lanes[2 * k + 1], 4, 5, 6, 7, 12, 13, 14, 15);
+  // h0 + h2 and h1 + h3 of rows 4k .. 4k + 3.
+  Eight<T> q[2];
+  for (int k = 0; k < 2; ++k)
+    q[k] = __builtin_shufflevector(h[2 * k], h[2 * k + 1], 0, 1, 4, 5, 8, 9, 12, 13) +
+           __builtin_shufflevector(h[2 * k], h[2 * k + 1], 2, 3, 6, 7, 10, 11, 14, 15);
+  return __builtin_shufflevector(q[0], q[1], 0, 2, 4, 6, 8, 10, 12, 14) +
+         __builtin_shufflevector(q[0], q[1], 1, 3, 5, 7, 9, 11, 13, 15);
+}
+
+// `Count` rows at once, their lanes in registers, their sums joined by
+// join_eight_rows when there are eight. The loads go through the rows two at
+// a time: on this project's AVX-512 machine (one core, rows of 56 of a
+// 16x256x56x56 map), loads interleaved over four rows took 1.3-1.9x a pair's
+// time from memory and 1.05-1.15x from cache.
 template <std::int64_t Count, typename T>
 [[gnu::always_inline]] inline void sum_counted_rows(const T* x, T* y, std::int64_t n) {
+  static_assert(Count == 1 || Count % 2 == 0);
   Eight<T> lanes[Count] = {};
-  std::int64_t j = 0;
-  for (; j + 8 <= n; j += 8)
-    for (std::int64_t r = 0; r < Count; ++r) lanes[r] += load_eight(x + r * n + j);
+  const std::int64_t whole = n - n % 8;
+  for (std::int64_t r = 0; r < Count; r += 2)
+    for (std::int64_t j = 0; j < whole; j += 8) {
+      lanes[r] += load_eight(x + r * n + j);
+      if constexpr (Count > 1) lanes[r + 1] += load_eight(x + (r + 1) * n + j);
+    }
+  T sums[Count];
+  if constexpr (Count == 8) {
+    const Eight<T> joined = join_eight_rows<T>(lanes);
+    std::memcpy(sums, &joined, sizeof sums);
+  } else {
+    for (std::int64_t r = 0; r < Count; ++r) sums[r] = join_lanes<T>(lanes[r]);
+  }
+  if (whole == n) {
+    std::memcpy(y, sums, sizeof sums);
+    return;
+  }
   for (std::int64_t r = 0; r < Count; ++r) {
-    T sum = join_lanes<T>(lanes[r]);
-    for (std::int64_t k = j; k < n; ++k) sum += x[r * n + k];
+    T sum = sums[r];
+    for (std::int64_t k = whole; k < n; ++k) sum += x[r * n + k];
     y[r] = sum;
   }
 }
@@ -165,9 +202,9 @@ template <typename T> [[gnu::always_inline]] inline T dot_line(const T* x, const
 
 template <typename T>
 [[gnu::always_inline]] inline void sum_row_block(const T* x, T* y, std::int64_t rows, std::int64_t n) {
-  constexpr std::int64_t kRows = 4;
   std::int64_t r = 0;
-  for (; r + kRows <= rows; r += kRows) sum_counted_rows<kRows>(x + r * n, y + r, n);
+  for (; r + 8 <= rows; r += 8) sum_counted_rows<8>(x + r * n, y + r, n);
+  for (; r + 2 <= rows; r += 2) sum_counted_rows<2>(x + r * n, y + r, n);
   for (; r < rows; ++r) sum_counted_rows<1>(x + r * n, y + r, n);
 }
 
