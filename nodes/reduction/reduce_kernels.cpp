@@ -168,10 +168,19 @@ template <typename F> void for_each_piece(int threads, std::int64_t n, F&& piece
   });
 }
 
+// Nothing to do after reduce_pass.
+struct NoFinish {
+  void operator()(std::int64_t, std::int64_t) const {}
+};
+
 // acc[o] = the policy's reduction of the input elements of output o;
-// aux[o] is the policy's s (nullptr when it has none).
-template <typename P, typename A>
-void reduce_pass(const ReducePlan& plan, int threads, const A* x, A* acc, std::type_identity_t<const A*> aux) {
+// aux[o] is the policy's s (nullptr when it has none). Then finish(begin,
+// end) over ranges covering the outputs (ReduceMean's division): on the
+// threads of the rows where each thread has its own (the last axes
+// reduced), so each is divided while in cache rather than on one thread after.
+template <typename P, typename A, typename Finish = NoFinish>
+void reduce_pass(const ReducePlan& plan, int threads, const A* x, A* acc, std::type_identity_t<const A*> aux,
+                 Finish&& finish = {}) {
   if (splits_lines(plan, threads)) {
     std::vector<A> parts(static_cast<std::size_t>(threads));
     for_each_long_line(plan, [&](std::int64_t in, std::int64_t out, std::int64_t n, std::int64_t k) {
@@ -183,12 +192,14 @@ void reduce_pass(const ReducePlan& plan, int threads, const A* x, A* acc, std::t
       for (std::size_t p = 1; p < parts.size(); ++p) r = P::join(r, parts[p]);
       acc[out] = k == 0 ? r : P::join(acc[out], r);
     });
+    finish(0, plan.outputs);
     return;
   }
   if constexpr (std::is_same_v<P, Sum> && std::is_floating_point_v<A>)
     if (contiguous_rows(plan) && plan.line <= kFoldPiece) {  // fold_line's sums, several rows a call
       for_each_row_range(plan, threads, [&](std::int64_t begin, std::int64_t end) {
         reduce_lines::sum_rows(x + begin * plan.line, acc + begin, end - begin, plan.line);
+        finish(begin, end);
       });
       return;
     }
@@ -245,6 +256,7 @@ void reduce_pass(const ReducePlan& plan, int threads, const A* x, A* acc, std::t
     if (!last) return;
     for (; partial.depth > 0; --partial.depth) a = P::combine(a, partial.top(n));
   });
+  finish(0, plan.outputs);
 }
 
 // ---- Gradient spreads: dx[i] += grad(x[i], a[o], b[o]) for the output o of
@@ -385,14 +397,15 @@ void forward_typed(ReduceKind kind, const ReducePlan& plan, const A* x, A* y, in
     case ReduceKind::Max: reduce_pass<Max>(plan, threads, x, y, nullptr); return;
     case ReduceKind::Min: reduce_pass<Min>(plan, threads, x, y, nullptr); return;
     case ReduceKind::Mean:
-      reduce_pass<Sum>(plan, threads, x, y, nullptr);
-      if constexpr (std::is_floating_point_v<A>) {
-        out /= static_cast<A>(plan.reduced);
-      } else {
-        // Signed division of the wrapped sum truncates toward zero (ONNX's reference).
-        for (std::int64_t o = 0; o < plan.outputs; ++o)
-          y[o] = static_cast<A>(static_cast<std::int64_t>(y[o]) / plan.reduced);
-      }
+      reduce_pass<Sum>(plan, threads, x, y, nullptr, [&](std::int64_t begin, std::int64_t end) {
+        if constexpr (std::is_floating_point_v<A>) {
+          MutMap<A>(y + begin, end - begin) /= static_cast<A>(plan.reduced);
+        } else {
+          // Signed division of the wrapped sum truncates toward zero (ONNX's reference).
+          for (std::int64_t o = begin; o < end; ++o)
+            y[o] = static_cast<A>(static_cast<std::int64_t>(y[o]) / plan.reduced);
+        }
+      });
       return;
     case ReduceKind::L2:
     case ReduceKind::LogSumExp:
