@@ -58,16 +58,27 @@ class ConcatNode final : public Node {
     ctx.outputs[0] = std::move(y);
   }
 
+  // Each input's gradient is a slice of dy: copied where it is the first.
+  bool overwrites_gradients() const override { return true; }
+
   void backward(const BackwardContext& ctx) const override {
     const Tensor& dy = ctx.grad_outputs[0];
-    if (dy.empty()) return;
+    if (dy.empty()) {
+      for (std::size_t k = 0; k < ctx.grad_inputs.size(); ++k) ctx.zero_if_overwritten(k);
+      return;
+    }
     const std::size_t axis = normalize_axis(axis_, dy.rank());
     std::vector<double> scales;
-    for (std::size_t k = 0; k < ctx.grad_inputs.size(); ++k) scales.push_back(ctx.scale_for(k));
+    std::vector<std::uint8_t> overwrite;
+    for (std::size_t k = 0; k < ctx.grad_inputs.size(); ++k) {
+      scales.push_back(ctx.scale_for(k));
+      overwrite.push_back(ctx.overwrites(k) ? 1 : 0);
+    }
     std::vector<Tensor> dx(ctx.grad_inputs.begin(), ctx.grad_inputs.end());
     for (std::size_t k = 0; k < dx.size(); ++k)
       if (!is_float(ctx.inputs[k].dtype)) dx[k] = Tensor{};
-    add_pieces(layout(dy.shape(), axis, ctx.inputs), dx, dy, PieceDirection::WholeToPieces, scales, ctx.threads);
+    add_pieces(layout(dy.shape(), axis, ctx.inputs), dx, dy, PieceDirection::WholeToPieces, scales, ctx.threads,
+               overwrite);
   }
 
  private:

@@ -76,7 +76,8 @@ void copy_pieces(const PieceLayout& layout, const std::vector<Tensor>& pieces, c
 }
 
 void add_pieces(const PieceLayout& layout, const std::vector<Tensor>& pieces, const Tensor& whole,
-                PieceDirection direction, const std::vector<double>& piece_scales, int threads) {
+                PieceDirection direction, const std::vector<double>& piece_scales, int threads,
+                const std::vector<std::uint8_t>& overwrite) {
   Tensor w = whole;
   std::vector<Tensor> ps = pieces;
   visit_float_dtype(whole.dtype(), [&](auto tag) {
@@ -89,6 +90,13 @@ void add_pieces(const PieceLayout& layout, const std::vector<Tensor>& pieces, co
       T* dst = direction == PieceDirection::PiecesToWhole ? whole_at : piece_at;
       const T* src = direction == PieceDirection::PiecesToWhole ? piece_at : whole_at;
       const auto k = static_cast<A>(piece_scales[p]);
+      if (direction == PieceDirection::WholeToPieces && p < overwrite.size() && overwrite[p]) {
+        if (k == A(1))
+          std::memcpy(dst, src, static_cast<std::size_t>(n) * sizeof(T));
+        else
+          for (std::int64_t j = 0; j < n; ++j) dst[j] = static_cast<T>(k * static_cast<A>(src[j]));
+        return;
+      }
       for (std::int64_t j = 0; j < n; ++j) dst[j] = static_cast<T>(static_cast<A>(dst[j]) + k * static_cast<A>(src[j]));
     });
   });

@@ -36,8 +36,11 @@ void copy_pieces(const PieceLayout& layout, const std::vector<Tensor>& pieces, c
 /// source it is a zero gradient, as a destination one not wanted.
 /// `piece_scales` holds one factor per piece (the destination's factor when
 /// the pieces are destinations; with pieces as sources, the whole's factor
-/// repeated).
+/// repeated). With pieces as destinations, a piece whose `overwrite` entry
+/// is non-zero is assigned (=) rather than added into: its buffer may hold
+/// anything before (BackwardContext::overwrite_inputs).
 void add_pieces(const PieceLayout& layout, const std::vector<Tensor>& pieces, const Tensor& whole,
-                PieceDirection direction, const std::vector<double>& piece_scales, int threads);
+                PieceDirection direction, const std::vector<double>& piece_scales, int threads,
+                const std::vector<std::uint8_t>& overwrite = {});
 
 }  // namespace nodeflow
