@@ -53,8 +53,9 @@ void div_apply(const Tensor& a, const Tensor& b, Tensor& c, int threads) {
 }
 
 // dA += sA * dC * B and dB += sB * dC * A in one pass over dC, A and B when
-// all five have one shape and dtype: 7 arrays moved instead of 8, vectorised.
-// The same products as add_gradient's, so the same bits.
+// all five have one shape and dtype: 7 arrays moved instead of 8, vectorised
+// (5 where both gradients are overwritten: = instead of +=). The same
+// products as add_gradient's, so the same bits.
 template <typename T> bool mul_backward_same_shape(const GradientArgs& args) {
   const Tensor& g = args.dy;
   const BackwardContext& ctx = args.ctx;
@@ -69,13 +70,20 @@ template <typename T> bool mul_backward_same_shape(const GradientArgs& args) {
   const T *gp = g.data<T>(), *a = args.x[0].data<T>(), *b = args.x[1].data<T>();
   T *da = ctx.grad_inputs[0].data<T>(), *db = ctx.grad_inputs[1].data<T>();
   const auto sa = static_cast<T>(ctx.scale_for(0)), sb = static_cast<T>(ctx.scale_for(1));
+  const bool assign_a = ctx.overwrites(0), assign_b = ctx.overwrites(1);
+  const auto write = [](bool assign, T* d, const auto& value, std::int64_t n) {
+    if (assign)
+      Eigen::Map<Array>(d, n) = value;
+    else
+      Eigen::Map<Array>(d, n) += value;
+  };
   constexpr std::int64_t kBlock = 4096;
   parallel_ranges(g.numel() < kParallelElements ? 1 : ctx.threads, g.numel(), [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t i = lo; i < hi; i += kBlock) {
       const std::int64_t n = std::min(kBlock, hi - i);
       const In gi(gp + i, n);
-      Eigen::Map<Array>(da + i, n) += sa * (gi * In(b + i, n));
-      Eigen::Map<Array>(db + i, n) += sb * (gi * In(a + i, n));
+      write(assign_a, da + i, sa * (gi * In(b + i, n)), n);
+      write(assign_b, db + i, sb * (gi * In(a + i, n)), n);
     }
   });
   return true;
@@ -104,19 +112,27 @@ template <typename T> bool mul_backward_broadcast(const GradientArgs& args) {
   const T *gp = g.data<T>(), *xp = x.data<T>(), *bp = b.data<T>();
   T* dxp = dx.data<T>();
   const auto sx = static_cast<T>(ctx.scale_for(full));
+  const bool assign = ctx.overwrites(full);
   const Tensor sum = reduce_into<T>(shape, plan.total, ctx.threads, [&](std::int64_t begin, std::int64_t end, T* acc) {
     for_each_run<1>(plan, begin, end, [&](std::int64_t i, const std::array<std::int64_t, 1>& at, std::int64_t n) {
       const In gi(gp + i, n);
       Eigen::Map<Array> dxi(dxp + i, n);
       if (along) {
-        dxi += sx * (gi * In(bp + at[0], n));
+        if (assign)
+          dxi = sx * (gi * In(bp + at[0], n));
+        else
+          dxi += sx * (gi * In(bp + at[0], n));
         Eigen::Map<Array>(acc + at[0], n) += gi * In(xp + i, n);
       } else {
-        dxi += sx * (gi * bp[at[0]]);
+        if (assign)
+          dxi = sx * (gi * bp[at[0]]);
+        else
+          dxi += sx * (gi * bp[at[0]]);
         acc[at[0]] += reduce_lines::dot(gp + i, xp + i, n);
       }
     });
   });
+  ctx.zero_if_overwritten(part);
   accumulate_gradient(db, sum, ctx.scale_for(part));
   return true;
 }
@@ -126,6 +142,7 @@ void mul_backward(const GradientArgs& args) {
     using T = decltype(tag);
     if (mul_backward_same_shape<T>(args) || mul_backward_broadcast<T>(args)) return;
     const T* g = args.dy.data<T>();
+    for (std::size_t k = 0; k < 2; ++k) args.ctx.zero_if_overwritten(k);
     for (std::size_t k = 0; k < 2; ++k)
       add_input_gradient<T, 1>(args, k, {&args.x[1 - k]},
                                [&](std::int64_t i, const std::array<T, 1>& v) { return g[i] * v[0]; });
@@ -153,6 +170,7 @@ void register_mul(OpRegistry& registry) {
   op.saves = true;
   op.apply = elementwise::apply_any<elementwise::MulOp>;
   op.backward = elementwise::mul_backward;
+  op.overwrites = true;
   elementwise::register_broadcast_op(registry, std::move(op));
 }
 
