@@ -52,6 +52,14 @@ void div_apply(const Tensor& a, const Tensor& b, Tensor& c, int threads) {
   apply_any<DivOp>(a, b, c, threads);
 }
 
+// d = value where the gradient buffer is overwritten, else d += value.
+template <typename D, typename V> void write_gradient(bool assign, D&& d, const V& value) {
+  if (assign)
+    d = value;
+  else
+    d += value;
+}
+
 // dA += sA * dC * B and dB += sB * dC * A in one pass over dC, A and B when
 // all five have one shape and dtype: 7 arrays moved instead of 8, vectorised
 // (5 where both gradients are overwritten: = instead of +=). The same
@@ -71,19 +79,13 @@ template <typename T> bool mul_backward_same_shape(const GradientArgs& args) {
   T *da = ctx.grad_inputs[0].data<T>(), *db = ctx.grad_inputs[1].data<T>();
   const auto sa = static_cast<T>(ctx.scale_for(0)), sb = static_cast<T>(ctx.scale_for(1));
   const bool assign_a = ctx.overwrites(0), assign_b = ctx.overwrites(1);
-  const auto write = [](bool assign, T* d, const auto& value, std::int64_t n) {
-    if (assign)
-      Eigen::Map<Array>(d, n) = value;
-    else
-      Eigen::Map<Array>(d, n) += value;
-  };
   constexpr std::int64_t kBlock = 4096;
   parallel_ranges(g.numel() < kParallelElements ? 1 : ctx.threads, g.numel(), [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t i = lo; i < hi; i += kBlock) {
       const std::int64_t n = std::min(kBlock, hi - i);
       const In gi(gp + i, n);
-      write(assign_a, da + i, sa * (gi * In(b + i, n)), n);
-      write(assign_b, db + i, sb * (gi * In(a + i, n)), n);
+      write_gradient(assign_a, Eigen::Map<Array>(da + i, n), sa * (gi * In(b + i, n)));
+      write_gradient(assign_b, Eigen::Map<Array>(db + i, n), sb * (gi * In(a + i, n)));
     }
   });
   return true;
@@ -118,16 +120,10 @@ template <typename T> bool mul_backward_broadcast(const GradientArgs& args) {
       const In gi(gp + i, n);
       Eigen::Map<Array> dxi(dxp + i, n);
       if (along) {
-        if (assign)
-          dxi = sx * (gi * In(bp + at[0], n));
-        else
-          dxi += sx * (gi * In(bp + at[0], n));
+        write_gradient(assign, dxi, sx * (gi * In(bp + at[0], n)));
         Eigen::Map<Array>(acc + at[0], n) += gi * In(xp + i, n);
       } else {
-        if (assign)
-          dxi = sx * (gi * bp[at[0]]);
-        else
-          dxi += sx * (gi * bp[at[0]]);
+        write_gradient(assign, dxi, sx * (gi * bp[at[0]]));
         acc[at[0]] += reduce_lines::dot(gp + i, xp + i, n);
       }
     });
