@@ -69,16 +69,12 @@ class ConcatNode final : public Node {
     }
     const std::size_t axis = normalize_axis(axis_, dy.rank());
     std::vector<double> scales;
-    std::vector<std::uint8_t> overwrite;
-    for (std::size_t k = 0; k < ctx.grad_inputs.size(); ++k) {
-      scales.push_back(ctx.scale_for(k));
-      overwrite.push_back(ctx.overwrites(k) ? 1 : 0);
-    }
+    for (std::size_t k = 0; k < ctx.grad_inputs.size(); ++k) scales.push_back(ctx.scale_for(k));
     std::vector<Tensor> dx(ctx.grad_inputs.begin(), ctx.grad_inputs.end());
     for (std::size_t k = 0; k < dx.size(); ++k)
       if (!is_float(ctx.inputs[k].dtype)) dx[k] = Tensor{};
     add_pieces(layout(dy.shape(), axis, ctx.inputs), dx, dy, PieceDirection::WholeToPieces, scales, ctx.threads,
-               overwrite);
+               ctx.overwrite_inputs);
   }
 
  private:

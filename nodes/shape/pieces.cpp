@@ -77,7 +77,7 @@ void copy_pieces(const PieceLayout& layout, const std::vector<Tensor>& pieces, c
 
 void add_pieces(const PieceLayout& layout, const std::vector<Tensor>& pieces, const Tensor& whole,
                 PieceDirection direction, const std::vector<double>& piece_scales, int threads,
-                const std::vector<std::uint8_t>& overwrite) {
+                std::span<const std::uint8_t> overwrite) {
   Tensor w = whole;
   std::vector<Tensor> ps = pieces;
   visit_float_dtype(whole.dtype(), [&](auto tag) {

@@ -6,6 +6,7 @@
 // gradient of one direction is the other one, accumulated (docs/operators.md,
 // "Gradient conventions": the exact inverse movement).
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "core/tensor.hpp"
@@ -41,6 +42,6 @@ void copy_pieces(const PieceLayout& layout, const std::vector<Tensor>& pieces, c
 /// anything before (BackwardContext::overwrite_inputs).
 void add_pieces(const PieceLayout& layout, const std::vector<Tensor>& pieces, const Tensor& whole,
                 PieceDirection direction, const std::vector<double>& piece_scales, int threads,
-                const std::vector<std::uint8_t>& overwrite = {});
+                std::span<const std::uint8_t> overwrite = {});
 
 }  // namespace nodeflow
