@@ -68,6 +68,11 @@ export function App({ api, opsDoc }: { api: Api; opsDoc: OpsDocument }) {
   modelRef.current = model;
   const [overlay, setOverlay] = useState<Overlay | null>(null);
   const [nodes, setNodes] = useState<ItemNode[]>([]);
+  // The keyboard's copy and delete read the selection here: a key pressed
+  // right after a click must not act on the selection of an older render
+  // (the listener's closure is replaced only when its effect runs again).
+  const nodesRef = useRef(nodes);
+  nodesRef.current = nodes;
   const [selectedEdges, setSelectedEdges] = useState<ReadonlySet<string>>(new Set());
   const [filePath, setFilePath] = useState('untitled.json');
   const [status, setStatus] = useState('');
@@ -238,7 +243,7 @@ export function App({ api, opsDoc }: { api: Api; opsDoc: OpsDocument }) {
   }, []);
 
   const deleteSelection = useCallback(() => {
-    const ids = new Set(nodes.filter((n) => n.selected).map((n) => n.id));
+    const ids = new Set(nodesRef.current.filter((n) => n.selected).map((n) => n.id));
     const wires = [...selectedEdges].map(edgeTarget);
     setSelectedEdges(new Set());
     edit((m) => {
@@ -246,12 +251,13 @@ export function App({ api, opsDoc }: { api: Api; opsDoc: OpsDocument }) {
       for (const w of wires) next = disconnect(next, w.target, w.index);
       return ids.size ? removeItems(next, ops, ids) : next;
     });
-  }, [nodes, selectedEdges, edit, ops]);
+  }, [selectedEdges, edit, ops]);
 
   const copy = useCallback(() => {
-    clip.current = copyItems(modelRef.current, selectedIds);
+    const ids = new Set(nodesRef.current.filter((n) => n.selected).map((n) => n.id));
+    clip.current = copyItems(modelRef.current, ids);
     setStatus(`copied ${clip.current.items.length} item(s)`);
-  }, [selectedIds]);
+  }, []);
   const paste = useCallback(() => {
     if (!clip.current || clip.current.items.length === 0) return;
     const r = pasteItems(modelRef.current, ops, clip.current, { x: 40, y: 40 });
@@ -438,7 +444,7 @@ export function App({ api, opsDoc }: { api: Api; opsDoc: OpsDocument }) {
                     }}
                   />
                 </Row>
-                <p>
+                <p data-testid="graph-counts">
                   {model.inputs.length} inputs, {model.initializers.length} initializers, {model.nodes.length} nodes, {model.outputs.length} outputs
                   {selectedIds.size > 1 && `; ${selectedIds.size} selected`}
                 </p>
