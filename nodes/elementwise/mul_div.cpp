@@ -94,8 +94,10 @@ template <typename T> bool mul_backward_same_shape(const GradientArgs& args) {
 // One input of dC's shape and dtype (a feature map) and one broadcast to it
 // (a per-channel scale [C, 1, 1]), both gradients wanted: one pass over dC,
 // run by run, instead of one per input. The broadcast input's products are
-// summed with reduce_lines::dot, add_gradient's products in its order, and
-// in reduce_into's parts: the same bits as the two passes.
+// summed with reduce_lines::dot's order (scale_and_dot, which writes the
+// feature map's gradient from the same loads of the run, at the CPU's vector
+// width: Eigen's baseline packets here are SSE2), add_gradient's products in
+// its order, and in reduce_into's parts: the same bits as the two passes.
 template <typename T> bool mul_backward_broadcast(const GradientArgs& args) {
   const Tensor& g = args.dy;
   const BackwardContext& ctx = args.ctx;
@@ -117,14 +119,12 @@ template <typename T> bool mul_backward_broadcast(const GradientArgs& args) {
   const bool assign = ctx.overwrites(full);
   const Tensor sum = reduce_into<T>(shape, plan.total, ctx.threads, [&](std::int64_t begin, std::int64_t end, T* acc) {
     for_each_run<1>(plan, begin, end, [&](std::int64_t i, const std::array<std::int64_t, 1>& at, std::int64_t n) {
-      const In gi(gp + i, n);
-      Eigen::Map<Array> dxi(dxp + i, n);
       if (along) {
-        write_gradient(assign, dxi, sx * (gi * In(bp + at[0], n)));
+        const In gi(gp + i, n);
+        write_gradient(assign, Eigen::Map<Array>(dxp + i, n), sx * (gi * In(bp + at[0], n)));
         Eigen::Map<Array>(acc + at[0], n) += gi * In(xp + i, n);
       } else {
-        write_gradient(assign, dxi, sx * (gi * bp[at[0]]));
-        acc[at[0]] += reduce_lines::dot(gp + i, xp + i, n);
+        acc[at[0]] += reduce_lines::scale_and_dot(dxp + i, assign, sx, bp[at[0]], gp + i, xp + i, n);
       }
     });
   });

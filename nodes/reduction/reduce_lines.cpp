@@ -200,6 +200,29 @@ template <typename T> [[gnu::always_inline]] inline T dot_line(const T* x, const
       [x, y](std::int64_t j) { return x[j] * y[j]; });
 }
 
+template <typename T> [[gnu::always_inline]] inline void store_eight(T* p, const Eight<T>& v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+// dot_line's sum, and d written from the same loads of g.
+template <bool kAssign, typename T>
+[[gnu::always_inline]] inline T scaled_dot_line(T* d, T k, T b, const T* g, const T* x, std::int64_t n) {
+  return sum_blocks<T>(
+      n,
+      [=](std::int64_t j) {
+        const Eight<T> gj = load_eight(g + j);
+        if constexpr (kAssign)
+          store_eight(d + j, k * (gj * b));
+        else
+          store_eight(d + j, load_eight(d + j) + k * (gj * b));
+        return gj * load_eight(x + j);
+      },
+      [=](std::int64_t j) {
+        d[j] = kAssign ? k * (g[j] * b) : d[j] + k * (g[j] * b);
+        return g[j] * x[j];
+      });
+}
+
 template <typename T>
 [[gnu::always_inline]] inline void sum_row_block(const T* x, T* y, std::int64_t rows, std::int64_t n) {
   std::int64_t r = 0;
@@ -236,6 +259,9 @@ template <typename T>
   }                                                                                                            \
   __VA_ARGS__ T sum_##T##SUFFIX(const T* x, std::int64_t n) { return sum_line(x, n); }                         \
   __VA_ARGS__ T dot_##T##SUFFIX(const T* x, const T* y, std::int64_t n) { return dot_line(x, y, n); }          \
+  __VA_ARGS__ T scale_and_dot_##T##SUFFIX(T* d, bool assign, T k, T b, const T* g, const T* x, std::int64_t n) { \
+    return assign ? scaled_dot_line<true>(d, k, b, g, x, n) : scaled_dot_line<false>(d, k, b, g, x, n);        \
+  }                                                                                                            \
   __VA_ARGS__ void fill_rows_##T##SUFFIX(T* x, const T* v, std::int64_t rows, std::int64_t n) {              \
     fill_row_block(x, v, rows, n);                                                                             \
   }
@@ -259,6 +285,12 @@ float sum(const float* x, std::int64_t n) { return NODEFLOW_LANES_PICK(sum_float
 double sum(const double* x, std::int64_t n) { return NODEFLOW_LANES_PICK(sum_double)(x, n); }
 float dot(const float* x, const float* y, std::int64_t n) { return NODEFLOW_LANES_PICK(dot_float)(x, y, n); }
 double dot(const double* x, const double* y, std::int64_t n) { return NODEFLOW_LANES_PICK(dot_double)(x, y, n); }
+float scale_and_dot(float* d, bool assign, float k, float b, const float* g, const float* x, std::int64_t n) {
+  return NODEFLOW_LANES_PICK(scale_and_dot_float)(d, assign, k, b, g, x, n);
+}
+double scale_and_dot(double* d, bool assign, double k, double b, const double* g, const double* x, std::int64_t n) {
+  return NODEFLOW_LANES_PICK(scale_and_dot_double)(d, assign, k, b, g, x, n);
+}
 void sum_rows(const float* x, float* y, std::int64_t rows, std::int64_t n) {
   NODEFLOW_LANES_PICK(sum_rows_float)(x, y, rows, n);
 }

@@ -54,6 +54,13 @@ double sum(const double* x, std::int64_t n);
 float dot(const float* x, const float* y, std::int64_t n);
 double dot(const double* x, const double* y, std::int64_t n);
 
+/// Mul's two gradients over one run of a feature map whose factor is one
+/// value b there (a per-channel scale, elementwise/mul_div.cpp), in one pass
+/// that reads the run of g once: d[j] = k * (g[j] * b), or d[j] + that unless
+/// `assign`, for j < n; returns dot(g, x, n), its bits.
+float scale_and_dot(float* d, bool assign, float k, float b, const float* g, const float* x, std::int64_t n);
+double scale_and_dot(double* d, bool assign, double k, double b, const double* g, const double* x, std::int64_t n);
+
 /// x[r * n + j] = v[r] for r < rows, j < n.
 void fill_rows(float* x, const float* v, std::int64_t rows, std::int64_t n);
 void fill_rows(double* x, const double* v, std::int64_t rows, std::int64_t n);

@@ -1,7 +1,8 @@
 // The reductions' row kernels (nodes/reduction/reduce_lines.hpp): sum_rows
 // gives, bit for bit, the eight-lane order it documents, whatever the number
 // of rows a call takes and for every tail length; so do sum and dot their
-// blocks of eight sets of eight lanes; fill_rows writes each row's value, -0
+// blocks of eight sets of eight lanes, and scale_and_dot dot's while it writes
+// its scaled run; fill_rows writes each row's value, -0
 // and NaN included.
 #include <gtest/gtest.h>
 
@@ -92,6 +93,31 @@ template <typename T> void check_sum() {
 
 TEST(ReduceLines, SumAndDotKeepTheEightSetOrderFloat) { check_sum<float>(); }
 TEST(ReduceLines, SumAndDotKeepTheEightSetOrderDouble) { check_sum<double>(); }
+
+// scale_and_dot: dot's bits, and d written as the scalar loop writes it,
+// assigned or added into, for every tail length.
+template <typename T> void check_scale_and_dot() {
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<double> value(-1e3, 1e3);
+  const T k = static_cast<T>(0.37), b = static_cast<T>(-1.9);
+  for (const std::int64_t n : {0, 1, 7, 8, 9, 63, 64, 65, 1023, 1024, 1025, 3136, 3137}) {
+    const auto size = static_cast<std::size_t>(n);
+    std::vector<T> g(size), x(size), d0(size);
+    for (T& v : g) v = static_cast<T>(value(rng));
+    for (T& v : x) v = static_cast<T>(value(rng));
+    for (T& v : d0) v = static_cast<T>(value(rng));
+    for (const bool assign : {true, false}) {
+      std::vector<T> d = d0, want = d0;
+      for (std::size_t j = 0; j < size; ++j) want[j] = assign ? k * (g[j] * b) : want[j] + k * (g[j] * b);
+      const T r = reduce_lines::scale_and_dot(d.data(), assign, k, b, g.data(), x.data(), n);
+      ASSERT_TRUE(bitwise_equal(r, reduce_lines::dot(g.data(), x.data(), n))) << "n " << n;
+      ASSERT_EQ(std::memcmp(d.data(), want.data(), size * sizeof(T)), 0) << "n " << n << " assign " << assign;
+    }
+  }
+}
+
+TEST(ReduceLines, ScaleAndDotWritesTheScaledRunAndReturnsDotsBitsFloat) { check_scale_and_dot<float>(); }
+TEST(ReduceLines, ScaleAndDotWritesTheScaledRunAndReturnsDotsBitsDouble) { check_scale_and_dot<double>(); }
 
 TEST(ReduceLines, FillRowsWritesEveryElementOfEachRow) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
