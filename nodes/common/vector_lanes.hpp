@@ -1,7 +1,8 @@
 #pragma once
 // Sixteen lanes of T as one GCC vector (one AVX-512 register of floats, two
 // AVX2 ones): the fixed-order partial sums and row loops of
-// BatchNormalization, the normalize_rows loops and the reduction line loops.
+// BatchNormalization, the normalize_rows loops, the reduction line loops and
+// Add's copies of its gradient.
 // The order of every float sum is fixed by the source that uses them,
 // whatever width the compiler maps the lanes to.
 //
