@@ -59,6 +59,11 @@ function isTyping(target: EventTarget | null): boolean {
   return !!el && (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA' || el.tagName === 'SELECT' || el.isContentEditable);
 }
 
+/** The ids of the selected nodes. */
+function selectedIdsOf(nodes: readonly ItemNode[]): Set<string> {
+  return new Set(nodes.filter((n) => n.selected).map((n) => n.id));
+}
+
 export function App({ api, opsDoc }: { api: Api; opsDoc: OpsDocument }) {
   const ops = useMemo(() => indexOps(opsDoc), [opsDoc]);
   const rf = useReactFlow<ItemNode>();
@@ -168,7 +173,7 @@ export function App({ api, opsDoc }: { api: Api; opsDoc: OpsDocument }) {
   const checking = checkedText !== documentText;
 
   const itemsById = useMemo(() => new Map(allItems(model).map((i) => [i.id, i])), [model]);
-  const selectedIds = useMemo(() => new Set(nodes.filter((n) => n.selected).map((n) => n.id)), [nodes]);
+  const selectedIds = useMemo(() => selectedIdsOf(nodes), [nodes]);
   const selectedItem: Item | undefined = selectedIds.size === 1 ? itemsById.get([...selectedIds][0]) : undefined;
 
   const viewCenter = useCallback((): Position => {
@@ -243,7 +248,7 @@ export function App({ api, opsDoc }: { api: Api; opsDoc: OpsDocument }) {
   }, []);
 
   const deleteSelection = useCallback(() => {
-    const ids = new Set(nodesRef.current.filter((n) => n.selected).map((n) => n.id));
+    const ids = selectedIdsOf(nodesRef.current);
     const wires = [...selectedEdges].map(edgeTarget);
     setSelectedEdges(new Set());
     edit((m) => {
@@ -254,7 +259,7 @@ export function App({ api, opsDoc }: { api: Api; opsDoc: OpsDocument }) {
   }, [selectedEdges, edit, ops]);
 
   const copy = useCallback(() => {
-    const ids = new Set(nodesRef.current.filter((n) => n.selected).map((n) => n.id));
+    const ids = selectedIdsOf(nodesRef.current);
     clip.current = copyItems(modelRef.current, ids);
     setStatus(`copied ${clip.current.items.length} item(s)`);
   }, []);
