@@ -2,7 +2,7 @@
 // Sixteen lanes of T as one GCC vector (one AVX-512 register of floats, two
 // AVX2 ones): the fixed-order partial sums and row loops of
 // BatchNormalization, the normalize_rows loops, the reduction line loops and
-// Add's copies of its gradient.
+// the elementwise gradients' loops (gradient_lanes.hpp).
 // The order of every float sum is fixed by the source that uses them,
 // whatever width the compiler maps the lanes to.
 //

@@ -12,9 +12,9 @@
 
 #include "core/accumulate.hpp"
 #include "nodes/common/stream_lines.hpp"
-#include "nodes/common/vector_lanes.hpp"
 #include "nodes/elementwise/elementwise_node.hpp"
 #include "nodes/elementwise/elementwise_ops.hpp"
+#include "nodes/elementwise/gradient_lanes.hpp"
 
 namespace nodeflow {
 namespace elementwise {
@@ -41,30 +41,6 @@ struct SubOp {
       return x - y;
   }
 };
-
-// d0[j] = d1[j] = s[j] for j < n: an Add's two overwritten gradients from one
-// load of each vector of dy, at the CPU's vector width.
-template <typename T> [[gnu::always_inline]] inline void copy_lanes_to_two(T* d0, T* d1, const T* s, std::int64_t n) {
-  std::int64_t j = 0;
-  for (; j + lanes::kLanes <= n; j += lanes::kLanes) {
-    const lanes::Lanes<T> v = lanes::load_lanes(s + j);
-    lanes::store_lanes(d0 + j, v);
-    lanes::store_lanes(d1 + j, v);
-  }
-  for (; j < n; ++j) d0[j] = d1[j] = s[j];
-}
-#define NODEFLOW_COPY_TO_TWO(T, SUFFIX, ...)                                                \
-  __VA_ARGS__ void copy_to_two_##T##SUFFIX(T* d0, T* d1, const T* s, std::int64_t n) { \
-    copy_lanes_to_two(d0, d1, s, n);                                                      \
-  }
-NODEFLOW_LANES_CLONES(NODEFLOW_COPY_TO_TWO)
-#undef NODEFLOW_COPY_TO_TWO
-void copy_to_two(float* d0, float* d1, const float* s, std::int64_t n) {
-  NODEFLOW_LANES_PICK(copy_to_two_float)(d0, d1, s, n);
-}
-void copy_to_two(double* d0, double* d1, const double* s, std::int64_t n) {
-  NODEFLOW_LANES_PICK(copy_to_two_double)(d0, d1, s, n);
-}
 
 // dsts[k] += scales[k] * (dy summed to dsts[k]'s shape), as
 // accumulate_broadcast_gradient, bit for bit, or = where assign[k] (a buffer
@@ -104,7 +80,7 @@ void write_gradients(std::span<Tensor* const> dsts, const Tensor& g, std::span<c
                             scales[fused[1]] == 1.0 && dsts[fused[0]]->nbytes() < stream_lines::stream_bytes();
     const auto write = [&](const Eigen::Map<const Array>& src, std::int64_t i, std::int64_t n) {
       if (two_copies) {
-        copy_to_two(dsts[fused[0]]->template data<T>() + i, dsts[fused[1]]->template data<T>() + i, src.data(), n);
+        gradient_lanes::copy_to_two(dsts[fused[0]]->template data<T>() + i, dsts[fused[1]]->template data<T>() + i, src.data(), n);
         return;
       }
       for (std::size_t k : fused) {

@@ -8,6 +8,7 @@
 #include "core/errors.hpp"
 #include "nodes/elementwise/elementwise_node.hpp"
 #include "nodes/elementwise/elementwise_ops.hpp"
+#include "nodes/elementwise/gradient_lanes.hpp"
 #include "nodes/reduction/reduce_lines.hpp"
 
 namespace nodeflow {
@@ -61,9 +62,10 @@ template <typename D, typename V> void write_gradient(bool assign, D&& d, const 
 }
 
 // dA += sA * dC * B and dB += sB * dC * A in one pass over dC, A and B when
-// all five have one shape and dtype: 7 arrays moved instead of 8, vectorised
-// (5 where both gradients are overwritten: = instead of +=). The same
-// products as add_gradient's, so the same bits.
+// all five have one shape and dtype: 7 arrays moved instead of 8 (5 where
+// both gradients are overwritten: = instead of +=), at the CPU's vector
+// width (gradient_lanes::write_products). The same products as
+// add_gradient's, so the same bits.
 template <typename T> bool mul_backward_same_shape(const GradientArgs& args) {
   const Tensor& g = args.dy;
   const BackwardContext& ctx = args.ctx;
@@ -73,19 +75,22 @@ template <typename T> bool mul_backward_same_shape(const GradientArgs& args) {
         args.x[k].dtype() != g.dtype())
       return false;
   }
-  using Array = Eigen::Array<T, Eigen::Dynamic, 1>;
-  using In = Eigen::Map<const Array>;
-  const T *gp = g.data<T>(), *a = args.x[0].data<T>(), *b = args.x[1].data<T>();
-  T *da = ctx.grad_inputs[0].data<T>(), *db = ctx.grad_inputs[1].data<T>();
-  const auto sa = static_cast<T>(ctx.scale_for(0)), sb = static_cast<T>(ctx.scale_for(1));
-  const bool assign_a = ctx.overwrites(0), assign_b = ctx.overwrites(1);
+  const T* gp = g.data<T>();
+  // Input k's gradient is dC times the other input.
+  const auto product = [&](std::size_t k) {
+    return gradient_lanes::Product<T>{ctx.grad_inputs[k].data<T>(), ctx.overwrites(k),
+                                      static_cast<T>(ctx.scale_for(k)), args.x[1 - k].data<T>()};
+  };
+  const gradient_lanes::Product<T> pa = product(0), pb = product(1);
   constexpr std::int64_t kBlock = 4096;
   parallel_ranges(g.numel() < kParallelElements ? 1 : ctx.threads, g.numel(), [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t i = lo; i < hi; i += kBlock) {
-      const std::int64_t n = std::min(kBlock, hi - i);
-      const In gi(gp + i, n);
-      write_gradient(assign_a, Eigen::Map<Array>(da + i, n), sa * (gi * In(b + i, n)));
-      write_gradient(assign_b, Eigen::Map<Array>(db + i, n), sb * (gi * In(a + i, n)));
+      const auto at = [i](gradient_lanes::Product<T> p) {
+        p.d += i;
+        p.x += i;
+        return p;
+      };
+      gradient_lanes::write_products(at(pa), at(pb), gp + i, std::min(kBlock, hi - i));
     }
   });
   return true;
