@@ -9,7 +9,7 @@ ReduceSum) instead of gradients in memory), float32, 1 and 2 threads. Writes
 Google Benchmark-style JSON (names CASE/DIRECTION/torch/threads:T, the fastest
 repetition's real time in ms) for bench/op_compare.py.
 
-Usage: /usr/bin/python3 bench/op_torch.py OUT.json [--repetitions N] [--min-time S]
+Usage: /usr/bin/python3 bench/op_torch.py OUT.json [--repetitions N] [--min-time S] [--case NAME ...]
 """
 import argparse
 import json
@@ -65,9 +65,15 @@ def main():
     parser.add_argument("out")
     parser.add_argument("--repetitions", type=int, default=5)
     parser.add_argument("--min-time", type=float, default=0.5)
+    parser.add_argument("--case", action="append", help="time only this case (repeatable); default: all")
     args = parser.parse_args()
     with open(os.path.join(HERE, "op_cases.json")) as f:
         cases = json.load(f)["cases"]
+    if args.case:
+        unknown = set(args.case) - {c["name"] for c in cases}
+        if unknown:
+            sys.exit(f"op_torch.py: no case named {', '.join(sorted(unknown))} in op_cases.json")
+        cases = [c for c in cases if c["name"] in args.case]
     results = []
     for case in cases:
         gen = torch.Generator().manual_seed(1)
