@@ -399,7 +399,7 @@ void forward_typed(ReduceKind kind, const ReducePlan& plan, const A* x, A* y, in
     case ReduceKind::Mean:
       reduce_pass<Sum>(plan, threads, x, y, nullptr, [&](std::int64_t begin, std::int64_t end) {
         if constexpr (std::is_floating_point_v<A>) {
-          MutMap<A>(y + begin, end - begin) /= static_cast<A>(plan.reduced);
+          reduce_lines::divide(y + begin, static_cast<A>(plan.reduced), end - begin);
         } else {
           // Signed division of the wrapped sum truncates toward zero (ONNX's reference).
           for (std::int64_t o = begin; o < end; ++o)

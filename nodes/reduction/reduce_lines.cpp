@@ -90,6 +90,12 @@ template <typename T> [[gnu::always_inline]] inline void add_scalar_lines(T* acc
   for (; j < n; ++j) acc[j] = acc[j] + v;
 }
 
+template <typename T> [[gnu::always_inline]] inline void divide_lines(T* y, T d, std::int64_t n) {
+  std::int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) store_lanes(y + j, load_lanes(y + j) / d);
+  for (; j < n; ++j) y[j] = y[j] / d;
+}
+
 // Eight lanes of T: sum_rows's order, whatever the vector width.
 template <typename T> struct EightOf {
   typedef T type __attribute__((vector_size(8 * sizeof(T))));
@@ -254,6 +260,7 @@ template <typename T>
     add_strided_lines(acc, x, stride, count, n);                                                              \
   }                                                                                                            \
   __VA_ARGS__ void add_scalar_##T##SUFFIX(T* acc, T v, std::int64_t n) { add_scalar_lines(acc, v, n); }      \
+  __VA_ARGS__ void divide_##T##SUFFIX(T* y, T d, std::int64_t n) { divide_lines(y, d, n); }                   \
   __VA_ARGS__ void sum_rows_##T##SUFFIX(const T* x, T* y, std::int64_t rows, std::int64_t n) {               \
     sum_row_block(x, y, rows, n);                                                                              \
   }                                                                                                            \
@@ -280,6 +287,8 @@ void add_lines(double* acc, const double* x, std::int64_t stride, std::int64_t c
 }
 void add_scalar(float* acc, float v, std::int64_t n) { NODEFLOW_LANES_PICK(add_scalar_float)(acc, v, n); }
 void add_scalar(double* acc, double v, std::int64_t n) { NODEFLOW_LANES_PICK(add_scalar_double)(acc, v, n); }
+void divide(float* y, float d, std::int64_t n) { NODEFLOW_LANES_PICK(divide_float)(y, d, n); }
+void divide(double* y, double d, std::int64_t n) { NODEFLOW_LANES_PICK(divide_double)(y, d, n); }
 
 float sum(const float* x, std::int64_t n) { return NODEFLOW_LANES_PICK(sum_float)(x, n); }
 double sum(const double* x, std::int64_t n) { return NODEFLOW_LANES_PICK(sum_double)(x, n); }

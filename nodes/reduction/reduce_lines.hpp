@@ -26,6 +26,12 @@ void add_lines(double* acc, const double* x, std::int64_t stride, std::int64_t c
 void add_scalar(float* acc, float v, std::int64_t n);
 void add_scalar(double* acc, double v, std::int64_t n);
 
+/// y[j] = y[j] / d for j < n (ReduceMean's division: the quotient, not a
+/// product with 1 / d, whose rounding differs; SSE2's divisions, four at a
+/// time, were a fifth of ReduceMean's time over the last axis).
+void divide(float* y, float d, std::int64_t n);
+void divide(double* y, double d, std::int64_t n);
+
 /// y[r] = the sum of row r for r < rows, row r being x[r * n, r * n + n),
 /// always in one order: eight lanes, lane l adding x[l], x[8 + l], ... in
 /// turn to 0; the lanes joined ((0 + 4) + (2 + 6)) + ((1 + 5) + (3 + 7));

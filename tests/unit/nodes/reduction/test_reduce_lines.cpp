@@ -2,8 +2,8 @@
 // gives, bit for bit, the eight-lane order it documents, whatever the number
 // of rows a call takes and for every tail length; so do sum and dot their
 // blocks of eight sets of eight lanes, and scale_and_dot dot's while it writes
-// its scaled run; fill_rows writes each row's value, -0
-// and NaN included.
+// its scaled run; divide gives each quotient; fill_rows writes each row's
+// value, -0 and NaN included.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -120,6 +120,26 @@ template <typename T> void check_scale_and_dot() {
 
 TEST(ReduceLines, ScaleAndDotWritesTheScaledRunAndReturnsDotsBitsFloat) { check_scale_and_dot<float>(); }
 TEST(ReduceLines, ScaleAndDotWritesTheScaledRunAndReturnsDotsBitsDouble) { check_scale_and_dot<double>(); }
+
+template <typename T> void check_divide() {
+  std::mt19937 rng(10);
+  std::uniform_real_distribution<double> value(-1e3, 1e3);
+  for (const T d : {T(56), T(3), T(-7), T(0)}) {
+    for (const std::int64_t n : {0, 1, 7, 15, 16, 17, 56, 57, 100}) {
+      const auto size = static_cast<std::size_t>(n);
+      std::vector<T> y(size);
+      for (T& v : y) v = static_cast<T>(value(rng));
+      std::vector<T> want = y;
+      for (T& v : want) v = v / d;
+      reduce_lines::divide(y.data(), d, n);
+      for (std::size_t j = 0; j < size; ++j)
+        ASSERT_TRUE(bitwise_equal(y[j], want[j])) << "n " << n << " d " << d << " j " << j;
+    }
+  }
+}
+
+TEST(ReduceLines, DivideGivesEachQuotientsBitsFloat) { check_divide<float>(); }
+TEST(ReduceLines, DivideGivesEachQuotientsBitsDouble) { check_divide<double>(); }
 
 TEST(ReduceLines, FillRowsWritesEveryElementOfEachRow) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
