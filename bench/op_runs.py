@@ -48,9 +48,9 @@ def main():
             nf, torch = {"benchmarks": []}, {"benchmarks": []}
             for name in names:
                 print(f"run {run} of {args.runs}: {name}", file=sys.stderr, flush=True)
-                got = timed([args.op_bench, f"--benchmark_filter=^{name}/", f"--benchmark_repetitions={args.repetitions}",
-                             "--benchmark_report_aggregates_only=true", f"--benchmark_out={part}",
-                             "--benchmark_out_format=json"], part)
+                got = timed([args.op_bench, f"--benchmark_filter=^{name}/",
+                             f"--benchmark_repetitions={args.repetitions}", "--benchmark_report_aggregates_only=true",
+                             f"--benchmark_out={part}", "--benchmark_out_format=json"], part)
                 nf["context"] = got["context"]
                 nf["benchmarks"] += got["benchmarks"]
                 got = timed([sys.executable, os.path.join(HERE, "op_torch.py"), part, "--case", name,

@@ -80,7 +80,8 @@ void write_gradients(std::span<Tensor* const> dsts, const Tensor& g, std::span<c
                             scales[fused[1]] == 1.0 && dsts[fused[0]]->nbytes() < stream_lines::stream_bytes();
     const auto write = [&](const Eigen::Map<const Array>& src, std::int64_t i, std::int64_t n) {
       if (two_copies) {
-        gradient_lanes::copy_to_two(dsts[fused[0]]->template data<T>() + i, dsts[fused[1]]->template data<T>() + i, src.data(), n);
+        gradient_lanes::copy_to_two(dsts[fused[0]]->template data<T>() + i, dsts[fused[1]]->template data<T>() + i,
+                                    src.data(), n);
         return;
       }
       for (std::size_t k : fused) {
