@@ -19,13 +19,15 @@ void copy_to_two(double* d0, double* d1, const double* s, std::int64_t n);
 /// where !assign.
 template <typename T> struct Product {
   T* d;
-  bool assign;
   T k;
   const T* x;
+  bool assign;
 };
 
 /// A Mul's two gradients of dY's shape in one pass over g = dY[0, n):
-/// p.d[j] = p.k * (g[j] * p.x[j]) (+ p.d[j] where !p.assign) for each p.
+/// p.d[j] = p.k * (g[j] * p.x[j]) (+ p.d[j] where !p.assign), p0's first.
+/// p0.d may be p1.d (Mul(t, t), both added into one buffer): the element
+/// then gets p0's product added, then p1's.
 void write_products(const Product<float>& p0, const Product<float>& p1, const float* g, std::int64_t n);
 void write_products(const Product<double>& p0, const Product<double>& p1, const double* g, std::int64_t n);
 

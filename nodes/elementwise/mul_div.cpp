@@ -78,8 +78,8 @@ template <typename T> bool mul_backward_same_shape(const GradientArgs& args) {
   const T* gp = g.data<T>();
   // Input k's gradient is dC times the other input.
   const auto product = [&](std::size_t k) {
-    return gradient_lanes::Product<T>{ctx.grad_inputs[k].data<T>(), ctx.overwrites(k),
-                                      static_cast<T>(ctx.scale_for(k)), args.x[1 - k].data<T>()};
+    return gradient_lanes::Product<T>{ctx.grad_inputs[k].data<T>(), static_cast<T>(ctx.scale_for(k)),
+                                      args.x[1 - k].data<T>(), ctx.overwrites(k)};
   };
   const gradient_lanes::Product<T> pa = product(0), pb = product(1);
   constexpr std::int64_t kBlock = 4096;

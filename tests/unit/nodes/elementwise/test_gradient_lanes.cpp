@@ -1,7 +1,8 @@
 // The elementwise gradients' loops (nodes/elementwise/gradient_lanes.hpp)
 // give a scalar loop's bits at every tail length, whatever vector width the
 // CPU picks: copy_to_two copies, write_products computes k * (g * x),
-// assigned or added into each gradient.
+// assigned or added into each gradient, both added into one buffer in turn
+// when the two are one (Mul(t, t)).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -58,12 +59,18 @@ template <typename T> void check_write_products() {
           want1[j] = assign1 ? v1 : want1[j] + v1;
         }
         using Product = gradient_lanes::Product<T>;
-        gradient_lanes::write_products(Product{d0.data(), assign0, k0, b.data()},
-                                       Product{d1.data(), assign1, k1, a.data()}, g.data(), n);
+        gradient_lanes::write_products(Product{d0.data(), k0, b.data(), assign0},
+                                       Product{d1.data(), k1, a.data(), assign1}, g.data(), n);
         ASSERT_TRUE(same_bits(d0, want0) && same_bits(d1, want1))
             << "n " << n << " assign " << assign0 << assign1;
       }
     }
+    // Mul(t, t): one buffer, both products added in turn.
+    std::vector<T> d = start, want = start;
+    for (std::size_t j = 0; j < size; ++j) want[j] = (want[j] + k0 * (g[j] * a[j])) + k1 * (g[j] * a[j]);
+    gradient_lanes::write_products(gradient_lanes::Product<T>{d.data(), k0, a.data(), false},
+                                   gradient_lanes::Product<T>{d.data(), k1, a.data(), false}, g.data(), n);
+    ASSERT_TRUE(same_bits(d, want)) << "one buffer, n " << n;
   }
 }
 

@@ -296,6 +296,27 @@ TEST(BroadcastOps, MulGradientsInOnePassHaveTheBitsOfOnePassEach) {
   }
 }
 
+// Mul(x, x): both gradients go to x's one buffer, added in turn, with the
+// vector loops of a large tensor (gradient_lanes) as with the scalar ones.
+TEST(BroadcastOps, MulOfATensorWithItselfGetsBothGradients) {
+  for (const std::int64_t n : {4, 16, 100, 5000}) {
+    std::vector<double> values, twice, ones(static_cast<std::size_t>(n), 1.0);
+    for (std::int64_t i = 0; i < n; ++i) {
+      values.push_back(0.25 * static_cast<double>(i % 17) - 2.0);
+      twice.push_back(2.0 * values.back());
+    }
+    GraphDef g;
+    g.inputs = {{"x", {DType::Float64, {n}}}};
+    g.nodes = {testing::node_def("Mul", "sq", {"x", "x"})};
+    g.outputs = {"sq"};
+    const Graph graph(g);
+    Executor ex(graph);
+    TrainingRun run = ex.forward({{"x", Tensor::from<double>({n}, values)}});
+    const TensorMap grads = ex.backward(run, {{"sq", Tensor::from<double>({n}, ones)}});
+    EXPECT_EQ(as_doubles(grads.at("x")), twice) << "n " << n;
+  }
+}
+
 // x feeds Mul(x, x) and Add(x, c), both summed by Sum: dL/dx = 2x + 1,
 // whichever order the nodes are listed in.
 TEST(BroadcastOps, FanOutThroughMulAndAddSumsTheGradientsInAnyNodeOrder) {
