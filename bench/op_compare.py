@@ -5,9 +5,10 @@ within 1.5x of the bandwidth probe, and no case slower than PyTorch with 2
 threads.
 
 Given several runs (pairs of files, each pair one op_bench run and the
-op_torch.py run of the same cases, best taken case by case as bench/op_runs.py
-does), each ratio is taken within its run, where both sides met about the
-same load of the host, and a target is judged on the
+op_torch.py figures of the same cases, each case's taken right after its
+op_bench figures: bench/op_runs.py), each ratio is taken within its run,
+where both sides met about the same load of the host, and a target is judged
+on the
 median of a row's ratios over the runs: on a shared machine one run's ratio
 can be off by 2x (the README's "The ops beyond pooling"). The table gives the
 medians, each ratio's range over the runs, and in how many runs a row missed.
