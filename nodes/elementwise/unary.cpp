@@ -35,10 +35,13 @@ template <typename T> void unary_forward(Unary op, const T* x, T* y, std::int64_
     switch (op) {
       case Unary::Neg: out = -in; return;
       case Unary::Abs: out = in.abs(); return;
-      // std::exp, not Eigen's: that one gives a subnormal, not 0, for exp(-inf) in float32.
+      // std::exp, std::log and std::sqrt, not Eigen's packets: in float32
+      // those give a normal number, not 0, for exp(-inf); log(FLT_MIN) for a
+      // subnormal x; 0 for the square root of a subnormal and NaN for that of
+      // +inf.
       case Unary::Exp: out = in.unaryExpr([](T v) { return std::exp(v); }); return;
-      case Unary::Log: out = in.log(); return;
-      case Unary::Sqrt: out = in.sqrt(); return;
+      case Unary::Log: out = in.unaryExpr([](T v) { return std::log(v); }); return;
+      case Unary::Sqrt: out = in.unaryExpr([](T v) { return std::sqrt(v); }); return;
       case Unary::Reciprocal: out = in.inverse(); return;
       case Unary::Erf: out = in.unaryExpr([](T v) { return std::erf(v); }); return;
       case Unary::Identity: out = in; return;
@@ -148,8 +151,8 @@ void register_unary(OpRegistry& registry, const std::string& op_type, int versio
   s.op_type = op_type;
   s.definition = "ONNX " + op_type + "-" + std::to_string(version);
   s.doc = op_doc;
-  // ONNX's names: Erf and Identity read "input" and write "output".
-  const bool long_names = op == Unary::Erf || op == Unary::Identity;
+  // ONNX's names: Exp, Log, Erf and Identity read "input" and write "output".
+  const bool long_names = op == Unary::Exp || op == Unary::Log || op == Unary::Erf || op == Unary::Identity;
   const std::string input = long_names ? "input" : "X";
   s.inputs = {{input, dtypes, "any shape"}};
   s.outputs = {{long_names ? "output" : "Y", dtypes, doc + "; the input's shape and dtype"}};

@@ -412,7 +412,9 @@ void forward_typed(ReduceKind kind, const ReducePlan& plan, const A* x, A* y, in
       if constexpr (std::is_floating_point_v<A>) {
         if (kind == ReduceKind::L2) {
           reduce_pass<Square>(plan, threads, x, y, nullptr);
-          out = out.sqrt();
+          // std::sqrt: Eigen's float32 packets give NaN for +inf (a sum of
+          // squares that overflowed) and 0 for a subnormal.
+          out = out.unaryExpr([](A v) { return std::sqrt(v); });
           return;
         }
         Array<A> shift, sum;

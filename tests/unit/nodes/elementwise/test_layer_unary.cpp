@@ -47,6 +47,19 @@ TEST(UnaryOps, GiveIeeeSpecialValues) {
   EXPECT_EQ(apply("Erf", x)[3], -1.0);
 }
 
+// Long enough for vector loops: every element, whatever its position, gets
+// the IEEE result, subnormal inputs and results included.
+TEST(UnaryOps, GiveIeeeResultsAtEveryPositionFloat32) {
+  const float inf = std::numeric_limits<float>::infinity(), tiny = 1e-40f, least = 1e-45f;
+  for (const std::int64_t n : {1, 3, 5, 8, 17, 64}) {
+    const auto all = [n](float v) { return Tensor::from<float>({n}, std::vector<float>(static_cast<std::size_t>(n), v)); };
+    for (const double v : apply("Sqrt", all(inf))) EXPECT_EQ(v, static_cast<double>(inf)) << n;
+    for (const double v : apply("Sqrt", all(tiny))) EXPECT_EQ(v, static_cast<double>(std::sqrt(tiny))) << n;
+    for (const double v : apply("Log", all(least))) EXPECT_EQ(v, static_cast<double>(std::log(least))) << n;
+    for (const double v : apply("Exp", all(-100.0f))) EXPECT_EQ(v, static_cast<double>(std::exp(-100.0f))) << n;
+  }
+}
+
 TEST(UnaryOps, IntegersWrapAround) {
   const Tensor x = Tensor::from<std::int8_t>({4}, {-128, -3, 0, 127});
   for (const char* op : {"Neg", "Abs"}) {

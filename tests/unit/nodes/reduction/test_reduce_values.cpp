@@ -116,6 +116,20 @@ TEST(ReduceValues, NoopWithEmptyAxesOnlyMapsTheElements) {
   EXPECT_EQ(reduce("ReduceSum", {x, none}).shape(), (Shape{1, 1}));
 }
 
+// float32 norms whose sum of squares overflowed or is subnormal: +inf and
+// the square root of the subnormal, for every output (vector loops too).
+TEST(ReduceValues, L2OfOverflowedAndSubnormalSumsInFloat32) {
+  const float big = 3e38f, small = 1e-21f;
+  std::vector<float> values;
+  for (int r = 0; r < 16; ++r) values.insert(values.end(), {r % 2 ? big : small, r % 2 ? big : 0.0f});
+  const Tensor x = Tensor::from<float>({16, 2}, values);
+  const std::vector<double> norms = as_doubles(reduce("ReduceL2", {x, i64({1}, {1})}));
+  ASSERT_EQ(norms.size(), 16u);
+  for (std::size_t r = 0; r < norms.size(); ++r)
+    EXPECT_EQ(norms[r], r % 2 ? std::numeric_limits<double>::infinity() : static_cast<double>(std::sqrt(small * small)))
+        << r;
+}
+
 TEST(ReduceValues, RankZeroInputsAndOutputs) {
   const Tensor s = Tensor::from<double>({}, {-2.0});
   EXPECT_EQ(reduce("ReduceSumSquare", {s}).shape(), Shape{});
