@@ -1,7 +1,7 @@
 #pragma once
 // Registration of the layer ops a network needs besides pooling (ONNX
 // semantics, latest opset): Conv-22, Gemm-13, MatMul-13, Relu-14,
-// Sigmoid-13, Tanh-13, Flatten-25, Reshape-25, Dropout-22,
+// Sigmoid-13, Tanh-13, Flatten-21, Reshape-21, Dropout-22,
 // BatchNormalization-15, Softmax-13, LogSoftmax-13,
 // SoftmaxCrossEntropyLoss-13, NegativeLogLikelihoodLoss-22.
 //
@@ -39,7 +39,7 @@ void register_matmul(OpRegistry& registry);
 void register_relu(OpRegistry& registry);
 void register_sigmoid(OpRegistry& registry);
 void register_tanh(OpRegistry& registry);
-/// Flatten-25 (axis in [-r, r], default 1) and Reshape-25 (int64 shape input,
+/// Flatten-21 (axis in [-r, r], default 1) and Reshape-21 (int64 shape input,
 /// usually an initializer; 0 copies, one -1, allowzero): the output shares the
 /// input's buffer; any dtype. ShapeMismatch for impossible shapes.
 void register_flatten(OpRegistry& registry);

@@ -36,7 +36,9 @@ struct Sigmoid : ActivationTraits {
 struct Tanh : ActivationTraits {
   static constexpr const char* op = "Tanh";
   static constexpr const char* definition = "ONNX Tanh-13";
-  static constexpr const char* doc = "Hyperbolic tangent of X";
+  static constexpr const char* doc = "Hyperbolic tangent of the input";
+  static constexpr const char* input_name = "input";  // ONNX's names for Tanh
+  static constexpr const char* output_name = "output";
   static constexpr bool from_output = true;
   explicit Tanh(const Attributes&) {}
   template <typename A> A value(A x) const { return std::tanh(x); }

@@ -67,7 +67,9 @@ struct Celu : ActivationTraits {
   static constexpr const char* doc = "max(0, X) + min(0, alpha * (exp(X / alpha) - 1))";
   static constexpr bool float32_only = true;
   static std::vector<AttrSpec> attributes() {
-    return {float_spec("alpha", 1.0, "y = alpha * (exp(x / alpha) - 1) for x < 0; not 0")};
+    AttrSpec alpha = float_spec("alpha", 1.0, "y = alpha * (exp(x / alpha) - 1) for x < 0; not 0");
+    alpha.since_version = 12;  // Celu came in opset 12
+    return {alpha};
   }
   // ONNX divides by alpha: 0 has no Celu.
   static void check(const Attributes& a) {

@@ -29,7 +29,10 @@ void register_group_normalization(OpRegistry& registry) {
   groups.required = true;
   groups.min = 1;
   groups.doc = "number of groups of consecutive channels; divides C";
-  s.attributes = {epsilon_spec(), groups, stash_type_spec(21)};
+  groups.since_version = 18;  // GroupNormalization came in opset 18
+  AttrSpec epsilon = epsilon_spec();
+  epsilon.since_version = 18;
+  s.attributes = {epsilon, groups, stash_type_spec(21)};
   s.create = [](NodeConfig c) -> std::unique_ptr<Node> {
     return make_channel_normalization(std::move(c), ChannelNormalization::Group);
   };

@@ -149,7 +149,10 @@ void register_layer_normalization(OpRegistry& registry) {
   axis.kind = AttrKind::Int;
   axis.default_value = AttrValue{std::int64_t{-1}};
   axis.doc = "first normalized axis, in [-rank, rank - 1]";
-  s.attributes = {axis, epsilon_spec(), stash_type_spec(17)};
+  axis.since_version = 17;  // LayerNormalization came in opset 17
+  AttrSpec epsilon = epsilon_spec();
+  epsilon.since_version = 17;
+  s.attributes = {axis, epsilon, stash_type_spec(17)};
   s.create = [](NodeConfig c) -> std::unique_ptr<Node> {
     return std::make_unique<LayerNormalizationNode>(std::move(c));
   };

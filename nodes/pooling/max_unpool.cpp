@@ -171,6 +171,7 @@ void register_max_unpool(OpRegistry& registry) {
   s.inputs.push_back({"I", {DType::Int64}, "X's shape: MaxPool's Indices"});
   s.inputs.push_back({"output_shape", {DType::Int64}, "optional 1-D: the output's shape"});
   s.min_inputs = 2;
+  s.outputs[0].name = "output";  // ONNX's name for MaxUnpool's
   s.outputs[0].doc = "N x C x D1..Dn: X scattered to I, zeros elsewhere";
   s.create = [](NodeConfig c) -> std::unique_ptr<Node> {
     return std::make_unique<MaxUnpoolNode>(std::move(c));

@@ -152,6 +152,7 @@ void register_cast(OpRegistry& registry) {
   to.name = "to";
   to.kind = AttrKind::Int;
   to.required = true;
+  to.since_version = 6;  // Cast-1's `to` was a string
   for (const DTypeCode& c : kCodes) to.allowed_ints.push_back(c.code);
   to.doc = "the output dtype as an ONNX TensorProto code: 1 float32, 2 uint8, 3 int8, 7 int64, 10 float16, "
            "11 float64, 16 bfloat16";

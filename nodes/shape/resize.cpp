@@ -271,23 +271,28 @@ void register_resize(OpRegistry& registry) {
   axes.kind = AttrKind::Ints;
   axes.since_version = 18;
   axes.doc = "the axes roi/scales/sizes refer to, each in [-rank, rank - 1], no repeats; default all";
-  AttrSpec exclude = flag_spec("exclude_outside", "cubic's outside weights; no effect on nearest and linear");
+  // Resize-10 had mode only; Resize-11 brought the others but antialias,
+  // axes and keep_aspect_ratio_policy (Resize-18).
+  const auto since_11 = [](AttrSpec a) {
+    a.since_version = 11;
+    return a;
+  };
   s.attributes = {
       antialias,
       axes,
       string_spec("coordinate_transformation_mode", "half_pixel",
                   {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
                    "tf_crop_and_resize"},
-                  1, "how an output coordinate maps to the input"),
-      float_spec("cubic_coeff_a", -0.75, "cubic only (mode cubic is not implemented)"),
-      exclude,
-      float_spec("extrapolation_value", 0.0, "tf_crop_and_resize: the value outside the input"),
+                  11, "how an output coordinate maps to the input"),
+      since_11(float_spec("cubic_coeff_a", -0.75, "cubic only (mode cubic is not implemented)")),
+      since_11(flag_spec("exclude_outside", "cubic's outside weights; no effect on nearest and linear")),
+      since_11(float_spec("extrapolation_value", 0.0, "tf_crop_and_resize: the value outside the input")),
       string_spec("keep_aspect_ratio_policy", "stretch", {"stretch", "not_larger", "not_smaller"}, 18,
                   "with sizes: stretch each axis, or one factor fitting inside / covering the sizes"),
-      string_spec("mode", "nearest", {"nearest", "linear"}, 1,
+      string_spec("mode", "nearest", {"nearest", "linear"}, 10,
                   "nearest or linear (N-linear); cubic is not implemented"),
       string_spec("nearest_mode", "round_prefer_floor", {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"},
-                  1, "nearest: how a coordinate rounds to an index"),
+                  11, "nearest: how a coordinate rounds to an index"),
   };
   s.create = [](NodeConfig c) -> std::unique_ptr<Node> { return std::make_unique<ResizeNode>(std::move(c)); };
   registry.add(std::move(s));

@@ -1,4 +1,4 @@
-// Flatten (ONNX Flatten-25) and Reshape (ONNX Reshape-25). Both only relabel
+// Flatten (ONNX Flatten-21) and Reshape (ONNX Reshape-21). Both only relabel
 // the shape: the output shares the input's buffer, and the gradient is the
 // output gradient read with the input's shape. They take every dtype (no
 // arithmetic); gradients flow through the float ones.
@@ -144,7 +144,7 @@ class ReshapeNode final : public Node {
 void register_flatten(OpRegistry& registry) {
   OpSchema s;
   s.op_type = "Flatten";
-  s.definition = "ONNX Flatten-25";
+  s.definition = "ONNX Flatten-21";
   s.doc = "Reshapes to 2-D: the axes before axis times the axes from axis on";
   s.inputs = {{"input", graph_dtypes(), "any rank"}};
   s.outputs = {{"output", graph_dtypes(), "2-D, input's dtype"}};
@@ -161,7 +161,7 @@ void register_flatten(OpRegistry& registry) {
 void register_reshape(OpRegistry& registry) {
   OpSchema s;
   s.op_type = "Reshape";
-  s.definition = "ONNX Reshape-25";
+  s.definition = "ONNX Reshape-21";
   s.doc = "Gives data the shape in shape (0 copies the input's length unless allowzero; -1 is inferred)";
   s.inputs = {{"data", graph_dtypes(), "any shape"},
               {"shape", int64_dtypes(), "1-D: the output's dimensions (0 copies, -1 is inferred)",

@@ -79,7 +79,7 @@ TEST(LayerActivations, RefuseIntegerDtypes) {
     testing::infer(*make_node("Tanh", {}), {{DType::UInt8, {3}}});
     FAIL();
   } catch (const UnsupportedDType& e) {
-    EXPECT_STREQ(e.what(), "Tanh does not take dtype uint8 (input 0 (X); allowed: float32, float64, float16, bfloat16)");
+    EXPECT_STREQ(e.what(), "Tanh does not take dtype uint8 (input 0 (input); allowed: float32, float64, float16, bfloat16)");
   }
 }
 

@@ -1,4 +1,4 @@
-// Flatten (ONNX Flatten-25) and Reshape (Reshape-25): output shapes (0 and -1
+// Flatten (ONNX Flatten-21) and Reshape (Reshape-21): output shapes (0 and -1
 // rules, allowzero, negative axes), shape inference with dynamic dimensions
 // and the constant shape, errors, and the gradient pass-through.
 #include <gtest/gtest.h>
