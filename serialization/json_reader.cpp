@@ -532,7 +532,11 @@ ParsedDocument parse_document(std::string_view text, const OpRegistry& registry,
       text, {"inputs", "outputs", "initializers", "nodes"}, lists);
   if (!doc.is_object())
     throw InvalidGraph(std::string("document: expected a JSON object, got ") + doc.type_name());
-  // Format and version first: a document of another version may have other keys.
+  // Format and version first: a document of another version may have other
+  // keys, and another kind of document (a training configuration) is named
+  // for what it lacks rather than for its first key.
+  for (const char* key : {"format", "version"})
+    if (!doc.contains(key)) throw InvalidGraph(std::string("document: missing required key '") + key + "'");
   if (const auto it = doc.find("format"); it != doc.end() &&
                                                 (!it->is_string() || it->get_ref<const std::string&>() != kFormat))
     expected("format", std::string("\"").append(kFormat).append("\""), *it);
