@@ -3,7 +3,10 @@
 // repeating the edge), edge and wrap (torus). Negative pads crop; ONNX does
 // not say whether a copying mode's border comes from the cropped or the
 // whole axis: here the crop comes first and the border is copied from what
-// is left. Pads wider than the axis repeat the pattern (numpy.pad). Any
+// is left. Pads wider than the axis repeat the pattern: reflect and edge as
+// numpy.pad, wrap periodically (numpy.pad's wrap is not periodic once both
+// sides are padded wider than the axis: [0 1 2 3] with pads 5, 3 gives
+// 2 0 1 2 3 ... there, 3 0 1 2 3 ... on the torus ONNX describes). Any
 // dtype; copied border elements send their gradient back to their sources.
 #include <algorithm>
 #include <limits>
